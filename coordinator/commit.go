@@ -1,0 +1,105 @@
+package coordinator
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/minibroker/minibroker/assignor"
+	"github.com/minibroker/minibroker/offsets"
+)
+
+// Commit stores a group member's offsets (the chapter's
+// GroupCoordinator.commit). Checks run in the chapter's order, and the
+// commit is all-or-nothing: an unknown group (ErrUnknownMemberID), a group
+// that is not Stable (ErrRebalanceInProgress), a generation other than the
+// current one (ErrIllegalGeneration), an unknown member
+// (ErrUnknownMemberID), any partition not assigned to the member, existing
+// or not (ErrNotPartitionOwner), a negative offset (ErrInvalidOffset) or
+// metadata over 4096 bytes (ErrOffsetMetadataTooLarge) stores nothing.
+//
+// The commit is validated and ordered under the coordinator's lock and
+// made durable after it is released; Commit returns once the store reports
+// it durable. A commit does not renew the member's session.
+func (c *Coordinator) Commit(group, memberID string, generation int32, entries []offsets.Entry) error {
+	c.mu.Lock()
+	wait, err := c.enqueueGroupCommit(group, memberID, generation, entries)
+	c.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	return wait()
+}
+
+func (c *Coordinator) enqueueGroupCommit(group, memberID string, generation int32, entries []offsets.Entry) (func() error, error) {
+	g := c.groups[group]
+	if g == nil {
+		return nil, fmt.Errorf("%w: unknown group %q", ErrUnknownMemberID, group)
+	}
+	if g.state != Stable {
+		return nil, fmt.Errorf("%w: group %q is %s", ErrRebalanceInProgress, group, g.state)
+	}
+	if generation != g.generation {
+		return nil, fmt.Errorf("%w: %d, group %q is at %d", ErrIllegalGeneration, generation, group, g.generation)
+	}
+	if _, ok := g.members[memberID]; !ok {
+		return nil, fmt.Errorf("%w: %q is not in group %q", ErrUnknownMemberID, memberID, group)
+	}
+	for _, e := range entries {
+		tp := assignor.TopicPartition{Topic: e.Topic, Partition: e.Partition}
+		if owner := g.owner[tp]; owner != memberID {
+			return nil, fmt.Errorf("%w: %q does not own %s in generation %d", ErrNotPartitionOwner, memberID, tp, g.generation)
+		}
+	}
+	return c.enqueue(group, entries)
+}
+
+// CommitDirect stores offsets for a consumer with a manual assignment: no
+// member, no generation, no fencing, as the chapter's Consumer.commit does
+// for directly assigned consumers. Kafka accepts such commits only while
+// the group is Empty; see docs/behavior-matrix.md. Every partition must
+// exist (ErrUnknownTopic); offsets and metadata are checked as for Commit.
+// All-or-nothing.
+func (c *Coordinator) CommitDirect(group string, entries []offsets.Entry) error {
+	c.mu.Lock()
+	wait, err := c.enqueueDirectCommit(group, entries)
+	c.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	return wait()
+}
+
+func (c *Coordinator) enqueueDirectCommit(group string, entries []offsets.Entry) (func() error, error) {
+	for _, e := range entries {
+		if n, ok := c.topics[e.Topic]; !ok || e.Partition < 0 || e.Partition >= n {
+			return nil, fmt.Errorf("%w: %s-%d", ErrUnknownTopic, e.Topic, e.Partition)
+		}
+	}
+	return c.enqueue(group, entries)
+}
+
+// enqueue validates entries and fixes their place in the store's order.
+// Called with mu held, which is what orders commits against membership
+// changes; the returned function waits for the disk and must be called
+// after mu is released.
+func (c *Coordinator) enqueue(group string, entries []offsets.Entry) (func() error, error) {
+	if err := offsets.Validate(entries); err != nil {
+		switch {
+		case errors.Is(err, offsets.ErrNegativeOffset):
+			return nil, fmt.Errorf("%w: %w", ErrInvalidOffset, err)
+		default:
+			return nil, fmt.Errorf("%w: %w", ErrOffsetMetadataTooLarge, err)
+		}
+	}
+	if len(entries) == 0 {
+		return func() error { return nil }, nil
+	}
+	return c.store.Enqueue(group, entries), nil
+}
+
+// Committed returns group's committed offsets, sorted by topic and
+// partition (OffsetFetch). It reads the store, which holds only what is
+// durable.
+func (c *Coordinator) Committed(group string) []offsets.Entry {
+	return c.store.Committed(group)
+}

@@ -1,0 +1,60 @@
+package coordinator
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/minibroker/minibroker/clock"
+)
+
+func TestConfigValidate(t *testing.T) {
+	t.Parallel()
+	manual := clock.NewManual(time.UnixMilli(0))
+	cases := []struct {
+		name string
+		cfg  Config
+		want string
+	}{
+		{"no clock", Config{}, "Clock is required"},
+		{"negative bound", Config{Clock: manual, MinSessionTimeout: -1}, "must not be negative"},
+		{"min above max", Config{Clock: manual, MinSessionTimeout: time.Hour, MaxSessionTimeout: time.Minute}, "is above max"},
+		{"min above default max", Config{Clock: manual, MinSessionTimeout: time.Hour}, "is above max"},
+		{"bad topic name", Config{Clock: manual, Topics: map[string]int32{"a b": 1}}, "invalid topic name"},
+		{"bad partition count", Config{Clock: manual, Topics: map[string]int32{"orders": 0}}, "invalid partition count"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			_, err := New(tc.cfg)
+			require.ErrorContains(t, err, tc.want)
+		})
+	}
+}
+
+func TestNewDefaults(t *testing.T) {
+	t.Parallel()
+	c, err := New(Config{Clock: clock.System{}})
+	require.NoError(t, err)
+	require.Equal(t, DefaultMinSessionTimeout, c.minSession)
+	require.Equal(t, DefaultMaxSessionTimeout, c.maxSession)
+	require.Empty(t, c.Topics())
+	require.NoError(t, c.CreateTopic("t", 1))
+	require.NoError(t, c.CommitDirect("g", entries("t-0")), "the default store is in memory")
+	require.Len(t, c.Committed("g"), 1)
+}
+
+func TestMemberIDsSortInJoinOrder(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	var ids []string
+	for range 12 {
+		res, err := f.c.Join(wireJoin("g", "", roundrobin("orders")))
+		require.ErrorIs(t, err, ErrMemberIDRequired)
+		ids = append(ids, res.MemberID)
+	}
+	require.Equal(t, "kgo-000001", ids[0])
+	require.Equal(t, "kgo-000012", ids[11])
+	require.IsIncreasing(t, ids)
+}

@@ -1,0 +1,22 @@
+// Package coordinator is the chapter's synchronous consumer-group
+// coordinator (book chapter 7): membership, generations, the group state
+// machine, session leases, commit fencing and expiry, in plain Go types.
+//
+// A join completes a rebalance at once: PreparingRebalance, generation+1,
+// then the round-robin assignment and Stable, or Empty when no member is
+// left. The coordinator computes every assignment itself; no client plan is
+// used. Generations fence stale heartbeats and commits, an ownership check
+// fences commits for partitions the member does not own, and sessions are
+// leases that end only inside Expire.
+//
+// Concurrency: every exported method takes mu, works and returns. Nothing
+// here blocks, parks, starts goroutines or timers, or reads the time other
+// than through the injected Clock. A group commit is validated and ordered
+// under mu (it is enqueued in the offset store there) and waited for after
+// mu is released, so one group's fsync never stalls another group's
+// heartbeat, and a commit validated before a membership change is always
+// applied before a commit validated after it.
+//
+// The package must not import kmsg, kerr, net or server: the wire lives in
+// server, which maps this package's errors to Kafka codes.
+package coordinator

@@ -1,0 +1,66 @@
+package coordinator
+
+import "errors"
+
+// Sentinel errors, named after the Kafka condition each becomes on the wire
+// (server/errors.go is the one place that does the mapping). Match them
+// with errors.Is; returned errors wrap them with detail.
+var (
+	// ErrUnknownMemberID (UNKNOWN_MEMBER_ID): the member is not in the
+	// group, or the group does not exist. The chapter collapses the two.
+	ErrUnknownMemberID = errors.New("unknown member id")
+
+	// ErrIllegalGeneration (ILLEGAL_GENERATION): the request carries a
+	// generation other than the group's current one.
+	ErrIllegalGeneration = errors.New("illegal generation")
+
+	// ErrRebalanceInProgress (REBALANCE_IN_PROGRESS): the group is not
+	// Stable, so it has no assignment to act under.
+	ErrRebalanceInProgress = errors.New("rebalance in progress")
+
+	// ErrNotPartitionOwner: a current-generation member committed a
+	// partition it is not assigned (the chapter's NotPartitionOwner).
+	// Kafka's classic protocol has no such check; on the wire it becomes
+	// REBALANCE_IN_PROGRESS (DESIGN.md section 4).
+	ErrNotPartitionOwner = errors.New("member does not own partition")
+
+	// ErrInvalidGroupID (INVALID_GROUP_ID): the group id is empty.
+	ErrInvalidGroupID = errors.New("invalid group id")
+
+	// ErrInvalidMemberID (INVALID_REQUEST): a chapter-style join named no
+	// member.
+	ErrInvalidMemberID = errors.New("invalid member id")
+
+	// ErrInvalidSessionTimeout (INVALID_SESSION_TIMEOUT): the session
+	// timeout is outside the configured bounds.
+	ErrInvalidSessionTimeout = errors.New("invalid session timeout")
+
+	// ErrInconsistentGroupProtocol (INCONSISTENT_GROUP_PROTOCOL): the join
+	// names no protocol, or none that every member supports.
+	ErrInconsistentGroupProtocol = errors.New("inconsistent group protocol")
+
+	// ErrMemberIDRequired (MEMBER_ID_REQUIRED): a JoinGroup v4+ with an
+	// empty member id; the result carries the id to join with.
+	ErrMemberIDRequired = errors.New("member id required")
+
+	// ErrUnknownTopic (UNKNOWN_TOPIC_OR_PARTITION): a subscription or a
+	// direct commit names a topic or partition that does not exist.
+	ErrUnknownTopic = errors.New("unknown topic or partition")
+
+	// ErrInvalidTopic (INVALID_TOPIC_EXCEPTION): a topic name Kafka would
+	// not accept.
+	ErrInvalidTopic = errors.New("invalid topic name")
+
+	// ErrTopicExists (TOPIC_ALREADY_EXISTS): CreateTopic of a known topic.
+	ErrTopicExists = errors.New("topic already exists")
+
+	// ErrInvalidPartitions (INVALID_PARTITIONS): a partition count below 1.
+	ErrInvalidPartitions = errors.New("invalid partition count")
+
+	// ErrInvalidOffset (OFFSET_OUT_OF_RANGE): a commit of a negative offset.
+	ErrInvalidOffset = errors.New("invalid commit offset")
+
+	// ErrOffsetMetadataTooLarge (OFFSET_METADATA_TOO_LARGE): commit metadata
+	// over 4096 bytes.
+	ErrOffsetMetadataTooLarge = errors.New("offset metadata too large")
+)

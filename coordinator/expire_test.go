@@ -1,0 +1,65 @@
+package coordinator
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// TestExercise3ExpiryIsStrict is the chapter's exercise 3: two members with
+// a 100 ms session joined at 0. At exactly 100 ms nobody expires; at 101 ms
+// both do, in one rebalance that leaves the group Empty.
+func TestExercise3ExpiryIsStrict(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	f.joinSession("g", "member-1", 100*defaultMilli, "orders")
+	f.joinSession("g", "member-2", 100*defaultMilli, "orders")
+
+	f.advance(100)
+	require.Empty(t, f.c.Expire())
+	state, gen := f.state("g")
+	require.Equal(t, Stable, state)
+	require.Equal(t, int32(2), gen)
+
+	f.advance(1)
+	require.Equal(t, []Expired{{Group: "g", MemberID: "member-1"}, {Group: "g", MemberID: "member-2"}}, f.c.Expire())
+	state, gen = f.state("g")
+	require.Equal(t, Empty, state)
+	require.Equal(t, int32(3), gen, "one rebalance for the group, not one per member")
+
+	require.Empty(t, f.c.Expire(), "a second expiry finds nothing")
+}
+
+func TestExpireSortsAcrossGroupsAndRebalancesOnlyLosers(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	f.joinSession("zeta", "z", 50*defaultMilli, "orders")
+	f.joinSession("alpha", "b", 50*defaultMilli, "orders")
+	f.joinSession("alpha", "a", 50*defaultMilli, "orders")
+	f.joinSession("keep", "k", 500*defaultMilli, "orders")
+	f.advance(51)
+	require.Equal(t, []Expired{
+		{Group: "alpha", MemberID: "a"},
+		{Group: "alpha", MemberID: "b"},
+		{Group: "zeta", MemberID: "z"},
+	}, f.c.Expire())
+	_, gen := f.state("keep")
+	require.Equal(t, int32(1), gen)
+	_, gen = f.state("alpha")
+	require.Equal(t, int32(3), gen)
+}
+
+func TestNothingExpiresOutsideTheExpiryStep(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	f.joinSession("g", "a", 100*defaultMilli, "orders")
+	f.advance(1000)
+	gen, parts, err := f.c.Assignment("g", "a")
+	require.NoError(t, err, "the lapsed member is still a member until Expire runs")
+	require.Equal(t, int32(1), gen)
+	require.Len(t, parts, 4)
+	require.NoError(t, f.commit("g", "a", 1, "orders-0"))
+	f.join("g", "b", "orders")
+	v, _ := f.c.Describe("g")
+	require.Len(t, v.Members, 2)
+}

@@ -1,0 +1,232 @@
+package coordinator
+
+import (
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/minibroker/minibroker/assignor"
+)
+
+// State is a group's place in the chapter's state machine.
+type State int8
+
+// The group states. Dead is never stored: it is how the wire describes a
+// group that does not exist.
+const (
+	Empty State = iota
+	PreparingRebalance
+	Stable
+	Dead
+)
+
+// String returns Kafka's name for the state, as DescribeGroups and
+// ListGroups spell it.
+func (s State) String() string {
+	switch s {
+	case Empty:
+		return "Empty"
+	case PreparingRebalance:
+		return "PreparingRebalance"
+	case Stable:
+		return "Stable"
+	default:
+		return "Dead"
+	}
+}
+
+// Protocol is one entry of a JoinGroup's protocol list: the assignor name a
+// client offers, its opaque metadata, and the topics that metadata
+// subscribes to (decoded by the caller).
+type Protocol struct {
+	Name     string
+	Metadata []byte
+	Topics   []string
+}
+
+// group is one consumer group. All fields are guarded by Coordinator.mu.
+type group struct {
+	id         string
+	generation int32
+	state      State
+	members    map[string]*member
+	pending    map[string]time.Time // member ids handed out by MEMBER_ID_REQUIRED -> deadline
+	protocol   string               // chosen by vote; "" when no member sent protocols
+	leader     string
+	assignment map[string][]assignor.TopicPartition
+	owner      map[assignor.TopicPartition]string
+}
+
+// member is one group member. All fields are guarded by Coordinator.mu.
+type member struct {
+	id             string
+	clientID       string
+	clientHost     string
+	sessionTimeout time.Duration
+	deadline       time.Time
+	topics         []string   // the subscription when no protocols were sent
+	protocols      []Protocol // in the client's order of preference
+}
+
+func newGroup(id string) *group {
+	return &group{
+		id:      id,
+		members: make(map[string]*member),
+		pending: make(map[string]time.Time),
+	}
+}
+
+// subscription returns the topics m subscribes to under protocol: that
+// protocol's topics, or the plain topic list of a member that sent none.
+func (m *member) subscription(protocol string) []string {
+	for _, p := range m.protocols {
+		if p.Name == protocol {
+			return p.Topics
+		}
+	}
+	return m.topics
+}
+
+// metadata returns m's metadata for protocol, nil if it has none.
+func (m *member) metadata(protocol string) []byte {
+	for _, p := range m.protocols {
+		if p.Name == protocol {
+			return p.Metadata
+		}
+	}
+	return nil
+}
+
+// sortedMemberIDs returns the group's member ids in sorted order.
+func (g *group) sortedMemberIDs() []string {
+	ids := make([]string, 0, len(g.members))
+	for id := range g.members {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	return ids
+}
+
+// Rebalance describes one completed rebalance: the group's new
+// generation, its state (Stable, or Empty when no member is left), the
+// sorted member ids and the assignment.
+type Rebalance struct {
+	Group      string
+	Generation int32
+	State      State
+	Members    []string
+	Assignment map[string][]assignor.TopicPartition
+}
+
+// rebalance runs the chapter's transition: PreparingRebalance,
+// generation+1, then the round-robin assignment and Stable, or Empty when
+// no member is left. It is synchronous: nobody observes the preparing
+// state, which exists so that refresh and commit can reject work when the
+// group is not Stable. Called with Coordinator.mu held; the caller reports
+// the result after releasing it.
+func (c *Coordinator) rebalance(g *group) Rebalance {
+	g.state = PreparingRebalance
+	g.generation++
+	if len(g.members) == 0 {
+		g.state = Empty
+		g.protocol, g.leader = "", ""
+		g.assignment, g.owner = nil, nil
+		return Rebalance{Group: g.id, Generation: g.generation, State: g.state}
+	}
+	ids := g.sortedMemberIDs()
+	g.protocol, _ = vote(g.members, nil)
+	g.leader = ids[0]
+	subs := make(map[string][]string, len(g.members))
+	for id, m := range g.members {
+		subs[id] = m.subscription(g.protocol)
+	}
+	g.assignment = assignor.RoundRobin(subs, c.topics)
+	g.owner = make(map[assignor.TopicPartition]string)
+	for id, parts := range g.assignment {
+		for _, tp := range parts {
+			g.owner[tp] = id
+		}
+	}
+	g.state = Stable
+	return Rebalance{Group: g.id, Generation: g.generation, State: g.state, Members: ids, Assignment: g.assignment}
+}
+
+// report logs rebalances and hands them to the observer. Called without
+// Coordinator.mu held.
+func (c *Coordinator) report(rs ...Rebalance) {
+	for _, r := range rs {
+		c.logger.Info("rebalance complete", "group", r.Group, "generation", r.Generation,
+			"state", r.State.String(), "members", r.Members, "assignment", formatAssignment(r))
+		if c.onRebalance != nil {
+			c.onRebalance(r)
+		}
+	}
+}
+
+// formatAssignment renders an assignment as "member: t-0, t-1" strings.
+func formatAssignment(r Rebalance) []string {
+	out := make([]string, 0, len(r.Members))
+	for _, id := range r.Members {
+		parts := make([]string, 0, len(r.Assignment[id]))
+		for _, tp := range r.Assignment[id] {
+			parts = append(parts, tp.String())
+		}
+		out = append(out, id+": "+strings.Join(parts, ", "))
+	}
+	return out
+}
+
+// vote chooses the group protocol as Kafka's ClassicGroup.selectProtocol
+// does: among the protocol names every member (and joining, if not nil)
+// supports, each member votes for the first one in its own preference
+// order, and the most votes win. Ties go to the name that sorts first, so
+// the choice is deterministic. Members that sent no protocols (chapter-
+// style joins) take no part. ok is false when protocol-bearing members
+// share no name.
+func vote(members map[string]*member, joining *member) (chosen string, ok bool) {
+	var voters []*member
+	for _, m := range members {
+		if len(m.protocols) > 0 && (joining == nil || m.id != joining.id) {
+			voters = append(voters, m)
+		}
+	}
+	if joining != nil && len(joining.protocols) > 0 {
+		voters = append(voters, joining)
+	}
+	if len(voters) == 0 {
+		return "", true
+	}
+	candidates := map[string]int{}
+	for _, p := range voters[0].protocols {
+		candidates[p.Name] = 0
+	}
+	for _, m := range voters[1:] {
+		supported := map[string]bool{}
+		for _, p := range m.protocols {
+			supported[p.Name] = true
+		}
+		for name := range candidates {
+			if !supported[name] {
+				delete(candidates, name)
+			}
+		}
+	}
+	if len(candidates) == 0 {
+		return "", false
+	}
+	for _, m := range voters {
+		for _, p := range m.protocols {
+			if _, ok := candidates[p.Name]; ok {
+				candidates[p.Name]++
+				break
+			}
+		}
+	}
+	best := -1
+	for name, votes := range candidates {
+		if votes > best || (votes == best && name < chosen) {
+			chosen, best = name, votes
+		}
+	}
+	return chosen, true
+}

@@ -1,0 +1,27 @@
+package coordinator
+
+import "fmt"
+
+// Heartbeat renews a member's session lease: its deadline becomes now plus
+// its session timeout. Checks run in the chapter's order
+// (GroupCoordinator.heartbeat): an unknown group is ErrUnknownMemberID, a
+// generation other than the current one is ErrIllegalGeneration, and only
+// then is an unknown member ErrUnknownMemberID. Kafka checks membership
+// first; see docs/behavior-matrix.md. A heartbeat never expires anyone.
+func (c *Coordinator) Heartbeat(group, memberID string, generation int32) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	g := c.groups[group]
+	if g == nil {
+		return fmt.Errorf("%w: unknown group %q", ErrUnknownMemberID, group)
+	}
+	if generation != g.generation {
+		return fmt.Errorf("%w: %d, group %q is at %d", ErrIllegalGeneration, generation, group, g.generation)
+	}
+	m := g.members[memberID]
+	if m == nil {
+		return fmt.Errorf("%w: %q is not in group %q", ErrUnknownMemberID, memberID, group)
+	}
+	m.deadline = c.clock.Now().Add(m.sessionTimeout)
+	return nil
+}

@@ -1,0 +1,118 @@
+package coordinator
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/minibroker/minibroker/assignor"
+	"github.com/minibroker/minibroker/clock"
+	"github.com/minibroker/minibroker/offsets"
+)
+
+// defaultSession is the session timeout of fixture joins that name none.
+const defaultSession = 10 * time.Second
+
+// defaultMilli scales the short sessions of expiry scenarios.
+const defaultMilli = time.Millisecond
+
+// fixture is one coordinator on a manual clock that starts at Unix 0, with
+// an in-memory store, and the chapter's orders(4) and payments(1) topics
+// unless told otherwise.
+type fixture struct {
+	t     *testing.T
+	c     *Coordinator
+	clock *clock.Manual
+	store *offsets.Store
+}
+
+func newFixture(t *testing.T) *fixture {
+	t.Helper()
+	return newFixtureWith(t, Config{})
+}
+
+func newFixtureWith(t *testing.T, cfg Config) *fixture {
+	t.Helper()
+	f := &fixture{t: t, clock: clock.NewManual(time.UnixMilli(0)), store: offsets.NewMemory()}
+	cfg.Clock = f.clock
+	if cfg.Store == nil {
+		cfg.Store = f.store
+	}
+	if cfg.Topics == nil {
+		cfg.Topics = map[string]int32{"orders": 4, "payments": 1}
+	}
+	c, err := New(cfg)
+	require.NoError(t, err)
+	f.c = c
+	return f
+}
+
+// join is the chapter's join with the default session timeout; it must
+// succeed.
+func (f *fixture) join(group, member string, topics ...string) JoinResult {
+	f.t.Helper()
+	return f.joinSession(group, member, defaultSession, topics...)
+}
+
+func (f *fixture) joinSession(group, member string, session time.Duration, topics ...string) JoinResult {
+	f.t.Helper()
+	res, err := f.c.Join(JoinRequest{Group: group, MemberID: member, SessionTimeout: session, Topics: topics})
+	require.NoError(f.t, err)
+	return res
+}
+
+// advance moves the clock forward by ms milliseconds.
+func (f *fixture) advance(ms int) {
+	f.t.Helper()
+	_, err := f.clock.Advance(time.Duration(ms) * time.Millisecond)
+	require.NoError(f.t, err)
+}
+
+// commit commits offset 10*(i+1) for each named partition.
+func (f *fixture) commit(group, member string, generation int32, parts ...string) error {
+	f.t.Helper()
+	return f.c.Commit(group, member, generation, entries(parts...))
+}
+
+// state returns the group's state and generation.
+func (f *fixture) state(group string) (State, int32) {
+	f.t.Helper()
+	v, _ := f.c.Describe(group)
+	return v.State, v.Generation
+}
+
+// entries turns "topic-partition" names into commits of 10, 20, 30...
+func entries(parts ...string) []offsets.Entry {
+	out := make([]offsets.Entry, len(parts))
+	for i, tp := range tps(parts...) {
+		out[i] = offsets.Entry{Topic: tp.Topic, Partition: tp.Partition, Offset: int64(10 * (i + 1)), LeaderEpoch: offsets.NoLeaderEpoch}
+	}
+	return out
+}
+
+// tps parses "topic-partition" names.
+func tps(parts ...string) []assignor.TopicPartition {
+	out := make([]assignor.TopicPartition, len(parts))
+	for i, s := range parts {
+		cut := strings.LastIndexByte(s, '-')
+		p, err := strconv.Atoi(s[cut+1:])
+		if err != nil {
+			panic(fmt.Sprintf("bad partition name %q", s))
+		}
+		out[i] = assignor.TopicPartition{Topic: s[:cut], Partition: int32(p)}
+	}
+	return out
+}
+
+// names renders partitions as the chapter prints them.
+func names(parts []assignor.TopicPartition) []string {
+	out := make([]string, len(parts))
+	for i, tp := range parts {
+		out[i] = tp.String()
+	}
+	return out
+}

@@ -1,0 +1,233 @@
+package coordinator
+
+import (
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/minibroker/minibroker/assignor"
+)
+
+// JoinRequest is one join. Chapter-style callers set Group, MemberID,
+// Topics and SessionTimeout; the wire also sets the client's identity, its
+// protocols and the wire rules.
+type JoinRequest struct {
+	Group          string
+	MemberID       string // "" asks for a new id (see RequireMemberID)
+	ClientID       string // prefix of new member ids; "member" when empty
+	ClientHost     string
+	SessionTimeout time.Duration
+	// Topics is the subscription of a member that sends no Protocols.
+	Topics []string
+	// Protocols, when not empty, are the client's assignor protocols in
+	// its order of preference; the subscription is the topic list of the
+	// protocol the group's vote chooses.
+	Protocols []Protocol
+	// WireRules applies DESIGN.md section 4 instead of the chapter's join:
+	// a known member whose subscription and protocol names are unchanged
+	// is refreshed (same generation, deadline renewed) instead of
+	// rebalanced, and an unknown non-empty member id that was not handed
+	// out by ErrMemberIDRequired is rejected with ErrUnknownMemberID.
+	WireRules bool
+	// RequireMemberID (JoinGroup v4+, KIP-394): a join with an empty
+	// MemberID gets ErrMemberIDRequired and a pending id in the result,
+	// valid for one session timeout, instead of joining at once.
+	RequireMemberID bool
+}
+
+// MemberMetadata is one member's id and its metadata for the chosen
+// protocol, as the group leader receives them.
+type MemberMetadata struct {
+	MemberID string
+	Metadata []byte
+}
+
+// JoinResult is what a join returns to the member.
+type JoinResult struct {
+	MemberID   string
+	Generation int32
+	Protocol   string // the chosen protocol; "" for chapter-style groups
+	Leader     string
+	// Rebalanced is false when the join was a refresh (WireRules).
+	Rebalanced bool
+	Assignment []assignor.TopicPartition
+	// Members lists every member, sorted, for the leader only.
+	Members []MemberMetadata
+}
+
+// Join adds or replaces a member and rebalances the group (the chapter's
+// GroupCoordinator.join), with the wire's refresh and member-id rules when
+// req asks for them. Checks run in DESIGN.md's order: group id, session
+// timeout, protocols, topics, member id.
+func (c *Coordinator) Join(req JoinRequest) (JoinResult, error) {
+	c.mu.Lock()
+	res, reb, err := c.join(req)
+	c.mu.Unlock()
+	if reb != nil {
+		c.report(*reb)
+	}
+	return res, err
+}
+
+func (c *Coordinator) join(req JoinRequest) (JoinResult, *Rebalance, error) {
+	if err := c.validateJoin(req); err != nil {
+		return JoinResult{}, nil, err
+	}
+	g := c.groups[req.Group]
+	var m *member
+	if g != nil {
+		m = g.members[req.MemberID]
+	}
+	if m == nil && req.MemberID != "" && req.WireRules {
+		if g == nil {
+			return JoinResult{}, nil, fmt.Errorf("%w: %q in unknown group %q", ErrUnknownMemberID, req.MemberID, req.Group)
+		}
+		if _, ok := g.pending[req.MemberID]; !ok {
+			return JoinResult{}, nil, fmt.Errorf("%w: %q in group %q", ErrUnknownMemberID, req.MemberID, req.Group)
+		}
+	}
+	joining := &member{
+		id:             req.MemberID,
+		clientID:       req.ClientID,
+		clientHost:     req.ClientHost,
+		sessionTimeout: req.SessionTimeout,
+		topics:         sortedSet(req.Topics),
+		protocols:      cloneProtocols(req.Protocols),
+	}
+	if g != nil {
+		if _, ok := vote(g.members, joining); !ok {
+			return JoinResult{}, nil, fmt.Errorf("%w: group %q shares no protocol with this member", ErrInconsistentGroupProtocol, req.Group)
+		}
+	}
+	if g == nil {
+		g = newGroup(req.Group)
+		c.groups[req.Group] = g
+	}
+	if req.MemberID == "" {
+		joining.id = c.newMemberID(req.ClientID)
+		if req.RequireMemberID {
+			g.pending[joining.id] = c.clock.Now().Add(req.SessionTimeout)
+			return JoinResult{MemberID: joining.id}, nil, fmt.Errorf("%w: join again with member id %q", ErrMemberIDRequired, joining.id)
+		}
+	}
+	joining.deadline = c.clock.Now().Add(req.SessionTimeout)
+
+	if m != nil && req.WireRules && g.state == Stable && sameSubscription(m, joining) {
+		// An unchanged re-join is a refresh (DESIGN.md section 4): real
+		// clients re-join after being fenced, and a new generation here
+		// would fence the other members in turn, forever.
+		m.deadline = joining.deadline
+		m.clientHost = joining.clientHost
+		m.protocols = joining.protocols // same names and topics; metadata may differ
+		return c.joinResult(g, m.id, false), nil, nil
+	}
+	delete(g.pending, joining.id)
+	g.members[joining.id] = joining
+	r := c.rebalance(g)
+	return c.joinResult(g, joining.id, true), &r, nil
+}
+
+// validateJoin runs the checks that need no group state.
+func (c *Coordinator) validateJoin(req JoinRequest) error {
+	if req.Group == "" {
+		return fmt.Errorf("%w: empty group id", ErrInvalidGroupID)
+	}
+	if req.SessionTimeout < c.minSession || req.SessionTimeout > c.maxSession {
+		return fmt.Errorf("%w: %v is outside [%v, %v]", ErrInvalidSessionTimeout, req.SessionTimeout, c.minSession, c.maxSession)
+	}
+	if req.MemberID == "" && !req.WireRules {
+		return fmt.Errorf("%w: empty member id", ErrInvalidMemberID)
+	}
+	for _, t := range req.Topics {
+		if err := c.checkTopic(t); err != nil {
+			return err
+		}
+	}
+	for _, p := range req.Protocols {
+		if p.Name == "" {
+			return fmt.Errorf("%w: empty protocol name", ErrInconsistentGroupProtocol)
+		}
+		for _, t := range p.Topics {
+			if err := c.checkTopic(t); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// checkTopic rejects a subscription to a topic the catalog lacks, as the
+// chapter's join does. Called with mu held.
+func (c *Coordinator) checkTopic(t string) error {
+	if _, ok := c.topics[t]; !ok {
+		return fmt.Errorf("%w: subscription to %q", ErrUnknownTopic, t)
+	}
+	return nil
+}
+
+// joinResult builds a member's view of its group. Called with mu held.
+func (c *Coordinator) joinResult(g *group, id string, rebalanced bool) JoinResult {
+	res := JoinResult{
+		MemberID:   id,
+		Generation: g.generation,
+		Protocol:   g.protocol,
+		Leader:     g.leader,
+		Rebalanced: rebalanced,
+		Assignment: slices.Clone(g.assignment[id]),
+	}
+	if id == g.leader {
+		for _, mid := range g.sortedMemberIDs() {
+			res.Members = append(res.Members, MemberMetadata{MemberID: mid, Metadata: g.members[mid].metadata(g.protocol)})
+		}
+	}
+	return res
+}
+
+// SubscriptionChanged reports whether req, joined now, would change the
+// group: true when req's member is unknown or its topics or protocol names
+// differ from what the group holds. It changes nothing.
+func (c *Coordinator) SubscriptionChanged(req JoinRequest) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	g := c.groups[req.Group]
+	if g == nil {
+		return true
+	}
+	m := g.members[req.MemberID]
+	if m == nil {
+		return true
+	}
+	return !sameSubscription(m, &member{topics: sortedSet(req.Topics), protocols: req.Protocols})
+}
+
+// sameSubscription compares what two joins of one member ask for: the plain
+// topic set, the protocol names in order, and each protocol's topic set.
+// Protocol metadata bytes beyond the topics (user data, owned partitions)
+// are not compared: they change on every cooperative re-join.
+func sameSubscription(a, b *member) bool {
+	if !slices.Equal(a.topics, b.topics) || len(a.protocols) != len(b.protocols) {
+		return false
+	}
+	for i := range a.protocols {
+		if a.protocols[i].Name != b.protocols[i].Name ||
+			!slices.Equal(sortedSet(a.protocols[i].Topics), sortedSet(b.protocols[i].Topics)) {
+			return false
+		}
+	}
+	return true
+}
+
+// sortedSet returns the distinct names of ts, sorted, in a new slice.
+func sortedSet(ts []string) []string {
+	out := slices.Clone(ts)
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+func cloneProtocols(ps []Protocol) []Protocol {
+	out := make([]Protocol, len(ps))
+	for i, p := range ps {
+		out[i] = Protocol{Name: p.Name, Metadata: slices.Clone(p.Metadata), Topics: sortedSet(p.Topics)}
+	}
+	return out
+}

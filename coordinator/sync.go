@@ -1,0 +1,57 @@
+package coordinator
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/minibroker/minibroker/assignor"
+)
+
+// Assignment is the chapter's refresh (GroupCoordinator.assignment): the
+// group's current generation and the member's partitions. An unknown group
+// or member gets ErrUnknownMemberID; a group that is not Stable gets
+// ErrRebalanceInProgress. It changes nothing, not even the session.
+func (c *Coordinator) Assignment(group, memberID string) (int32, []assignor.TopicPartition, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	g, err := c.knownMember(group, memberID)
+	if err != nil {
+		return 0, nil, err
+	}
+	if g.state != Stable {
+		return 0, nil, fmt.Errorf("%w: group %q is %s", ErrRebalanceInProgress, group, g.state)
+	}
+	return g.generation, slices.Clone(g.assignment[memberID]), nil
+}
+
+// Sync answers a SyncGroup: the member's partitions in generation. It is
+// the refresh with a generation check; the leader's plan plays no part,
+// because the coordinator already assigned every partition at join.
+func (c *Coordinator) Sync(group, memberID string, generation int32) ([]assignor.TopicPartition, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	g, err := c.knownMember(group, memberID)
+	if err != nil {
+		return nil, err
+	}
+	if generation != g.generation {
+		return nil, fmt.Errorf("%w: %d, group %q is at %d", ErrIllegalGeneration, generation, group, g.generation)
+	}
+	if g.state != Stable {
+		return nil, fmt.Errorf("%w: group %q is %s", ErrRebalanceInProgress, group, g.state)
+	}
+	return slices.Clone(g.assignment[memberID]), nil
+}
+
+// knownMember returns the group of a current member, or ErrUnknownMemberID
+// for an unknown group or member. Called with mu held.
+func (c *Coordinator) knownMember(group, memberID string) (*group, error) {
+	g := c.groups[group]
+	if g == nil {
+		return nil, fmt.Errorf("%w: unknown group %q", ErrUnknownMemberID, group)
+	}
+	if _, ok := g.members[memberID]; !ok {
+		return nil, fmt.Errorf("%w: %q is not in group %q", ErrUnknownMemberID, memberID, group)
+	}
+	return g, nil
+}

@@ -1,0 +1,97 @@
+// Package atomicfile replaces a file's contents so that a reader, or a
+// restart after a crash at any instant, sees either the old contents or the
+// new ones, never a mix: write a temporary file in the same directory, fsync
+// it, close it, rename it over the target, then fsync the directory so the
+// rename itself is durable.
+//
+// The file system is injected so tests can fail any step.
+package atomicfile
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+)
+
+// File is the part of *os.File that a write needs.
+type File interface {
+	io.Writer
+	Name() string
+	Sync() error
+	Close() error
+}
+
+// FS is the part of a file system that a write needs. OS is the real one.
+type FS interface {
+	CreateTemp(dir, pattern string) (File, error)
+	Rename(oldpath, newpath string) error
+	Remove(name string) error
+	SyncDir(dir string) error
+}
+
+// OS is the operating system's file system.
+type OS struct{}
+
+// CreateTemp creates a new temporary file in dir (os.CreateTemp).
+func (OS) CreateTemp(dir, pattern string) (File, error) { return os.CreateTemp(dir, pattern) }
+
+// Rename renames oldpath to newpath (os.Rename).
+func (OS) Rename(oldpath, newpath string) error { return os.Rename(oldpath, newpath) }
+
+// Remove removes name (os.Remove).
+func (OS) Remove(name string) error { return os.Remove(name) }
+
+// SyncDir fsyncs the directory dir so that a rename inside it is durable.
+func (OS) SyncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	err = d.Sync()
+	if cerr := d.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// TempPattern is the name pattern of temporary files. Loaders ignore files
+// that match it: they are leftovers of a write that did not finish.
+const TempPattern = ".tmp-*"
+
+// Write atomically replaces path with data on fs. On error the target is
+// untouched and the temporary file is removed; the error names the step and
+// the path.
+func Write(fs FS, path string, data []byte) (err error) {
+	dir := filepath.Dir(path)
+	f, err := fs.CreateTemp(dir, filepath.Base(path)+TempPattern)
+	if err != nil {
+		return fmt.Errorf("create temp file for %s: %w", path, err)
+	}
+	tmp := f.Name()
+	defer func() {
+		if err != nil {
+			_ = fs.Remove(tmp)
+		}
+	}()
+	if _, err = f.Write(data); err != nil {
+		_ = f.Close()
+		return fmt.Errorf("write %s: %w", tmp, err)
+	}
+	if err = f.Sync(); err != nil {
+		_ = f.Close()
+		return fmt.Errorf("fsync %s: %w", tmp, err)
+	}
+	if err = f.Close(); err != nil {
+		return fmt.Errorf("close %s: %w", tmp, err)
+	}
+	if err = fs.Rename(tmp, path); err != nil {
+		return fmt.Errorf("rename %s to %s: %w", tmp, path, err)
+	}
+	if err = fs.SyncDir(dir); err != nil {
+		// The rename happened; only its durability is in doubt. Do not
+		// remove anything: tmp no longer exists under its old name.
+		return fmt.Errorf("fsync directory %s: %w", dir, err)
+	}
+	return nil
+}

@@ -1,0 +1,102 @@
+package offsets
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"slices"
+)
+
+// MaxMetadataBytes is the largest commit metadata accepted, Kafka's
+// offset.metadata.max.bytes default.
+const MaxMetadataBytes = 4096
+
+// NoLeaderEpoch marks an entry committed without a leader epoch.
+const NoLeaderEpoch = -1
+
+// ErrNegativeOffset is returned for a commit of an offset below zero.
+var ErrNegativeOffset = errors.New("negative offset")
+
+// ErrMetadataTooLarge is returned for commit metadata over MaxMetadataBytes.
+var ErrMetadataTooLarge = errors.New("offset metadata too large")
+
+// Entry is one committed offset: the next offset the group will consume from
+// Topic's Partition.
+type Entry struct {
+	Topic       string
+	Partition   int32
+	Offset      int64
+	Metadata    string
+	LeaderEpoch int32 // NoLeaderEpoch when the client sent none
+}
+
+// Key identifies the partition an entry belongs to.
+type Key struct {
+	Topic     string
+	Partition int32
+}
+
+// Key returns the partition e belongs to.
+func (e Entry) Key() Key { return Key{Topic: e.Topic, Partition: e.Partition} }
+
+// Validate checks the entries of one commit. The first bad entry decides the
+// error; a commit with any bad entry is rejected whole.
+func Validate(entries []Entry) error {
+	for _, e := range entries {
+		if e.Offset < 0 {
+			return fmt.Errorf("%w: %s-%d offset %d", ErrNegativeOffset, e.Topic, e.Partition, e.Offset)
+		}
+		if len(e.Metadata) > MaxMetadataBytes {
+			return fmt.Errorf("%w: %s-%d has %d bytes, limit %d", ErrMetadataTooLarge, e.Topic, e.Partition, len(e.Metadata), MaxMetadataBytes)
+		}
+	}
+	return nil
+}
+
+// table holds every group's committed offsets. It is not safe for
+// concurrent use; its owner guards it.
+type table map[string]map[Key]Entry
+
+// apply stores entries for group, later entries winning.
+func (t table) apply(group string, entries []Entry) {
+	g := t[group]
+	if g == nil {
+		g = make(map[Key]Entry, len(entries))
+		t[group] = g
+	}
+	for _, e := range entries {
+		g[e.Key()] = e
+	}
+}
+
+// sorted returns group's entries ordered by topic, then partition.
+func (t table) sorted(group string) []Entry {
+	g := t[group]
+	out := make([]Entry, 0, len(g))
+	for _, e := range g {
+		out = append(out, e)
+	}
+	slices.SortFunc(out, compareEntries)
+	return out
+}
+
+func (t table) lookup(group string, k Key) (Entry, bool) {
+	e, ok := t[group][k]
+	return e, ok
+}
+
+func (t table) groups() []string {
+	out := make([]string, 0, len(t))
+	for g := range t {
+		out = append(out, g)
+	}
+	slices.Sort(out)
+	return out
+}
+
+func compareEntries(a, b Entry) int {
+	if c := cmp.Compare(a.Topic, b.Topic); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.Partition, b.Partition)
+}
