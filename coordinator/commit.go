@@ -87,8 +87,10 @@ func (c *Coordinator) enqueue(group string, entries []offsets.Entry) (func() err
 		switch {
 		case errors.Is(err, offsets.ErrNegativeOffset):
 			return nil, fmt.Errorf("%w: %w", ErrInvalidOffset, err)
-		default:
+		case errors.Is(err, offsets.ErrMetadataTooLarge):
 			return nil, fmt.Errorf("%w: %w", ErrOffsetMetadataTooLarge, err)
+		default:
+			return nil, err // offsets.ErrInvalidEntry: text the file cannot hold
 		}
 	}
 	if len(entries) == 0 {

@@ -281,3 +281,12 @@ func TestSlowDiskForOneGroupDoesNotDelayAnother(t *testing.T) {
 	require.NoError(t, <-slowDone)
 	require.Len(t, f.c.Committed("A"), 1)
 }
+
+func TestCommitMetadataThatIsNotUTF8IsRejected(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	f.join("g", "a", "orders")
+	err := f.c.Commit("g", "a", 1, []offsets.Entry{{Topic: "orders", Partition: 0, Offset: 1, Metadata: "\xff"}})
+	require.ErrorIs(t, err, offsets.ErrInvalidEntry)
+	require.Empty(t, f.c.Committed("g"))
+}

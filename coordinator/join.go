@@ -19,6 +19,9 @@ type JoinRequest struct {
 	SessionTimeout time.Duration
 	// Topics is the subscription of a member that sends no Protocols.
 	Topics []string
+	// ProtocolType is the JoinGroup protocol type. Under WireRules it must
+	// be ConsumerProtocolType, with at least one protocol.
+	ProtocolType string
 	// Protocols, when not empty, are the client's assignor protocols in
 	// its order of preference; the subscription is the topic list of the
 	// protocol the group's vote chooses.
@@ -34,6 +37,10 @@ type JoinRequest struct {
 	// valid for one session timeout, instead of joining at once.
 	RequireMemberID bool
 }
+
+// ConsumerProtocolType is the only group protocol type the coordinator
+// serves: Kafka consumers ("consumer"), not Connect or Streams groups.
+const ConsumerProtocolType = "consumer"
 
 // MemberMetadata is one member's id and its metadata for the chosen
 // protocol, as the group leader receives them.
@@ -137,6 +144,10 @@ func (c *Coordinator) validateJoin(req JoinRequest) error {
 	}
 	if req.MemberID == "" && !req.WireRules {
 		return fmt.Errorf("%w: empty member id", ErrInvalidMemberID)
+	}
+	if req.WireRules && (req.ProtocolType != ConsumerProtocolType || len(req.Protocols) == 0) {
+		return fmt.Errorf("%w: protocol type %q with %d protocols; want %q with at least one",
+			ErrInconsistentGroupProtocol, req.ProtocolType, len(req.Protocols), ConsumerProtocolType)
 	}
 	for _, t := range req.Topics {
 		if err := c.checkTopic(t); err != nil {

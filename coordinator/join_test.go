@@ -39,10 +39,15 @@ func TestJoinValidationOrder(t *testing.T) {
 		{"session checked before topics", JoinRequest{Group: "g", MemberID: "a", Topics: []string{"nope"}}, ErrInvalidSessionTimeout},
 		{"chapter join needs a member id", JoinRequest{Group: "g", SessionTimeout: time.Second}, ErrInvalidMemberID},
 		{"unknown topic", JoinRequest{Group: "g", MemberID: "a", SessionTimeout: time.Second, Topics: []string{"orders", "nope"}}, ErrUnknownTopic},
-		{"unknown topic in a protocol", JoinRequest{Group: "g", SessionTimeout: time.Second, WireRules: true,
+		{"unknown topic in a protocol", JoinRequest{Group: "g", SessionTimeout: time.Second, WireRules: true, ProtocolType: "consumer",
 			Protocols: []Protocol{{Name: "range", Topics: []string{"nope"}}}}, ErrUnknownTopic},
-		{"empty protocol name", JoinRequest{Group: "g", SessionTimeout: time.Second, WireRules: true,
+		{"empty protocol name", JoinRequest{Group: "g", SessionTimeout: time.Second, WireRules: true, ProtocolType: "consumer",
 			Protocols: []Protocol{{Name: "", Topics: []string{"orders"}}}}, ErrInconsistentGroupProtocol},
+		{"protocol type other than consumer", JoinRequest{Group: "g", SessionTimeout: time.Second, WireRules: true, ProtocolType: "connect",
+			Protocols: []Protocol{{Name: "range", Topics: []string{"orders"}}}}, ErrInconsistentGroupProtocol},
+		{"no protocols", JoinRequest{Group: "g", SessionTimeout: time.Second, WireRules: true, ProtocolType: "consumer"}, ErrInconsistentGroupProtocol},
+		{"protocol checked before topics", JoinRequest{Group: "g", SessionTimeout: time.Second, WireRules: true, ProtocolType: "connect",
+			Protocols: []Protocol{{Name: "range", Topics: []string{"nope"}}}}, ErrInconsistentGroupProtocol},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -66,7 +71,7 @@ func TestJoinSessionBoundsAreInclusive(t *testing.T) {
 // wireJoin is a JoinGroup as the server sends it.
 func wireJoin(group, member string, protocols ...Protocol) JoinRequest {
 	return JoinRequest{Group: group, MemberID: member, ClientID: "kgo", SessionTimeout: time.Second,
-		Protocols: protocols, WireRules: true, RequireMemberID: true}
+		ProtocolType: ConsumerProtocolType, Protocols: protocols, WireRules: true, RequireMemberID: true}
 }
 
 func roundrobin(topics ...string) Protocol {

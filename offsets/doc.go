@@ -1,10 +1,11 @@
 // Package offsets is the durable committed-offset store: for each consumer
 // group, the next offset to consume for each topic partition.
 //
-// FileStore keeps the chapter's offsets.json (book chapter 7, "Generation
+// A Store opened on a data directory keeps the chapter's offsets.json (book chapter 7, "Generation
 // fencing protects committed progress"): one JSON document, sorted, replaced
-// atomically by temp file + fsync + rename + directory fsync. MemStore keeps
-// the same data in memory only, for tests and labs.
+// atomically by temp file + fsync + rename + directory fsync. NewMemory
+// returns a Store that keeps the same data in memory only, for tests and
+// labs.
 //
 // Commits are ordered when they are enqueued and made durable when their
 // wait function runs, so a caller can fix the order of commits under its own

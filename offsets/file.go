@@ -82,7 +82,9 @@ func decode(data []byte) (table, error) {
 			}
 			g[e.Key()] = e
 		}
-		t[group] = g
+		if len(g) > 0 {
+			t[group] = g
+		}
 	}
 	return t, nil
 }
@@ -95,6 +97,9 @@ func encode(t, overlay table) []byte {
 		Groups  map[string][]fileEntry `json:"groups"`
 	}{Version: fileVersion, Groups: make(map[string][]fileEntry, len(t)+len(overlay))}
 	add := func(group string, g map[Key]Entry) {
+		if len(g) == 0 {
+			return
+		}
 		entries := make([]Entry, 0, len(g))
 		for _, e := range g {
 			entries = append(entries, e)

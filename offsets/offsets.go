@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"unicode/utf8"
 )
 
 // MaxMetadataBytes is the largest commit metadata accepted, Kafka's
@@ -16,6 +17,11 @@ const NoLeaderEpoch = -1
 
 // ErrNegativeOffset is returned for a commit of an offset below zero.
 var ErrNegativeOffset = errors.New("negative offset")
+
+// ErrInvalidEntry is returned for an entry with an empty topic, a negative
+// partition, or a string that is not valid UTF-8: the file could not hold
+// it faithfully.
+var ErrInvalidEntry = errors.New("invalid offset entry")
 
 // ErrMetadataTooLarge is returned for commit metadata over MaxMetadataBytes.
 var ErrMetadataTooLarge = errors.New("offset metadata too large")
@@ -43,6 +49,9 @@ func (e Entry) Key() Key { return Key{Topic: e.Topic, Partition: e.Partition} }
 // error; a commit with any bad entry is rejected whole.
 func Validate(entries []Entry) error {
 	for _, e := range entries {
+		if e.Topic == "" || e.Partition < 0 || !utf8.ValidString(e.Topic) || !utf8.ValidString(e.Metadata) {
+			return fmt.Errorf("%w: topic %q partition %d", ErrInvalidEntry, e.Topic, e.Partition)
+		}
 		if e.Offset < 0 {
 			return fmt.Errorf("%w: %s-%d offset %d", ErrNegativeOffset, e.Topic, e.Partition, e.Offset)
 		}
@@ -87,8 +96,10 @@ func (t table) lookup(group string, k Key) (Entry, bool) {
 
 func (t table) groups() []string {
 	out := make([]string, 0, len(t))
-	for g := range t {
-		out = append(out, g)
+	for g, entries := range t {
+		if len(entries) > 0 {
+			out = append(out, g)
+		}
 	}
 	slices.Sort(out)
 	return out

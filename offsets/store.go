@@ -5,12 +5,16 @@ import (
 	"fmt"
 	"path/filepath"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/minibroker/minibroker/internal/atomicfile"
 )
 
-// ErrStorage wraps every failure to make a commit durable. The commit was
-// not applied; memory still holds what the file held before it.
+// ErrStorage wraps every failure to make a commit durable. Memory always
+// holds what the file holds: when the write failed before the file was
+// replaced, the commit is not applied; when only the final directory fsync
+// failed, the file already holds the commit, so memory does too, but its
+// survival across a crash is unknown and the caller is told it failed.
 var ErrStorage = errors.New("offsets storage failure")
 
 // ErrClosed is returned for commits enqueued after Close.
@@ -91,7 +95,11 @@ func (s *Store) Path() string { return s.path }
 // validated first (negative offsets, oversized metadata); a rejected commit
 // is never enqueued. Enqueue never blocks on I/O.
 func (s *Store) Enqueue(group string, entries []Entry) (wait func() error) {
-	if err := Validate(entries); err != nil {
+	err := Validate(entries)
+	if err == nil && !utf8.ValidString(group) {
+		err = fmt.Errorf("%w: group %q", ErrInvalidEntry, group)
+	}
+	if err != nil {
 		return func() error { return err }
 	}
 	p := &pending{group: group, entries: append([]Entry(nil), entries...)}
@@ -139,12 +147,14 @@ func (s *Store) flush(p *pending) error {
 		changed.apply(b.group, b.entries)
 	}
 	var err error
+	applied := true
 	if s.path != "" {
 		if werr := atomicfile.Write(s.fs, s.path, encode(s.committed, changed)); werr != nil {
 			err = fmt.Errorf("%w: %w", ErrStorage, werr)
+			applied = errors.Is(werr, atomicfile.ErrDirSync)
 		}
 	}
-	if err == nil {
+	if applied {
 		s.mu.Lock()
 		for group, g := range changed {
 			s.committed[group] = g
@@ -197,6 +207,9 @@ func (s *Store) Close() error {
 	}
 	s.mu.Unlock()
 	if last == nil {
+		// A writer may hold the whole queue mid-write: wait for it.
+		s.writeMu.Lock()
+		s.writeMu.Unlock()
 		return nil
 	}
 	return s.flush(last)

@@ -8,6 +8,7 @@
 package atomicfile
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -55,6 +56,11 @@ func (OS) SyncDir(dir string) error {
 	return err
 }
 
+// ErrDirSync marks a failure of the last step: the new contents replaced
+// the target, but the rename may not survive a crash. Readers of the
+// directory already see the new contents.
+var ErrDirSync = errors.New("directory fsync failed")
+
 // TempPattern is the name pattern of temporary files. Loaders ignore files
 // that match it: they are leftovers of a write that did not finish.
 const TempPattern = ".tmp-*"
@@ -69,8 +75,9 @@ func Write(fs FS, path string, data []byte) (err error) {
 		return fmt.Errorf("create temp file for %s: %w", path, err)
 	}
 	tmp := f.Name()
+	renamed := false
 	defer func() {
-		if err != nil {
+		if err != nil && !renamed {
 			_ = fs.Remove(tmp)
 		}
 	}()
@@ -88,10 +95,10 @@ func Write(fs FS, path string, data []byte) (err error) {
 	if err = fs.Rename(tmp, path); err != nil {
 		return fmt.Errorf("rename %s to %s: %w", tmp, path, err)
 	}
+	renamed = true
 	if err = fs.SyncDir(dir); err != nil {
-		// The rename happened; only its durability is in doubt. Do not
-		// remove anything: tmp no longer exists under its old name.
-		return fmt.Errorf("fsync directory %s: %w", dir, err)
+		// The rename happened; only its durability is in doubt.
+		return fmt.Errorf("%w: %s: %w", ErrDirSync, dir, err)
 	}
 	return nil
 }

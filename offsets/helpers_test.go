@@ -1,0 +1,280 @@
+package offsets
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/minibroker/minibroker/internal/atomicfile"
+)
+
+// errInjected is what every injected failure returns unless a test picks
+// another error.
+var errInjected = errors.New("injected failure")
+
+// step names one step of atomicfile.Write.
+type step string
+
+const (
+	stepCreate  step = "create"
+	stepWrite   step = "write"
+	stepSync    step = "sync"
+	stepClose   step = "close"
+	stepRename  step = "rename"
+	stepSyncDir step = "syncdir"
+)
+
+// The wrappers below are file systems a Store can write through.
+var (
+	_ atomicfile.FS = (*faultFS)(nil)
+	_ atomicfile.FS = (*recordFS)(nil)
+	_ atomicfile.FS = (*gateFS)(nil)
+)
+
+// faultFS is the real file system, except that while armed it fails one
+// step of every write with err. It starts disarmed, so a store can be
+// opened through it before the fault is switched on.
+type faultFS struct {
+	step  step
+	err   error
+	armed atomic.Bool
+}
+
+// newFaultFS returns a disarmed faultFS failing s with errInjected.
+func newFaultFS(s step) *faultFS {
+	return &faultFS{step: s, err: errInjected}
+}
+
+func (f *faultFS) arm()    { f.armed.Store(true) }
+func (f *faultFS) disarm() { f.armed.Store(false) }
+
+func (f *faultFS) fails(s step) bool { return f.step == s && f.armed.Load() }
+
+func (f *faultFS) CreateTemp(dir, pattern string) (atomicfile.File, error) {
+	if f.fails(stepCreate) {
+		return nil, f.err
+	}
+	osf, err := os.CreateTemp(dir, pattern)
+	if err != nil {
+		return nil, err
+	}
+	return &faultFile{File: osf, fs: f}, nil
+}
+
+func (f *faultFS) Rename(oldpath, newpath string) error {
+	if f.fails(stepRename) {
+		return f.err
+	}
+	return os.Rename(oldpath, newpath)
+}
+
+func (f *faultFS) Remove(name string) error { return os.Remove(name) }
+
+func (f *faultFS) SyncDir(dir string) error {
+	if f.fails(stepSyncDir) {
+		return f.err
+	}
+	return atomicfile.OS{}.SyncDir(dir)
+}
+
+// faultFile is a temp file created by faultFS.
+type faultFile struct {
+	*os.File
+	fs *faultFS
+}
+
+// Write writes half of p before failing, as a full disk would.
+func (f *faultFile) Write(p []byte) (int, error) {
+	if f.fs.fails(stepWrite) {
+		n, _ := f.File.Write(p[:len(p)/2])
+		return n, f.fs.err
+	}
+	return f.File.Write(p)
+}
+
+func (f *faultFile) Sync() error {
+	if f.fs.fails(stepSync) {
+		return f.fs.err
+	}
+	return f.File.Sync()
+}
+
+// Close always closes the real file, so a failed close leaks nothing.
+func (f *faultFile) Close() error {
+	err := f.File.Close()
+	if f.fs.fails(stepClose) {
+		return f.fs.err
+	}
+	return err
+}
+
+// recordFS passes everything to the real file system and records the
+// contents of every file it renames into place: one record per write that
+// reached the target.
+type recordFS struct {
+	atomicfile.OS
+
+	mu     sync.Mutex
+	writes [][]byte // guarded by mu
+}
+
+func (r *recordFS) Rename(oldpath, newpath string) error {
+	data, err := os.ReadFile(oldpath)
+	if err != nil {
+		return err
+	}
+	if err := r.OS.Rename(oldpath, newpath); err != nil {
+		return err
+	}
+	r.mu.Lock()
+	r.writes = append(r.writes, data)
+	r.mu.Unlock()
+	return nil
+}
+
+// count returns how many writes reached the target so far.
+func (r *recordFS) count() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.writes)
+}
+
+// written returns the contents of every write after the first skip ones.
+func (r *recordFS) written(skip int) [][]byte {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.writes[skip:])
+}
+
+// gateFS passes everything to FS, except that the first CreateTemp after
+// arm closes entered and blocks until release.
+type gateFS struct {
+	atomicfile.FS
+
+	armed   atomic.Bool
+	entered chan struct{}
+	release chan struct{}
+	once    sync.Once
+}
+
+func newGateFS(base atomicfile.FS) *gateFS {
+	return &gateFS{FS: base, entered: make(chan struct{}), release: make(chan struct{})}
+}
+
+// arm makes the next CreateTemp block. Call it after the store is open: the
+// cleanup it registers then runs before the store's Close, so a failing
+// test never leaves a writer blocked with the write lock held.
+func (g *gateFS) arm(t *testing.T) {
+	t.Helper()
+	g.armed.Store(true)
+	t.Cleanup(g.open)
+}
+
+// open releases the blocked CreateTemp, if any. Safe to call twice.
+func (g *gateFS) open() { g.once.Do(func() { close(g.release) }) }
+
+func (g *gateFS) CreateTemp(dir, pattern string) (atomicfile.File, error) {
+	if g.armed.CompareAndSwap(true, false) {
+		close(g.entered)
+		<-g.release
+	}
+	return g.FS.CreateTemp(dir, pattern)
+}
+
+// waitFor fails the test unless ch is closed or yields within a generous
+// deadline; it only guards against hanging the whole test binary.
+func waitFor[T any](t *testing.T, ch <-chan T, what string) T {
+	t.Helper()
+	select {
+	case v := <-ch:
+		return v
+	case <-time.After(10 * time.Second):
+		t.Fatalf("timed out waiting for %s", what)
+		var zero T
+		return zero
+	}
+}
+
+// ent returns an entry without metadata or leader epoch, as the chapter's
+// file holds them.
+func ent(topic string, partition int32, offset int64) Entry {
+	return Entry{Topic: topic, Partition: partition, Offset: offset, LeaderEpoch: NoLeaderEpoch}
+}
+
+// openStore opens a file store in dir through fsys (nil: the real file
+// system) and closes it when the test ends.
+func openStore(t *testing.T, dir string, fsys atomicfile.FS) *Store {
+	t.Helper()
+	s, err := Open(Config{Dir: dir, FS: fsys})
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, s.Close()) })
+	return s
+}
+
+// reopen opens a second store on dir, as a restart would, and returns
+// every group's committed offsets as it loaded them.
+func reopen(t *testing.T, dir string) map[string][]Entry {
+	t.Helper()
+	s := openStore(t, dir, nil)
+	return snapshot(s)
+}
+
+// snapshot returns every group's committed offsets.
+func snapshot(s *Store) map[string][]Entry {
+	out := map[string][]Entry{}
+	for _, g := range s.Groups() {
+		out[g] = s.Committed(g)
+	}
+	return out
+}
+
+// writeOffsets writes data as dir's offsets file and returns its path.
+func writeOffsets(t *testing.T, dir string, data []byte) string {
+	t.Helper()
+	path := filepath.Join(dir, FileName)
+	require.NoError(t, os.WriteFile(path, data, 0o644))
+	return path
+}
+
+// readOffsets returns the bytes of dir's offsets file.
+func readOffsets(t *testing.T, dir string) []byte {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(dir, FileName))
+	require.NoError(t, err)
+	return data
+}
+
+// readTestdata returns the bytes of testdata/name.
+func readTestdata(t testing.TB, name string) []byte {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("testdata", name))
+	require.NoError(t, err)
+	return data
+}
+
+// dirNames returns the sorted names in dir: a failed write must leave no
+// temp file behind.
+func dirNames(t *testing.T, dir string) []string {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	names := make([]string, len(entries))
+	for i, e := range entries {
+		names[i] = e.Name()
+	}
+	return names
+}
+
+// encodeStore renders s's committed offsets as the file store writes them.
+func encodeStore(s *Store) []byte {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return encode(s.committed, nil)
+}

@@ -1,0 +1,678 @@
+package offsets
+
+import (
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/minibroker/minibroker/internal/atomicfile"
+)
+
+// emptyFile is what Open writes into a fresh data directory.
+const emptyFile = "{\n  \"version\": 1,\n  \"groups\": {}\n}\n"
+
+// writeSteps are the steps of a write that fail before the target changes.
+var writeSteps = []step{stepCreate, stepWrite, stepSync, stepClose, stepRename}
+
+// stepMessage is the part of atomicfile.Write's error naming each step.
+func stepMessage(s step) string {
+	return map[step]string{
+		stepCreate:  "create temp file for",
+		stepWrite:   "write ",
+		stepSync:    "fsync ",
+		stepClose:   "close ",
+		stepRename:  "rename ",
+		stepSyncDir: "directory fsync failed",
+	}[s]
+}
+
+func TestOpenFreshDirCreatesEmptyFile(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	s := openStore(t, dir, nil)
+
+	require.Equal(t, filepath.Join(dir, FileName), s.Path())
+	require.Equal(t, emptyFile, string(readOffsets(t, dir)))
+	require.Equal(t, []string{FileName}, dirNames(t, dir))
+	require.Empty(t, s.Groups())
+	require.Nil(t, s.Committed("billing"))
+	require.Empty(t, reopen(t, dir))
+}
+
+func TestOpenFails(t *testing.T) {
+	t.Parallel()
+	missing := filepath.Join(t.TempDir(), "missing")
+	tests := []struct {
+		name    string
+		dir     string
+		wantIs  error
+		wantMsg string
+	}{
+		{name: "no directory configured", dir: "", wantMsg: "Config.Dir is required"},
+		{name: "missing directory", dir: missing, wantIs: ErrStorage, wantMsg: filepath.Join(missing, FileName)},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			s, err := Open(Config{Dir: tc.dir})
+			require.Error(t, err)
+			require.Nil(t, s)
+			require.ErrorContains(t, err, tc.wantMsg)
+			if tc.wantIs != nil {
+				require.ErrorIs(t, err, tc.wantIs)
+			}
+		})
+	}
+	_, err := os.Stat(missing)
+	require.ErrorIs(t, err, fs.ErrNotExist, "Open does not create the data directory")
+}
+
+func TestOpenFreshDirWriteFailure(t *testing.T) {
+	t.Parallel()
+	for _, st := range writeSteps {
+		t.Run(string(st), func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			fsys := newFaultFS(st)
+			fsys.arm()
+
+			s, err := Open(Config{Dir: dir, FS: fsys})
+			require.ErrorIs(t, err, ErrStorage)
+			require.ErrorIs(t, err, errInjected)
+			require.ErrorContains(t, err, stepMessage(st))
+			require.Nil(t, s)
+			require.Empty(t, dirNames(t, dir), "no offsets file and no temp file")
+		})
+	}
+}
+
+func TestCommitThenReopen(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	s, err := Open(Config{Dir: dir})
+	require.NoError(t, err)
+	require.NoError(t, s.Commit("billing", []Entry{
+		ent("orders", 1, 17),
+		{Topic: "orders", Partition: 0, Offset: 6, Metadata: "consumer-1 at 2024-05-01", LeaderEpoch: 4},
+	}))
+	require.NoError(t, s.Commit("analytics", []Entry{{Topic: "clicks", Partition: 3, Offset: 0, LeaderEpoch: 0}}))
+	require.NoError(t, s.Commit("billing", []Entry{ent("orders", 1, 18)}))
+	require.NoError(t, s.Close())
+
+	want := map[string][]Entry{
+		"analytics": {{Topic: "clicks", Partition: 3, Offset: 0, LeaderEpoch: 0}},
+		"billing": {
+			{Topic: "orders", Partition: 0, Offset: 6, Metadata: "consumer-1 at 2024-05-01", LeaderEpoch: 4},
+			ent("orders", 1, 18),
+		},
+	}
+	require.Equal(t, want, snapshot(s), "memory after the commits")
+	require.Equal(t, want, reopen(t, dir), "a restarted store")
+}
+
+func TestCommitLaterEntriesWin(t *testing.T) {
+	t.Parallel()
+	s := openStore(t, t.TempDir(), nil)
+	require.NoError(t, s.Commit("billing", []Entry{ent("orders", 0, 1), ent("orders", 0, 3), ent("orders", 0, 2)}))
+	got, ok := s.Lookup("billing", "orders", 0)
+	require.True(t, ok)
+	require.Equal(t, int64(2), got.Offset)
+}
+
+func TestCommitStorageFailure(t *testing.T) {
+	t.Parallel()
+	old := []Entry{ent("orders", 0, 6)}
+	for _, st := range writeSteps {
+		t.Run(string(st), func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			fsys := newFaultFS(st)
+			s := openStore(t, dir, fsys)
+			require.NoError(t, s.Commit("billing", old))
+			before := readOffsets(t, dir)
+
+			fsys.arm()
+			err := s.Commit("billing", []Entry{ent("orders", 0, 7), ent("orders", 1, 3)})
+			require.ErrorIs(t, err, ErrStorage)
+			require.ErrorIs(t, err, errInjected)
+			require.ErrorContains(t, err, stepMessage(st))
+			require.ErrorContains(t, err, dir)
+			err = s.Commit("shipping", []Entry{ent("orders", 0, 1)})
+			require.ErrorIs(t, err, ErrStorage, "the fault stays until cleared")
+
+			require.Equal(t, old, s.Committed("billing"))
+			got, ok := s.Lookup("billing", "orders", 0)
+			require.True(t, ok)
+			require.Equal(t, int64(6), got.Offset)
+			_, ok = s.Lookup("billing", "orders", 1)
+			require.False(t, ok)
+			require.Equal(t, []string{"billing"}, s.Groups())
+			require.Equal(t, string(before), string(readOffsets(t, dir)), "the file still holds the old values")
+			require.Equal(t, []string{FileName}, dirNames(t, dir), "the temp file is removed")
+
+			fsys.disarm()
+			require.NoError(t, s.Commit("billing", []Entry{ent("orders", 2, 9)}))
+			require.NoError(t, s.Commit("shipping", []Entry{ent("orders", 0, 1)}))
+			want := map[string][]Entry{
+				"billing":  {ent("orders", 0, 6), ent("orders", 2, 9)},
+				"shipping": {ent("orders", 0, 1)},
+			}
+			require.Equal(t, want, snapshot(s))
+			require.Equal(t, want, reopen(t, dir), "the file holds old + new")
+		})
+	}
+}
+
+// TestCommitDirectorySyncFailure fails the last step, after the rename: the
+// commit is reported failed, memory follows the file (which already holds
+// the commit), and once the fault clears the next commit succeeds.
+func TestCommitDirectorySyncFailure(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	fsys := newFaultFS(stepSyncDir)
+	s := openStore(t, dir, fsys)
+	require.NoError(t, s.Commit("billing", []Entry{ent("orders", 0, 6)}))
+
+	fsys.arm()
+	err := s.Commit("billing", []Entry{ent("orders", 0, 7)})
+	require.ErrorIs(t, err, ErrStorage)
+	require.ErrorIs(t, err, errInjected)
+	require.ErrorContains(t, err, stepMessage(stepSyncDir))
+	require.Equal(t, []string{FileName}, dirNames(t, dir))
+	// The file already holds 7, so memory does too: they never disagree.
+	require.Equal(t, snapshot(s), reopen(t, dir))
+	e, ok := s.Lookup("billing", "orders", 0)
+	require.True(t, ok)
+	require.Equal(t, int64(7), e.Offset)
+
+	fsys.disarm()
+	require.NoError(t, s.Commit("shipping", []Entry{ent("orders", 0, 1)}))
+	require.Equal(t, snapshot(s), reopen(t, dir))
+	require.Equal(t, []Entry{ent("orders", 0, 1)}, s.Committed("shipping"))
+}
+
+func TestCommitUnwritableDirectory(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		// lock makes dir unwritable for the store; unlock undoes it.
+		lock, unlock func(t *testing.T, dir string, fsys *faultFS)
+	}{
+		{
+			name: "chmod 0500",
+			lock: func(t *testing.T, dir string, _ *faultFS) {
+				if os.Geteuid() == 0 {
+					t.Skip("root ignores directory permissions; the injected case covers this")
+				}
+				require.NoError(t, os.Chmod(dir, 0o500))
+				t.Cleanup(func() { _ = os.Chmod(dir, 0o700) })
+			},
+			unlock: func(t *testing.T, dir string, _ *faultFS) { require.NoError(t, os.Chmod(dir, 0o700)) },
+		},
+		{
+			name:   "injected permission error",
+			lock:   func(_ *testing.T, _ string, fsys *faultFS) { fsys.arm() },
+			unlock: func(_ *testing.T, _ string, fsys *faultFS) { fsys.disarm() },
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			fsys := newFaultFS(stepCreate)
+			fsys.err = &fs.PathError{Op: "open", Path: filepath.Join(dir, FileName+".tmp-1"), Err: fs.ErrPermission}
+			s := openStore(t, dir, fsys)
+			require.NoError(t, s.Commit("billing", []Entry{ent("orders", 0, 6)}))
+			before := readOffsets(t, dir)
+
+			tc.lock(t, dir, fsys)
+			err := s.Commit("billing", []Entry{ent("orders", 0, 7)})
+			require.ErrorIs(t, err, ErrStorage)
+			require.ErrorIs(t, err, fs.ErrPermission)
+			require.ErrorContains(t, err, dir)
+			require.Equal(t, []Entry{ent("orders", 0, 6)}, s.Committed("billing"))
+			require.Equal(t, before, readOffsets(t, dir))
+
+			tc.unlock(t, dir, fsys)
+			require.NoError(t, s.Commit("billing", []Entry{ent("orders", 0, 8)}))
+			require.Equal(t, map[string][]Entry{"billing": {ent("orders", 0, 8)}}, reopen(t, dir))
+		})
+	}
+}
+
+func TestEnqueueRejectsInvalidCommit(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name    string
+		entries []Entry
+		want    error
+	}{
+		{name: "negative offset", entries: []Entry{ent("orders", 1, -1)}, want: ErrNegativeOffset},
+		{name: "negative offset beside a good entry", entries: []Entry{ent("orders", 1, 10), ent("orders", 2, -3)}, want: ErrNegativeOffset},
+		{name: "metadata too large", entries: []Entry{{Topic: "orders", Partition: 1, Offset: 10, Metadata: string(make([]byte, MaxMetadataBytes+1))}}, want: ErrMetadataTooLarge},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			rec := &recordFS{}
+			s := openStore(t, dir, rec)
+			require.NoError(t, s.Commit("billing", []Entry{ent("orders", 0, 6)}))
+			writes := rec.count()
+			before := readOffsets(t, dir)
+
+			wait := s.Enqueue("billing", tc.entries)
+			require.ErrorIs(t, wait(), tc.want)
+			require.ErrorIs(t, s.Commit("shipping", tc.entries), tc.want)
+
+			require.Equal(t, writes, rec.count(), "nothing is written")
+			require.Equal(t, before, readOffsets(t, dir))
+			require.Equal(t, map[string][]Entry{"billing": {ent("orders", 0, 6)}}, snapshot(s))
+
+			// A later commit carries nothing of the rejected one.
+			require.NoError(t, s.Commit("billing", []Entry{ent("orders", 0, 7)}))
+			require.Equal(t, map[string][]Entry{"billing": {ent("orders", 0, 7)}}, reopen(t, dir))
+		})
+	}
+}
+
+func TestStoreCopiesEntries(t *testing.T) {
+	t.Parallel()
+	s := openStore(t, t.TempDir(), nil)
+	entries := []Entry{ent("orders", 0, 6)}
+	wait := s.Enqueue("billing", entries)
+	entries[0].Offset = 99
+	require.NoError(t, wait())
+	require.Equal(t, []Entry{ent("orders", 0, 6)}, s.Committed("billing"), "Enqueue copies its argument")
+
+	got := s.Committed("billing")
+	got[0].Offset = 99
+	require.Equal(t, []Entry{ent("orders", 0, 6)}, s.Committed("billing"), "Committed returns a copy")
+}
+
+func TestLookupMissing(t *testing.T) {
+	t.Parallel()
+	s := openStore(t, t.TempDir(), nil)
+	require.NoError(t, s.Commit("billing", []Entry{ent("orders", 0, 6)}))
+	tests := []struct {
+		name, group, topic string
+		partition          int32
+	}{
+		{name: "unknown group", group: "shipping", topic: "orders", partition: 0},
+		{name: "unknown topic", group: "billing", topic: "audit", partition: 0},
+		{name: "unknown partition", group: "billing", topic: "orders", partition: 1},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			got, ok := s.Lookup(tc.group, tc.topic, tc.partition)
+			require.False(t, ok)
+			require.Equal(t, Entry{}, got)
+		})
+	}
+}
+
+// TestGroupCommitConcurrent commits from 64 goroutines at once, half to a
+// shared group and half to groups of their own, several times each. Every
+// commit is acknowledged and kept, and the commits share writes.
+func TestGroupCommitConcurrent(t *testing.T) {
+	t.Parallel()
+	const goroutines, rounds = 64, 4
+	dir := t.TempDir()
+	rec := &recordFS{}
+	s, err := Open(Config{Dir: dir, FS: rec})
+	require.NoError(t, err)
+	writesBefore := rec.count()
+
+	// key returns the group and partition goroutine i commits to.
+	key := func(i int) (string, int32) {
+		if i%2 == 0 {
+			return "shared", int32(i)
+		}
+		return fmt.Sprintf("own-%02d", i), 0
+	}
+	start := make(chan struct{})
+	errs := make(chan error, goroutines*rounds)
+	var wg sync.WaitGroup
+	for i := range goroutines {
+		wg.Go(func() {
+			<-start
+			group, partition := key(i)
+			for r := range rounds {
+				errs <- s.Commit(group, []Entry{ent("orders", partition, int64(100*r+i))})
+			}
+		})
+	}
+	close(start)
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		require.NoError(t, err)
+	}
+	require.NoError(t, s.Close())
+
+	// Each goroutine's last commit is the value that must survive; i grows
+	// with the partition, so the shared group's entries come out sorted.
+	want := map[string][]Entry{}
+	for i := range goroutines {
+		group, partition := key(i)
+		want[group] = append(want[group], ent("orders", partition, int64(100*(rounds-1)+i)))
+	}
+	require.Len(t, want, goroutines/2+1)
+	require.Equal(t, want, snapshot(s), "every acknowledged value is in memory")
+	require.Equal(t, want, reopen(t, dir), "and in the file")
+
+	writes := rec.count() - writesBefore
+	require.GreaterOrEqual(t, writes, 1)
+	require.LessOrEqual(t, writes, goroutines*rounds, "never more writes than commits")
+	t.Logf("%d commits took %d writes", goroutines*rounds, writes)
+}
+
+// TestGroupCommitBatchesQueuedCommits holds the first write in CreateTemp
+// while 10 more commits are enqueued: once it finishes, the 10 share
+// exactly one further write.
+func TestGroupCommitBatchesQueuedCommits(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	rec := &recordFS{}
+	gate := newGateFS(rec)
+	s := openStore(t, dir, gate)
+	writesBefore := rec.count()
+	gate.arm(t)
+
+	first := make(chan error, 1)
+	go func() { first <- s.Commit("billing", []Entry{ent("orders", 0, 6)}) }()
+	waitFor(t, gate.entered, "the first write to start")
+
+	waits := make([]func() error, 10)
+	for i := range waits {
+		waits[i] = s.Enqueue("billing", []Entry{ent("orders", int32(i+1), int64(10+i))})
+	}
+	errs := make(chan error, len(waits))
+	for _, wait := range waits {
+		go func() { errs <- wait() }()
+	}
+	gate.open()
+
+	require.NoError(t, waitFor(t, first, "the first commit"))
+	for range waits {
+		require.NoError(t, waitFor(t, errs, "a batched commit"))
+	}
+	require.Equal(t, writesBefore+2, rec.count(), "the first write and exactly one more")
+
+	written := rec.written(writesBefore)
+	firstFile, err := decode(written[0])
+	require.NoError(t, err)
+	require.Equal(t, []Entry{ent("orders", 0, 6)}, firstFile.sorted("billing"))
+	secondFile, err := decode(written[1])
+	require.NoError(t, err)
+	want := []Entry{ent("orders", 0, 6)}
+	for i := range waits {
+		want = append(want, ent("orders", int32(i+1), int64(10+i)))
+	}
+	require.Equal(t, want, secondFile.sorted("billing"))
+	require.Equal(t, want, s.Committed("billing"))
+}
+
+// TestCommitOrderFollowsEnqueue enqueues A then B on one partition: they
+// become durable in that order whichever wait runs first, and B stays.
+func TestCommitOrderFollowsEnqueue(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		run  func(t *testing.T, s *Store, gate *gateFS)
+		// want is the partition's offset in each file written, in order.
+		want []int64
+	}{
+		{
+			name: "B waited first",
+			run: func(t *testing.T, s *Store, _ *gateFS) {
+				waitA := s.Enqueue("billing", []Entry{ent("orders", 0, 1)})
+				waitB := s.Enqueue("billing", []Entry{ent("orders", 0, 2)})
+				require.NoError(t, waitB())
+				require.NoError(t, waitA())
+			},
+			want: []int64{2},
+		},
+		{
+			name: "A in flight when B is enqueued",
+			run: func(t *testing.T, s *Store, gate *gateFS) {
+				gate.arm(t)
+				waitA := s.Enqueue("billing", []Entry{ent("orders", 0, 1)})
+				errA := make(chan error, 1)
+				go func() { errA <- waitA() }()
+				waitFor(t, gate.entered, "A's write to start")
+				waitB := s.Enqueue("billing", []Entry{ent("orders", 0, 2)})
+				errB := make(chan error, 1)
+				go func() { errB <- waitB() }()
+				gate.open()
+				require.NoError(t, waitFor(t, errB, "B"))
+				require.NoError(t, waitFor(t, errA, "A"))
+			},
+			want: []int64{1, 2},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			rec := &recordFS{}
+			gate := newGateFS(rec)
+			s := openStore(t, dir, gate)
+			writesBefore := rec.count()
+
+			tc.run(t, s, gate)
+
+			var got []int64
+			for _, data := range rec.written(writesBefore) {
+				tb, err := decode(data)
+				require.NoError(t, err)
+				e, ok := tb.lookup("billing", Key{Topic: "orders", Partition: 0})
+				require.True(t, ok)
+				got = append(got, e.Offset)
+			}
+			require.Equal(t, tc.want, got)
+			require.Equal(t, []Entry{ent("orders", 0, 2)}, s.Committed("billing"))
+			require.Equal(t, map[string][]Entry{"billing": {ent("orders", 0, 2)}}, reopen(t, dir))
+		})
+	}
+}
+
+// TestFailedBatchFailsEveryCommit: commits that share a failed write all
+// get the error, and none of them is applied.
+func TestFailedBatchFailsEveryCommit(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	fsys := newFaultFS(stepRename)
+	s := openStore(t, dir, fsys)
+	waits := []func() error{
+		s.Enqueue("billing", []Entry{ent("orders", 0, 1)}),
+		s.Enqueue("shipping", []Entry{ent("orders", 0, 2)}),
+		s.Enqueue("billing", []Entry{ent("orders", 1, 3)}),
+	}
+	fsys.arm()
+	for i, wait := range waits {
+		require.ErrorIs(t, wait(), ErrStorage, "commit %d", i)
+	}
+	require.Empty(t, s.Groups())
+	require.Equal(t, emptyFile, string(readOffsets(t, dir)))
+}
+
+func TestClose(t *testing.T) {
+	t.Parallel()
+
+	t.Run("flushes enqueued commits", func(t *testing.T) {
+		t.Parallel()
+		dir := t.TempDir()
+		s := openStore(t, dir, nil)
+		waits := []func() error{
+			s.Enqueue("billing", []Entry{ent("orders", 0, 6)}),
+			s.Enqueue("shipping", []Entry{ent("orders", 1, 3)}),
+			s.Enqueue("billing", []Entry{ent("orders", 0, 7)}),
+		}
+		require.NoError(t, s.Close())
+		want := map[string][]Entry{"billing": {ent("orders", 0, 7)}, "shipping": {ent("orders", 1, 3)}}
+		require.Equal(t, want, reopen(t, dir))
+		for _, wait := range waits {
+			require.NoError(t, wait(), "waits after Close report the flushed commit")
+		}
+		require.Equal(t, want, snapshot(s), "a closed store still answers reads")
+	})
+
+	t.Run("waits for a write in flight", func(t *testing.T) {
+		t.Parallel()
+		dir := t.TempDir()
+		gate := newGateFS(atomicfile.OS{})
+		s := openStore(t, dir, gate)
+		gate.arm(t)
+		committed := make(chan error, 1)
+		go func() { committed <- s.Commit("billing", []Entry{ent("orders", 0, 6)}) }()
+		waitFor(t, gate.entered, "the write to start")
+
+		closed := make(chan error, 1)
+		go func() { closed <- s.Close() }()
+		select {
+		case <-closed:
+			t.Fatal("Close returned while a write was in flight")
+		case <-committed:
+			t.Fatal("the commit returned before its write")
+		default:
+		}
+		gate.open()
+		require.NoError(t, waitFor(t, committed, "the commit"))
+		require.NoError(t, waitFor(t, closed, "Close"))
+		require.Equal(t, map[string][]Entry{"billing": {ent("orders", 0, 6)}}, reopen(t, dir))
+	})
+
+	t.Run("idempotent", func(t *testing.T) {
+		t.Parallel()
+		dir := t.TempDir()
+		s := openStore(t, dir, nil)
+		require.NoError(t, s.Commit("billing", []Entry{ent("orders", 0, 6)}))
+		require.NoError(t, s.Close())
+		require.NoError(t, s.Close())
+		require.Equal(t, map[string][]Entry{"billing": {ent("orders", 0, 6)}}, reopen(t, dir))
+	})
+
+	t.Run("refuses commits after close", func(t *testing.T) {
+		t.Parallel()
+		dir := t.TempDir()
+		rec := &recordFS{}
+		s := openStore(t, dir, rec)
+		require.NoError(t, s.Commit("billing", []Entry{ent("orders", 0, 6)}))
+		require.NoError(t, s.Close())
+		writes := rec.count()
+
+		require.ErrorIs(t, s.Enqueue("billing", []Entry{ent("orders", 0, 7)})(), ErrClosed)
+		require.ErrorIs(t, s.Commit("shipping", []Entry{ent("orders", 0, 1)}), ErrClosed)
+		require.Equal(t, writes, rec.count())
+		require.Equal(t, map[string][]Entry{"billing": {ent("orders", 0, 6)}}, snapshot(s))
+		require.Equal(t, map[string][]Entry{"billing": {ent("orders", 0, 6)}}, reopen(t, dir))
+	})
+
+	t.Run("reports a failed final write", func(t *testing.T) {
+		t.Parallel()
+		dir := t.TempDir()
+		fsys := newFaultFS(stepSync)
+		s := openStore(t, dir, fsys)
+		require.NoError(t, s.Commit("billing", []Entry{ent("orders", 0, 6)}))
+		wait := s.Enqueue("billing", []Entry{ent("orders", 0, 7)})
+		fsys.arm()
+
+		err := s.Close()
+		require.ErrorIs(t, err, ErrStorage)
+		require.ErrorIs(t, err, errInjected)
+		require.ErrorIs(t, wait(), ErrStorage)
+		require.NoError(t, s.Close(), "a second Close has nothing to write")
+		require.Equal(t, []Entry{ent("orders", 0, 6)}, s.Committed("billing"))
+		require.Equal(t, map[string][]Entry{"billing": {ent("orders", 0, 6)}}, reopen(t, dir))
+	})
+}
+
+// TestMemoryStoreBehavesLikeFileStore runs one scenario against both
+// stores: the answers are the same, the memory store just has no file.
+func TestMemoryStoreBehavesLikeFileStore(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name     string
+		open     func(t *testing.T) *Store
+		wantPath bool
+	}{
+		{name: "memory", open: func(*testing.T) *Store { return NewMemory() }},
+		{name: "file", open: func(t *testing.T) *Store { return openStore(t, t.TempDir(), nil) }, wantPath: true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			s := tc.open(t)
+			require.Equal(t, tc.wantPath, s.Path() != "")
+			require.Empty(t, s.Groups())
+			require.Nil(t, s.Committed("billing"))
+
+			require.NoError(t, s.Commit("shipping", []Entry{ent("orders", 1, 3), ent("audit", 0, 1)}))
+			require.NoError(t, s.Commit("billing", []Entry{{Topic: "orders", Partition: 0, Offset: 6, Metadata: "m", LeaderEpoch: 2}}))
+			waitA := s.Enqueue("billing", []Entry{ent("orders", 0, 7)})
+			waitB := s.Enqueue("billing", []Entry{ent("orders", 0, 8)})
+			require.NoError(t, waitB())
+			require.NoError(t, waitA())
+			require.ErrorIs(t, s.Commit("billing", []Entry{ent("orders", 0, -1)}), ErrNegativeOffset)
+
+			require.Equal(t, []string{"billing", "shipping"}, s.Groups())
+			require.Equal(t, []Entry{ent("audit", 0, 1), ent("orders", 1, 3)}, s.Committed("shipping"))
+			got, ok := s.Lookup("billing", "orders", 0)
+			require.True(t, ok)
+			require.Equal(t, ent("orders", 0, 8), got)
+			_, ok = s.Lookup("billing", "orders", 1)
+			require.False(t, ok)
+
+			pending := s.Enqueue("billing", []Entry{ent("orders", 0, 9)})
+			require.NoError(t, s.Close())
+			require.NoError(t, pending())
+			require.NoError(t, s.Close())
+			require.ErrorIs(t, s.Commit("billing", []Entry{ent("orders", 0, 10)}), ErrClosed)
+			require.Equal(t, []Entry{ent("orders", 0, 9)}, s.Committed("billing"))
+		})
+	}
+}
+
+// TestEnqueueRejectsEntriesTheFileCannotHold covers entries that would be
+// written but not load back, or load back changed.
+func TestEnqueueRejectsEntriesTheFileCannotHold(t *testing.T) {
+	t.Parallel()
+	cases := map[string]struct {
+		group string
+		entry Entry
+	}{
+		"empty topic":            {"g", Entry{Topic: "", Partition: 0, Offset: 1}},
+		"negative partition":     {"g", Entry{Topic: "orders", Partition: -1, Offset: 1}},
+		"invalid UTF-8 topic":    {"g", Entry{Topic: "or\xffders", Offset: 1}},
+		"invalid UTF-8 metadata": {"g", Entry{Topic: "orders", Offset: 1, Metadata: "\xff"}},
+		"invalid UTF-8 group":    {"g\xff", Entry{Topic: "orders", Offset: 1}},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			s := openStore(t, dir, nil)
+			require.ErrorIs(t, s.Commit(tc.group, []Entry{tc.entry}), ErrInvalidEntry)
+			require.Empty(t, s.Groups())
+			require.Equal(t, emptyFile, string(readOffsets(t, dir)))
+		})
+	}
+}
+
+func TestGroupsSkipsGroupsWithoutOffsets(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	writeOffsets(t, dir, []byte(`{"version":1,"groups":{"empty":[],"billing":[{"topic":"orders","partition":0,"offset":6}]}}`))
+	s := openStore(t, dir, nil)
+	require.Equal(t, []string{"billing"}, s.Groups())
+	require.NoError(t, s.Commit("nothing", nil))
+	require.Equal(t, []string{"billing"}, s.Groups())
+	require.NotContains(t, string(readOffsets(t, dir)), `"nothing"`)
+}
