@@ -1,0 +1,52 @@
+// Command minibroker runs the broker and the chapter's labs.
+//
+//	minibroker serve [flags]                  serve the Kafka protocol
+//	minibroker lab rebalance|fencing|expiry   the chapter's experiments over a real socket
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+const usage = `usage:
+  minibroker serve [flags]                  serve the Kafka group protocol
+  minibroker lab rebalance|fencing|expiry   run one of the chapter's labs
+
+Run "minibroker serve -h" for the serve flags.
+`
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	go func() {
+		// A second signal forces exit: the first one is shutting down.
+		<-ctx.Done()
+		stop()
+	}()
+	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// run executes one command line and returns the process exit status: 0 on
+// success, 2 for a usage error, 1 for anything else.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return 2
+	}
+	switch args[0] {
+	case "serve":
+		return serve(ctx, args[1:], stderr)
+	case "lab":
+		return lab(ctx, args[1:], stdout, stderr)
+	case "-h", "-help", "--help", "help":
+		fmt.Fprint(stdout, usage)
+		return 0
+	default:
+		fmt.Fprintf(stderr, "minibroker: unknown command %q\n%s", args[0], usage)
+		return 2
+	}
+}

@@ -1,0 +1,180 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/minibroker/minibroker/clock"
+	"github.com/minibroker/minibroker/coordinator"
+	"github.com/minibroker/minibroker/internal/catalog"
+	"github.com/minibroker/minibroker/offsets"
+	"github.com/minibroker/minibroker/protocol"
+	"github.com/minibroker/minibroker/server"
+)
+
+// serveFlags are the flags of "minibroker serve" (DESIGN.md section 5).
+type serveFlags struct {
+	listen         string
+	advertise      string
+	dataDir        string
+	topics         topicFlags
+	minSession     time.Duration
+	maxSession     time.Duration
+	expiryInterval time.Duration
+	clock          string
+	maxFrameBytes  int
+	logLevel       slog.Level
+}
+
+// topicFlags collects repeated --topic NAME:PARTITIONS flags.
+type topicFlags map[string]int32
+
+func (t topicFlags) String() string { return "" }
+
+func (t topicFlags) Set(v string) error {
+	name, count, ok := strings.Cut(v, ":")
+	if !ok {
+		return fmt.Errorf("want NAME:PARTITIONS, got %q", v)
+	}
+	n, err := strconv.ParseInt(count, 10, 32)
+	if err != nil || n < 1 {
+		return fmt.Errorf("partitions of %q must be a whole number of at least 1, got %q", name, count)
+	}
+	if !coordinator.ValidTopicName(name) {
+		return fmt.Errorf("invalid topic name %q: use 1-249 characters from [a-zA-Z0-9._-]", name)
+	}
+	t[name] = int32(n)
+	return nil
+}
+
+func parseServeFlags(args []string, stderr io.Writer) (*serveFlags, error) {
+	f := &serveFlags{topics: topicFlags{}}
+	fs := flag.NewFlagSet("minibroker serve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&f.listen, "listen", "127.0.0.1:9092", "`ADDR` to listen on")
+	fs.StringVar(&f.advertise, "advertise", "", "`HOST:PORT` that Metadata and FindCoordinator return (default: the bound address)")
+	fs.StringVar(&f.dataDir, "data-dir", "./minibroker-data", "`DIR` for offsets.json and topics.json")
+	fs.Var(f.topics, "topic", "`NAME:PARTITIONS` to create if absent; repeatable")
+	fs.DurationVar(&f.minSession, "min-session-timeout", coordinator.DefaultMinSessionTimeout, "smallest session timeout a member may ask for")
+	fs.DurationVar(&f.maxSession, "max-session-timeout", coordinator.DefaultMaxSessionTimeout, "largest session timeout a member may ask for")
+	fs.DurationVar(&f.expiryInterval, "expiry-interval", 100*time.Millisecond, "real clock: how often the expiry step runs")
+	fs.StringVar(&f.clock, "clock", "real", "real|manual; with manual, time and expiry move only on request")
+	fs.IntVar(&f.maxFrameBytes, "max-frame-bytes", protocol.DefaultMaxFrameBytes, "largest request frame accepted, in bytes")
+	fs.TextVar(&f.logLevel, "log-level", slog.LevelInfo, "debug|info|warn|error")
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	if fs.NArg() > 0 {
+		return nil, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	switch {
+	case f.clock != "real" && f.clock != "manual":
+		return nil, fmt.Errorf("--clock must be real or manual, got %q", f.clock)
+	case f.minSession <= 0 || f.maxSession < f.minSession:
+		return nil, fmt.Errorf("--min-session-timeout (%v) must be positive and at most --max-session-timeout (%v)", f.minSession, f.maxSession)
+	case f.expiryInterval <= 0:
+		return nil, fmt.Errorf("--expiry-interval must be positive, got %v", f.expiryInterval)
+	case f.maxFrameBytes < 1024 || f.maxFrameBytes > 1<<30:
+		return nil, fmt.Errorf("--max-frame-bytes must be between 1024 and %d, got %d", 1<<30, f.maxFrameBytes)
+	case f.dataDir == "":
+		return nil, errors.New("--data-dir must not be empty")
+	}
+	if f.advertise != "" {
+		if _, port, err := net.SplitHostPort(f.advertise); err != nil || port == "" {
+			return nil, fmt.Errorf("--advertise must be HOST:PORT, got %q", f.advertise)
+		}
+	}
+	return f, nil
+}
+
+func serve(ctx context.Context, args []string, stderr io.Writer) int {
+	f, err := parseServeFlags(args, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "minibroker serve: %v\n", err)
+		return 2
+	}
+	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: f.logLevel}))
+	if err := runServe(ctx, f, logger); err != nil {
+		fmt.Fprintf(stderr, "minibroker serve: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+// runServe wires the store, catalog, coordinator and server, serves until
+// ctx is done, then closes the store so every acknowledged commit is on
+// disk.
+func runServe(ctx context.Context, f *serveFlags, logger *slog.Logger) error {
+	if err := os.MkdirAll(f.dataDir, 0o755); err != nil {
+		return fmt.Errorf("data dir: %w", err)
+	}
+	cat, topics, err := catalog.Open(f.dataDir)
+	if err != nil {
+		return err
+	}
+	added := false
+	for name, n := range f.topics {
+		if have, ok := topics[name]; ok {
+			if have != n {
+				logger.Warn("topic exists with another partition count; keeping it", "topic", name, "partitions", have, "asked", n)
+			}
+			continue
+		}
+		topics[name], added = n, true
+	}
+	if added {
+		if err := cat.SaveTopics(topics); err != nil {
+			return fmt.Errorf("data dir: %w", err)
+		}
+	}
+	store, err := offsets.Open(offsets.Config{Dir: f.dataDir})
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+
+	var clk coordinator.Clock = clock.System{}
+	expiry := f.expiryInterval
+	if f.clock == "manual" {
+		clk, expiry = clock.NewManual(time.UnixMilli(0)), 0
+	}
+	coord, err := coordinator.New(coordinator.Config{
+		Clock: clk, Store: store, Topics: topics, Logger: logger,
+		MinSessionTimeout: f.minSession, MaxSessionTimeout: f.maxSession,
+	})
+	if err != nil {
+		return err
+	}
+	srv, err := server.New(server.Config{
+		Coordinator: coord, Logger: logger, Advertise: f.advertise,
+		MaxFrameBytes: int32(f.maxFrameBytes), ExpiryInterval: expiry, Topics: cat,
+	})
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", f.listen)
+	if err != nil {
+		return err
+	}
+	logger.Info("minibroker ready", "addr", ln.Addr().String(), "data_dir", f.dataDir, "clock", f.clock, "topics", len(topics))
+	if err := srv.Serve(ctx, ln); err != nil {
+		return err
+	}
+	if err := store.Close(); err != nil {
+		return fmt.Errorf("flush offsets: %w", err)
+	}
+	logger.Info("minibroker stopped")
+	return nil
+}

@@ -1,0 +1,242 @@
+package protocol
+
+import (
+	"bytes"
+	"errors"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+func TestParseHeader(t *testing.T) {
+	t.Parallel()
+	// Header v2 tags: one tag (key 5, 3 bytes), then the body.
+	tags := []byte{1, 5, 3, 'x', 'y', 'z'}
+	tests := []struct {
+		name     string
+		frame    []byte
+		want     RequestHeader
+		wantRest []byte
+	}{
+		{
+			name:     "header v1",
+			frame:    headerBytes(12, 3, 42, ptr("client-1"), []byte("body")),
+			want:     RequestHeader{APIKey: 12, APIVersion: 3, CorrelationID: 42, ClientID: ptr("client-1")},
+			wantRest: []byte("body"),
+		},
+		{
+			name:     "header v2 keeps int16 client id length and leaves tags",
+			frame:    headerBytes(12, 4, -7, ptr("c"), append(tags, "body"...)),
+			want:     RequestHeader{APIKey: 12, APIVersion: 4, CorrelationID: -7, ClientID: ptr("c")},
+			wantRest: append(tags, "body"...),
+		},
+		{
+			name:     "null client id",
+			frame:    headerBytes(18, 0, 1, nil, nil),
+			want:     RequestHeader{APIKey: 18, APIVersion: 0, CorrelationID: 1},
+			wantRest: []byte{},
+		},
+		{
+			name:     "empty client id",
+			frame:    headerBytes(18, 0, 1, ptr(""), nil),
+			want:     RequestHeader{APIKey: 18, APIVersion: 0, CorrelationID: 1, ClientID: ptr("")},
+			wantRest: []byte{},
+		},
+		{
+			name:     "unknown key still parses",
+			frame:    headerBytes(9999, 99, 3, ptr("x"), nil),
+			want:     RequestHeader{APIKey: 9999, APIVersion: 99, CorrelationID: 3, ClientID: ptr("x")},
+			wantRest: []byte{},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			h, rest, err := ParseHeader(tc.frame)
+			require.NoError(t, err)
+			assert.Equal(t, tc.want, h)
+			assert.Equal(t, tc.wantRest, rest)
+		})
+	}
+}
+
+func TestParseHeaderMalformed(t *testing.T) {
+	t.Parallel()
+	full := headerBytes(12, 4, 1, ptr("client"), nil)
+	tests := []struct {
+		name  string
+		frame []byte
+	}{
+		{"empty", nil},
+		{"seven bytes", full[:7]},
+		{"no client id length", full[:8]},
+		{"one byte of client id length", full[:9]},
+		{"client id truncated", full[:len(full)-1]},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			h, rest, err := ParseHeader(tc.frame)
+			require.ErrorIs(t, err, ErrMalformedHeader)
+			assert.Equal(t, RequestHeader{}, h)
+			assert.Nil(t, rest)
+		})
+	}
+}
+
+func TestDecodeRequest(t *testing.T) {
+	t.Parallel()
+	hbBody := heartbeat(4, 9).AppendTo(nil)
+	tests := []struct {
+		name  string
+		frame []byte
+		want  kmsg.Request
+	}{
+		{"heartbeat v3 header v1", formatted(heartbeat(3, 9), 1, "c"), heartbeat(3, 9)},
+		{"heartbeat v4 header v2 empty tags", formatted(heartbeat(4, 9), 1, "c"), heartbeat(4, 9)},
+		{
+			"heartbeat v4 header v2 with tags",
+			headerBytes(12, 4, 1, ptr("c"), append([]byte{2, 0, 1, 'a', 7, 2, 'b', 'c'}, hbBody...)),
+			heartbeat(4, 9),
+		},
+		{"heartbeat trailing bytes ignored", append(formatted(heartbeat(3, 9), 1, "c"), 0xff), heartbeat(3, 9)},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			h, body, err := ParseHeader(tc.frame)
+			require.NoError(t, err)
+			got, err := DecodeRequest(h, body)
+			require.NoError(t, err)
+			assert.Equal(t, tc.want, got)
+		})
+	}
+}
+
+func TestDecodeRequestErrors(t *testing.T) {
+	t.Parallel()
+	hb4 := formatted(heartbeat(4, 9), 1, "c")
+	tests := []struct {
+		name        string
+		frame       []byte
+		wantErr     error
+		unsupported *UnsupportedVersionError
+	}{
+		{"unknown key", headerBytes(9999, 0, 1, nil, nil), ErrUnknownAPIKey, nil},
+		{"heartbeat above max", formatted(heartbeat(5, 9), 1, "c"), ErrUnsupportedVersion, &UnsupportedVersionError{Key: 12, Version: 5}},
+		{"heartbeat negative version", headerBytes(12, -1, 1, nil, nil), ErrUnsupportedVersion, &UnsupportedVersionError{Key: 12, Version: -1}},
+		{"offset fetch v0 below min", headerBytes(9, 0, 1, nil, nil), ErrUnsupportedVersion, &UnsupportedVersionError{Key: 9, Version: 0}},
+		{"produce not implemented", headerBytes(0, 9, 1, nil, nil), ErrUnsupportedVersion, &UnsupportedVersionError{Key: 0, Version: 9}},
+		{"api versions v99", headerBytes(18, 99, 1, ptr("c"), []byte{0, 0xde, 0xad}), ErrUnsupportedVersion, &UnsupportedVersionError{Key: 18, Version: 99}},
+		{"header v2 without tags", hb4[:len(hb4)-len(heartbeat(4, 9).AppendTo(nil))-1], ErrMalformedHeader, nil},
+		{"header v2 tags truncated", headerBytes(12, 4, 1, nil, []byte{1, 0, 5, 'a'}), ErrMalformedHeader, nil},
+		{"heartbeat body truncated", hb4[:len(hb4)-3], ErrMalformedRequest, nil},
+		{"heartbeat v0 empty body", headerBytes(12, 0, 1, nil, nil), ErrMalformedRequest, nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			h, body, err := ParseHeader(tc.frame)
+			require.NoError(t, err)
+			req, err := DecodeRequest(h, body)
+			require.ErrorIs(t, err, tc.wantErr)
+			assert.Nil(t, req)
+			var uve *UnsupportedVersionError
+			assert.Equal(t, tc.unsupported != nil, errors.As(err, &uve))
+			if tc.unsupported != nil {
+				assert.Equal(t, tc.unsupported, uve)
+			}
+		})
+	}
+}
+
+func TestUnsupportedVersionErrorMessage(t *testing.T) {
+	t.Parallel()
+	assert.EqualError(t, &UnsupportedVersionError{Key: 18, Version: 99},
+		"protocol: ApiVersions (key 18) v99: supported versions are 0-4")
+	assert.EqualError(t, &UnsupportedVersionError{Key: 0, Version: 9},
+		"protocol: Produce (key 0) v9: API not supported")
+}
+
+func TestUnsupportedAPIVersionsResponse(t *testing.T) {
+	t.Parallel()
+	resp := UnsupportedAPIVersionsResponse()
+	assert.Equal(t, int16(0), resp.Version)
+	assert.Equal(t, int16(35), resp.ErrorCode)
+	assert.Equal(t, kerr.UnsupportedVersion.Code, resp.ErrorCode)
+	require.Len(t, resp.ApiKeys, 1)
+	assert.Equal(t, int16(18), resp.ApiKeys[0].ApiKey)
+	assert.Equal(t, int16(0), resp.ApiKeys[0].MinVersion)
+	assert.Equal(t, int16(4), resp.ApiKeys[0].MaxVersion)
+
+	// Each call returns a fresh response the server may modify.
+	resp.ApiKeys[0].MaxVersion = 1
+	assert.Equal(t, int16(4), UnsupportedAPIVersionsResponse().ApiKeys[0].MaxVersion)
+}
+
+// TestDecodeRequestEveryVersion round-trips a default request of every
+// supported API and version through kmsg's client formatter.
+func TestDecodeRequestEveryVersion(t *testing.T) {
+	t.Parallel()
+	for _, vr := range SupportedVersions() {
+		for v := vr.Min; v <= vr.Max; v++ {
+			t.Run(kmsg.NameForKey(vr.Key), func(t *testing.T) {
+				t.Parallel()
+				req := kmsg.RequestForKey(vr.Key)
+				req.SetVersion(v)
+				frame := formatted(req, 77, "client")
+
+				h, body, err := ParseHeader(frame)
+				require.NoError(t, err)
+				assert.Equal(t, RequestHeader{APIKey: vr.Key, APIVersion: v, CorrelationID: 77, ClientID: ptr("client")}, h)
+				got, err := DecodeRequest(h, body)
+				require.NoError(t, err, "v%d", v)
+				assert.Equal(t, v, got.GetVersion())
+				assert.Equal(t, req.AppendTo(nil), got.AppendTo(nil), "v%d", v)
+			})
+		}
+	}
+}
+
+// FuzzParseRequest checks that no header or body panics the decoder, that
+// only supported versions decode, and that what decodes re-encodes to bytes
+// that decode to the same request.
+func FuzzParseRequest(f *testing.F) {
+	f.Add(formatted(heartbeat(3, 1), 1, "c"))
+	f.Add(formatted(heartbeat(4, 1), 1, "c"))
+	f.Add(headerBytes(12, 4, 1, ptr("c"), append([]byte{1, 0, 1, 'a'}, heartbeat(4, 1).AppendTo(nil)...)))
+	f.Add(headerBytes(18, 99, 1, nil, nil))
+	f.Add(formatted(kmsg.NewPtrApiVersionsRequest(), 2, "kgo"))
+	f.Add(formatted(kmsg.NewPtrJoinGroupRequest(), 3, ""))
+	f.Add(formatted(kmsg.NewPtrOffsetCommitRequest(), 4, "c"))
+	f.Add(headerBytes(9999, 0, 1, nil, nil))
+	f.Add([]byte{0, 12})
+	f.Fuzz(func(t *testing.T, frame []byte) {
+		h, body, err := ParseHeader(frame)
+		if err != nil {
+			if !errors.Is(err, ErrMalformedHeader) {
+				t.Fatalf("ParseHeader: unexpected error kind: %v", err)
+			}
+			return
+		}
+		req, err := DecodeRequest(h, body)
+		if err != nil {
+			return
+		}
+		if !Supported(req.Key(), req.GetVersion()) || req.Key() != h.APIKey {
+			t.Fatalf("decoded %s v%d", kmsg.NameForKey(req.Key()), req.GetVersion())
+		}
+		first := req.AppendTo(nil)
+		again := kmsg.RequestForKey(h.APIKey)
+		again.SetVersion(h.APIVersion)
+		if err := again.ReadFrom(first); err != nil {
+			t.Fatalf("re-encoded request does not decode: %v", err)
+		}
+		if second := again.AppendTo(nil); !bytes.Equal(first, second) {
+			t.Fatalf("round trip differs:\n%x\n%x", first, second)
+		}
+	})
+}

@@ -1,0 +1,58 @@
+package protocol
+
+// VersionRange is the inclusive range of versions we support for one API key,
+// as advertised in an ApiVersions response entry.
+type VersionRange struct {
+	Key int16
+	Min int16
+	Max int16
+}
+
+// supportedVersions is the one table of what we implement (DESIGN.md section
+// 4), sorted by key. It is never modified: callers get copies. Not listed, so
+// never advertised: Produce (a client that sees no Produce entry skips its
+// "broker too old" check, see KAFKA-NOTES.md Q1.1), ConsumerGroupHeartbeat
+// (KIP-848) and anything that needs topic ids.
+//
+// Lower bounds: OffsetFetch v0 read offsets from ZooKeeper and Fetch v0-3
+// predate the record batch format, so neither is served.
+var supportedVersions = [...]VersionRange{
+	{Key: 1, Min: 4, Max: 12}, // Fetch; v13+ uses topic ids
+	{Key: 2, Min: 0, Max: 7},  // ListOffsets
+	{Key: 3, Min: 0, Max: 12}, // Metadata; v13 adds a top-level error code
+	{Key: 8, Min: 0, Max: 9},  // OffsetCommit
+	{Key: 9, Min: 1, Max: 9},  // OffsetFetch; v8+ batches groups
+	{Key: 10, Min: 0, Max: 6}, // FindCoordinator; v4+ batches keys
+	{Key: 11, Min: 0, Max: 9}, // JoinGroup; v4+ MEMBER_ID_REQUIRED
+	{Key: 12, Min: 0, Max: 4}, // Heartbeat
+	{Key: 13, Min: 0, Max: 5}, // LeaveGroup; v3+ batches members
+	{Key: 14, Min: 0, Max: 5}, // SyncGroup
+	{Key: 15, Min: 0, Max: 5}, // DescribeGroups
+	{Key: 16, Min: 0, Max: 5}, // ListGroups
+	{Key: 18, Min: 0, Max: 4}, // ApiVersions; v5 adds ClusterID/NodeID
+	{Key: 19, Min: 0, Max: 7}, // CreateTopics
+}
+
+// VersionsFor returns the range we support for key, and false when we do
+// not implement the API at all.
+func VersionsFor(key int16) (VersionRange, bool) {
+	for _, r := range supportedVersions {
+		if r.Key == key {
+			return r, true
+		}
+	}
+	return VersionRange{}, false
+}
+
+// Supported reports whether we implement version of the API key.
+func Supported(key, version int16) bool {
+	r, ok := VersionsFor(key)
+	return ok && version >= r.Min && version <= r.Max
+}
+
+// SupportedVersions returns a copy of the whole table, sorted by key: the
+// ApiKeys of our ApiVersions response.
+func SupportedVersions() []VersionRange {
+	out := supportedVersions // copies the array
+	return out[:]
+}

@@ -1,0 +1,106 @@
+package server
+
+// CreateTopics (key 19), versions 0-7.
+//
+// v1 adds ValidateOnly and error messages; v4 (KIP-464) lets partitions
+// and replication factor be -1 for the broker default (1 here); v5 is
+// flexible and echoes partitions, replication factor and configs; v7 adds
+// topic ids (all zero here). Replication factor must be 1 or -1 on a
+// single broker (INVALID_REPLICATION_FACTOR); partitions at least 1
+// (INVALID_PARTITIONS); a manual replica assignment decides the partition
+// count. New topics are saved to the catalog in the data dir before the
+// answer goes out.
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/minibroker/minibroker/coordinator"
+)
+
+func (s *Server) handleCreateTopics(r *request, req *kmsg.CreateTopicsRequest) kmsg.Response {
+	resp := req.ResponseKind().(*kmsg.CreateTopicsResponse)
+	s.catalog.Lock()
+	defer s.catalog.Unlock()
+	created := false
+	seen := map[string]int{}
+	for _, t := range req.Topics {
+		seen[t.Topic]++
+	}
+	for _, t := range req.Topics {
+		rt := kmsg.NewCreateTopicsResponseTopic()
+		rt.Topic = t.Topic
+		partitions, err := s.createTopic(t, req.ValidateOnly, seen[t.Topic] > 1)
+		if err == nil && !req.ValidateOnly {
+			created = true
+		}
+		if err != nil {
+			rt.ErrorCode = s.code(err)
+			if kerr.ErrorForCode(rt.ErrorCode) == kerr.UnknownServerError {
+				rt.ErrorCode = codeFromKerr(err)
+			}
+			msg := err.Error()
+			rt.ErrorMessage = &msg
+		} else {
+			rt.NumPartitions, rt.ReplicationFactor = partitions, 1
+		}
+		resp.Topics = append(resp.Topics, rt)
+	}
+	if created && s.topics != nil {
+		if err := s.topics.SaveTopics(s.coord.Topics()); err != nil {
+			r.logger.Error("saving topic catalog failed", "err", err)
+			for i := range resp.Topics {
+				if resp.Topics[i].ErrorCode == 0 {
+					resp.Topics[i].ErrorCode = s.code(fmt.Errorf("%w: %w", errCatalog, err))
+				}
+			}
+		}
+	}
+	return resp
+}
+
+// createTopic validates and, unless validateOnly, creates one topic. It
+// returns the partition count.
+func (s *Server) createTopic(t kmsg.CreateTopicsRequestTopic, validateOnly, duplicate bool) (int32, error) {
+	if duplicate {
+		return 0, fmt.Errorf("%w: topic %q named more than once", kerr.InvalidRequest, t.Topic)
+	}
+	if t.ReplicationFactor != 1 && t.ReplicationFactor != -1 && len(t.ReplicaAssignment) == 0 {
+		return 0, fmt.Errorf("%w: replication factor %d on a single broker", kerr.InvalidReplicationFactor, t.ReplicationFactor)
+	}
+	partitions := t.NumPartitions
+	if partitions == -1 {
+		partitions = 1
+	}
+	if len(t.ReplicaAssignment) > 0 {
+		if t.NumPartitions != -1 || t.ReplicationFactor != -1 {
+			return 0, fmt.Errorf("%w: replica assignment needs partitions and replication factor -1", kerr.InvalidRequest)
+		}
+		partitions = int32(len(t.ReplicaAssignment))
+	}
+	if !coordinator.ValidTopicName(t.Topic) {
+		return 0, fmt.Errorf("%w: %q", coordinator.ErrInvalidTopic, t.Topic)
+	}
+	if validateOnly {
+		if _, exists := s.coord.Topics()[t.Topic]; exists {
+			return 0, fmt.Errorf("%w: %q", coordinator.ErrTopicExists, t.Topic)
+		}
+		if partitions < 1 {
+			return 0, fmt.Errorf("%w: %d", coordinator.ErrInvalidPartitions, partitions)
+		}
+		return partitions, nil
+	}
+	return partitions, s.coord.CreateTopic(t.Topic, partitions)
+}
+
+// codeFromKerr returns the code of a kerr error wrapped in err.
+func codeFromKerr(err error) int16 {
+	var ke *kerr.Error
+	if errors.As(err, &ke) {
+		return ke.Code
+	}
+	return kerr.UnknownServerError.Code
+}

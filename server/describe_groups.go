@@ -1,0 +1,36 @@
+package server
+
+// DescribeGroups (key 15), versions 0-5.
+//
+// v1 adds throttle; v3 authorized operations (we report none); v4 instance
+// ids (always null); v5 is flexible. An unknown group is "Dead" with NONE,
+// as Kafka answers before v6. A Stable group lists its members with their
+// metadata for the chosen protocol and their encoded assignment.
+
+import (
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/minibroker/minibroker/coordinator"
+)
+
+func (s *Server) handleDescribeGroups(_ *request, req *kmsg.DescribeGroupsRequest) kmsg.Response {
+	resp := req.ResponseKind().(*kmsg.DescribeGroupsResponse)
+	for _, id := range req.Groups {
+		v, _ := s.coord.Describe(id)
+		g := kmsg.DescribeGroupsResponseGroup{Group: id, State: v.State.String(), Protocol: v.Protocol, AuthorizedOperations: -2147483648}
+		if v.State != coordinator.Dead {
+			g.ProtocolType = coordinator.ConsumerProtocolType
+		}
+		for _, m := range v.Members {
+			g.Members = append(g.Members, kmsg.DescribeGroupsResponseGroupMember{
+				MemberID:         m.MemberID,
+				ClientID:         m.ClientID,
+				ClientHost:       m.ClientHost,
+				ProtocolMetadata: m.Metadata,
+				MemberAssignment: encodeAssignment(m.Assignment),
+			})
+		}
+		resp.Groups = append(resp.Groups, g)
+	}
+	return resp
+}

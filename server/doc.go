@@ -1,0 +1,12 @@
+// Package server puts the coordinator on the Kafka wire: a listener, one
+// goroutine per connection that reads a request, answers it and only then
+// reads the next (so responses leave in request order, as Kafka's muted
+// channels guarantee), a dispatch table from API key to handler with one
+// file per API, the translation between kmsg messages and coordinator
+// calls, the one table from coordinator errors to Kafka error codes
+// (errors.go), the expiry ticker and shutdown.
+//
+// It is the only package that knows both the wire (protocol, kmsg, kerr)
+// and the rules (coordinator). Where its behaviour differs from Kafka's,
+// docs/behavior-matrix.md says so and names the test that shows it.
+package server

@@ -1,0 +1,61 @@
+package server
+
+import (
+	"errors"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+
+	"github.com/minibroker/minibroker/coordinator"
+	"github.com/minibroker/minibroker/offsets"
+)
+
+// errorCodes is the only map from errors to Kafka codes, checked in order
+// with errors.Is. Anything unmatched is UNKNOWN_SERVER_ERROR.
+var errorCodes = [...]struct {
+	err  error
+	code *kerr.Error
+}{
+	{coordinator.ErrUnknownMemberID, kerr.UnknownMemberID},
+	{coordinator.ErrIllegalGeneration, kerr.IllegalGeneration},
+	{coordinator.ErrRebalanceInProgress, kerr.RebalanceInProgress},
+	// Kafka's classic protocol has no ownership check. REBALANCE_IN_PROGRESS
+	// makes clients re-join (a refresh here) without resetting their
+	// generation (DESIGN.md section 4, KAFKA-NOTES Q4).
+	{coordinator.ErrNotPartitionOwner, kerr.RebalanceInProgress},
+	{coordinator.ErrInvalidGroupID, kerr.InvalidGroupID},
+	{coordinator.ErrInvalidMemberID, kerr.InvalidRequest},
+	{coordinator.ErrInvalidSessionTimeout, kerr.InvalidSessionTimeout},
+	{coordinator.ErrInconsistentGroupProtocol, kerr.InconsistentGroupProtocol},
+	{coordinator.ErrMemberIDRequired, kerr.MemberIDRequired},
+	{coordinator.ErrUnknownTopic, kerr.UnknownTopicOrPartition},
+	{coordinator.ErrInvalidTopic, kerr.InvalidTopicException},
+	{coordinator.ErrTopicExists, kerr.TopicAlreadyExists},
+	{coordinator.ErrInvalidPartitions, kerr.InvalidPartitions},
+	{coordinator.ErrInvalidOffset, kerr.OffsetOutOfRange},
+	{coordinator.ErrOffsetMetadataTooLarge, kerr.OffsetMetadataTooLarge},
+	{offsets.ErrNegativeOffset, kerr.OffsetOutOfRange},
+	{offsets.ErrMetadataTooLarge, kerr.OffsetMetadataTooLarge},
+	{offsets.ErrInvalidEntry, kerr.InvalidRequest},
+	{offsets.ErrStorage, kerr.KafkaStorageError},
+	{offsets.ErrClosed, kerr.CoordinatorNotAvailable},
+	{errCatalog, kerr.KafkaStorageError},
+}
+
+// errCatalog wraps a failure to persist the topic catalog.
+var errCatalog = errors.New("topic catalog not saved")
+
+// code returns the Kafka error code for err: 0 for nil, the first matching
+// entry of errorCodes, or UNKNOWN_SERVER_ERROR (logged at Error, since it
+// is our own failure).
+func (s *Server) code(err error) int16 {
+	if err == nil {
+		return 0
+	}
+	for _, e := range errorCodes {
+		if errors.Is(err, e.err) {
+			return e.code.Code
+		}
+	}
+	s.logger.Error("unmapped error", "err", err)
+	return kerr.UnknownServerError.Code
+}

@@ -1,0 +1,22 @@
+package server
+
+// Heartbeat (key 12), versions 0-4.
+//
+// The chapter's check order: unknown group, then generation, then member
+// (Kafka checks the member first). v3 adds instance ids (ignored); v4 is
+// flexible.
+
+import (
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+func (s *Server) handleHeartbeat(_ *request, req *kmsg.HeartbeatRequest) kmsg.Response {
+	resp := req.ResponseKind().(*kmsg.HeartbeatResponse)
+	if req.Group == "" {
+		resp.ErrorCode = kerr.InvalidGroupID.Code
+		return resp
+	}
+	resp.ErrorCode = s.code(s.coord.Heartbeat(req.Group, req.MemberID, req.Generation))
+	return resp
+}

@@ -1,0 +1,88 @@
+package server
+
+// JoinGroup (key 11), versions 0-9.
+//
+// v1 adds the rebalance timeout (ignored: no join barrier waits here); v4
+// (KIP-394) answers an empty member id with MEMBER_ID_REQUIRED and a new
+// id; v5 adds group instance ids (static membership, not supported: the id
+// is ignored and the member is dynamic); v6 is flexible; v7 echoes the
+// protocol type and name; v8 adds a reason; v9 adds SkipAssignment, always
+// false, since the coordinator, not the leader, assigns.
+//
+// The join completes at once (the chapter's synchronous rebalance); the
+// rules and their order are DESIGN.md section 4's, applied by
+// coordinator.Join with WireRules.
+
+import (
+	"errors"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kbin"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/minibroker/minibroker/coordinator"
+)
+
+func (s *Server) handleJoinGroup(r *request, req *kmsg.JoinGroupRequest) kmsg.Response {
+	resp := req.ResponseKind().(*kmsg.JoinGroupResponse)
+	jr := coordinator.JoinRequest{
+		Group:           req.Group,
+		MemberID:        req.MemberID,
+		ClientID:        r.clientID,
+		ClientHost:      r.host,
+		SessionTimeout:  time.Duration(req.SessionTimeoutMillis) * time.Millisecond,
+		ProtocolType:    req.ProtocolType,
+		WireRules:       true,
+		RequireMemberID: req.Version >= 4,
+	}
+	for _, p := range req.Protocols {
+		jr.Protocols = append(jr.Protocols, coordinator.Protocol{
+			Name: p.Name, Metadata: p.Metadata, Topics: subscribedTopics(p.Metadata),
+		})
+	}
+	res, err := s.coord.Join(jr)
+	if err != nil {
+		resp.ErrorCode = s.code(err)
+		resp.Generation = -1
+		resp.MemberID = req.MemberID
+		if errors.Is(err, coordinator.ErrMemberIDRequired) {
+			resp.MemberID = res.MemberID
+		}
+		if errors.Is(err, coordinator.ErrInconsistentGroupProtocol) {
+			resp.MemberID = ""
+		}
+		return resp
+	}
+	protocolType, protocolName := coordinator.ConsumerProtocolType, res.Protocol
+	resp.Generation = res.Generation
+	resp.ProtocolType = &protocolType
+	resp.Protocol = &protocolName
+	resp.LeaderID = res.Leader
+	resp.MemberID = res.MemberID
+	for _, m := range res.Members {
+		resp.Members = append(resp.Members, kmsg.JoinGroupResponseMember{MemberID: m.MemberID, ProtocolMetadata: m.Metadata})
+	}
+	return resp
+}
+
+// subscribedTopics reads the topic list of a ConsumerMemberMetadata
+// leniently: the version, then the topics, ignoring whatever follows, since
+// some clients send less than their version implies. Metadata that does
+// not hold a topic list subscribes to nothing.
+func subscribedTopics(metadata []byte) []string {
+	r := kbin.Reader{Src: metadata}
+	r.Int16() // version
+	n := r.ArrayLen()
+	if !r.Ok() || n < 0 || int(n) > len(r.Src) {
+		return nil
+	}
+	topics := make([]string, 0, n)
+	for range n {
+		t := r.String()
+		if !r.Ok() {
+			return nil
+		}
+		topics = append(topics, t)
+	}
+	return topics
+}

@@ -1,0 +1,53 @@
+package server
+
+// OffsetCommit (key 8), versions 0-9.
+//
+// v1 adds generation and member id (v1's per-partition timestamp is
+// ignored); v2-4 a retention time (ignored: offsets never expire here); v5
+// drops both; v6 adds leader epochs, which we store and return; v7 adds
+// instance ids (ignored); v8 is flexible. v0 has no generation: it is a
+// direct commit.
+//
+// Generation -1 with an empty member id is a direct commit (a consumer
+// with a manual assignment): stored unfenced, as in the chapter. Anything
+// else is a group commit, checked in the chapter's order. Either way the
+// commit is all-or-nothing: a rejected commit stores nothing, and every
+// requested partition carries the one code that rejected it.
+
+import (
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/minibroker/minibroker/offsets"
+)
+
+func (s *Server) handleOffsetCommit(_ *request, req *kmsg.OffsetCommitRequest) kmsg.Response {
+	resp := req.ResponseKind().(*kmsg.OffsetCommitResponse)
+	var entries []offsets.Entry
+	for _, t := range req.Topics {
+		for _, p := range t.Partitions {
+			e := offsets.Entry{Topic: t.Topic, Partition: p.Partition, Offset: p.Offset, LeaderEpoch: offsets.NoLeaderEpoch}
+			if p.Metadata != nil {
+				e.Metadata = *p.Metadata
+			}
+			if req.Version >= 6 {
+				e.LeaderEpoch = p.LeaderEpoch
+			}
+			entries = append(entries, e)
+		}
+	}
+	var err error
+	if req.Version == 0 || (req.Generation < 0 && req.MemberID == "") {
+		err = s.coord.CommitDirect(req.Group, entries)
+	} else {
+		err = s.coord.Commit(req.Group, req.MemberID, req.Generation, entries)
+	}
+	code := s.code(err)
+	for _, t := range req.Topics {
+		rt := kmsg.OffsetCommitResponseTopic{Topic: t.Topic}
+		for _, p := range t.Partitions {
+			rt.Partitions = append(rt.Partitions, kmsg.OffsetCommitResponseTopicPartition{Partition: p.Partition, ErrorCode: code})
+		}
+		resp.Topics = append(resp.Topics, rt)
+	}
+	return resp
+}

@@ -1,0 +1,48 @@
+package server
+
+// SyncGroup (key 14), versions 0-5.
+//
+// The leader's plan is ignored: the coordinator computed every assignment
+// at join, and each member gets its own share, encoded as a
+// ConsumerMemberAssignment (never zero bytes, even when it holds no
+// partition, so clients never mistake it for "no assignment yet"). v3 adds
+// instance ids (ignored); v4 is flexible; v5 echoes the protocol type and
+// name the client sent.
+
+import (
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/minibroker/minibroker/assignor"
+)
+
+func (s *Server) handleSyncGroup(_ *request, req *kmsg.SyncGroupRequest) kmsg.Response {
+	resp := req.ResponseKind().(*kmsg.SyncGroupResponse)
+	if req.Group == "" {
+		resp.ErrorCode = kerr.InvalidGroupID.Code
+		return resp
+	}
+	parts, err := s.coord.Sync(req.Group, req.MemberID, req.Generation)
+	if err != nil {
+		resp.ErrorCode = s.code(err)
+		return resp
+	}
+	resp.ProtocolType, resp.Protocol = req.ProtocolType, req.Protocol
+	resp.MemberAssignment = encodeAssignment(parts)
+	return resp
+}
+
+// encodeAssignment renders partitions, sorted by topic then partition, as a
+// version 0 ConsumerMemberAssignment.
+func encodeAssignment(parts []assignor.TopicPartition) []byte {
+	a := kmsg.NewConsumerMemberAssignment()
+	for _, tp := range parts {
+		n := len(a.Topics)
+		if n == 0 || a.Topics[n-1].Topic != tp.Topic {
+			a.Topics = append(a.Topics, kmsg.ConsumerMemberAssignmentTopic{Topic: tp.Topic})
+			n++
+		}
+		a.Topics[n-1].Partitions = append(a.Topics[n-1].Partitions, tp.Partition)
+	}
+	return a.AppendTo(nil)
+}
