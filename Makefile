@@ -4,11 +4,12 @@ GO        ?= go
 FUZZTIME  ?= 60s
 DATA_DIR  ?= ./minibroker-data
 LISTEN    ?= 127.0.0.1:9092
+ADMIN     ?= 127.0.0.1:9644
 COVER_MIN ?= 90
 # Packages whose statement coverage make test holds at COVER_MIN percent.
 COVER_PKGS = assignor coordinator offsets
 
-.PHONY: all test fmt-check vet boundaries unit run build bench fuzz lab cover clean
+.PHONY: all test fmt-check vet boundaries chromium unit run build bench fuzz lab cover clean
 
 all: build
 
@@ -25,14 +26,18 @@ vet:
 boundaries:
 	@./scripts/boundaries.sh
 
-unit:
+## chromium: install Debian's chromium for the admin page's browser test, if missing.
+chromium:
+	@./scripts/chromium.sh
+
+unit: chromium
 	@mkdir -p .cache
 	$(GO) test -race -count=1 -cover ./... 2>&1 | tee .cache/test.out
 	@./scripts/cover-floor.sh .cache/test.out $(COVER_MIN) $(COVER_PKGS)
 
-## run: start the broker with the demo topics on 127.0.0.1:9092.
+## run: start the broker with the demo topics on 127.0.0.1:9092, the admin API and live page on 127.0.0.1:9644.
 run:
-	$(GO) run ./cmd/minibroker serve --listen $(LISTEN) --data-dir $(DATA_DIR) \
+	$(GO) run ./cmd/minibroker serve --listen $(LISTEN) --admin $(ADMIN) --data-dir $(DATA_DIR) \
 		--topic orders:4 --topic payments:1
 
 build:

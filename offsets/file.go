@@ -17,7 +17,9 @@ const FileName = "offsets.json"
 const fileVersion = 1
 
 // ErrCorrupt is returned when the offsets file exists but cannot be read as
-// the chapter's format. The store never replaces such a file.
+// the chapter's format, when a journal segment holds damage that a torn
+// write cannot explain, or when segments exist without the offsets file.
+// The store never replaces or repairs such files.
 var ErrCorrupt = errors.New("corrupt offsets file")
 
 // fileDoc is the chapter's document:

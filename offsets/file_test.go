@@ -195,8 +195,12 @@ func TestFileGolden(t *testing.T) {
 	}))
 	require.NoError(t, s.Commit("analytics", []Entry{{Topic: "orders", Partition: 0, Offset: 0, LeaderEpoch: 0}}))
 	require.NoError(t, s.Commit("billing", []Entry{{Topic: "orders", Partition: 2, Offset: 8, Metadata: `a<b>&"c"`, LeaderEpoch: 3}}))
+	// Commits go to the journal; Close (like a compaction) folds it into
+	// offsets.json and leaves that file alone in the directory.
+	require.NoError(t, s.Close())
 
 	require.Equal(t, string(readTestdata(t, "golden-offsets.json")), string(readOffsets(t, dir)))
+	require.Equal(t, []string{FileName}, dirNames(t, dir))
 }
 
 func TestEncodeEmpty(t *testing.T) {

@@ -2,9 +2,11 @@ package offsets
 
 import (
 	"errors"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -115,14 +117,24 @@ func (f *faultFile) Close() error {
 	return err
 }
 
-// recordFS passes everything to the real file system and records the
-// contents of every file it renames into place: one record per write that
-// reached the target.
+// recordFS passes everything to the real file system and records every
+// write that reached the disk: the contents of each snapshot file it
+// renames into place, and each journal record once its fsync returned.
+// Renaming an empty journal segment into place writes no offsets and is
+// not recorded.
 type recordFS struct {
 	atomicfile.OS
 
 	mu     sync.Mutex
 	writes [][]byte // guarded by mu
+}
+
+func (r *recordFS) CreateTemp(dir, pattern string) (atomicfile.File, error) {
+	f, err := os.CreateTemp(dir, pattern)
+	if err != nil {
+		return nil, err
+	}
+	return &recordFile{File: f, fs: r}, nil
 }
 
 func (r *recordFS) Rename(oldpath, newpath string) error {
@@ -133,13 +145,44 @@ func (r *recordFS) Rename(oldpath, newpath string) error {
 	if err := r.OS.Rename(oldpath, newpath); err != nil {
 		return err
 	}
-	r.mu.Lock()
-	r.writes = append(r.writes, data)
-	r.mu.Unlock()
+	if filepath.Base(newpath) == FileName {
+		r.record(data)
+	}
 	return nil
 }
 
-// count returns how many writes reached the target so far.
+func (r *recordFS) record(data []byte) {
+	r.mu.Lock()
+	r.writes = append(r.writes, data)
+	r.mu.Unlock()
+}
+
+// recordFile is a file created by recordFS: bytes written to a journal
+// segment are recorded when the fsync that makes them durable returns.
+type recordFile struct {
+	*os.File
+	fs       *recordFS
+	unsynced []byte
+}
+
+func (f *recordFile) Write(p []byte) (int, error) {
+	n, err := f.File.Write(p)
+	f.unsynced = append(f.unsynced, p[:n]...)
+	return n, err
+}
+
+func (f *recordFile) Sync() error {
+	if err := f.File.Sync(); err != nil {
+		return err
+	}
+	if strings.HasPrefix(filepath.Base(f.Name()), JournalPrefix) && len(f.unsynced) > 0 {
+		f.fs.record(f.unsynced)
+	}
+	f.unsynced = nil
+	return nil
+}
+
+// count returns how many writes reached the disk so far.
 func (r *recordFS) count() int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -151,6 +194,59 @@ func (r *recordFS) written(skip int) [][]byte {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return slices.Clone(r.writes[skip:])
+}
+
+// states returns what the disk held after each write from the first
+// skip+1 on: a snapshot write replaces the offsets, a journal record adds
+// its commits to what the disk held before it.
+func (r *recordFS) states(t *testing.T, skip int) []table {
+	t.Helper()
+	var out []table
+	state := table{}
+	for _, data := range r.written(0) {
+		if tb, err := decode(data); err == nil {
+			state = tb
+		} else {
+			next := cloneTable(state)
+			payload, rest, err := nextRecord(data)
+			require.NoError(t, err, "a recorded write is a snapshot or one journal record")
+			require.Empty(t, rest)
+			require.NoError(t, decodeRecord(payload, next.apply))
+			state = next
+		}
+		out = append(out, state)
+	}
+	return out[skip:]
+}
+
+// cloneTable returns a deep copy of t.
+func cloneTable(t table) table {
+	out := make(table, len(t))
+	for g, entries := range t {
+		out[g] = maps.Clone(entries)
+	}
+	return out
+}
+
+// sealActive makes the next commit open a new journal segment, as a
+// compaction does: it takes the writer's role while it seals.
+func sealActive(t *testing.T, s *Store) {
+	t.Helper()
+	s.sealAsWriter()
+}
+
+func (s *Store) sealAsWriter() {
+	s.mu.Lock()
+	for s.writing {
+		s.idle.Wait()
+	}
+	s.writing = true
+	s.mu.Unlock()
+	s.seal()
+	s.mu.Lock()
+	s.writing = false
+	s.idle.Broadcast()
+	s.mu.Unlock()
 }
 
 // gateFS passes everything to FS, except that the first CreateTemp after

@@ -3,52 +3,113 @@ package offsets
 import (
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"sync"
+	"time"
 	"unicode/utf8"
 
 	"github.com/minibroker/minibroker/internal/atomicfile"
 )
 
 // ErrStorage wraps every failure to make a commit durable. Memory always
-// holds what the file holds: when the write failed before the file was
-// replaced, the commit is not applied; when only the final directory fsync
-// failed, the file already holds the commit, so memory does too, but its
-// survival across a crash is unknown and the caller is told it failed.
+// holds what the files hold: a commit whose journal write failed is not
+// applied, and the failed write is cut off the journal again.
 var ErrStorage = errors.New("offsets storage failure")
 
 // ErrClosed is returned for commits enqueued after Close.
 var ErrClosed = errors.New("offsets store closed")
 
+// DefaultCompactBytes is Config.CompactBytes's default: 4 MiB of journal.
+const DefaultCompactBytes = 4 << 20
+
 // Config configures a file-backed Store. Zero fields mean the default.
 type Config struct {
-	// Dir is the data directory that holds FileName. Required.
+	// Dir is the data directory that holds FileName and the journal
+	// segments. Required.
 	Dir string
 	// FS is the file system writes go through; default the real one.
 	// Tests inject failures here.
 	FS atomicfile.FS
+	// CompactBytes is how large the journal grows before a background
+	// goroutine folds it into a new offsets.json, as Kafka's log cleaner
+	// compacts __consumer_offsets (log.cleaner.* settings; here one
+	// threshold). The effective threshold is never below the size of the
+	// last snapshot, so rewriting the snapshot costs O(1) per journaled
+	// byte however many offsets are stored. Default DefaultCompactBytes;
+	// negative: only Close folds the journal.
+	CompactBytes int64
+	// ObserveSync, if set, is called after each journal write is durable
+	// with the time its write and fsync took, from the goroutine that
+	// wrote it. It must not block or call the store. Default: none.
+	ObserveSync func(d time.Duration)
 }
 
-// Store holds committed offsets in memory and, when file-backed, in the
-// offsets file. It is safe for concurrent use.
+// Stats counts what a Store did since it was opened.
+type Stats struct {
+	Commits       int64 // commits made durable and applied
+	Appends       int64 // journal records written: one per group commit
+	JournalBytes  int64 // bytes of journal not yet folded into offsets.json
+	SnapshotBytes int64 // size of offsets.json as last loaded or written
+	Compactions   int64 // background folds of the journal into offsets.json
+	// CompactionErrors counts failed background folds. A failed fold
+	// loses nothing: the journal it would have replaced stays.
+	CompactionErrors    int64
+	LastCompactionError error
+}
+
+// Store holds committed offsets in memory and, when file-backed, in
+// offsets.json plus an append-only journal. It is safe for concurrent use.
 //
-// Lock order: writeMu before mu. writeMu is held by the one goroutine that
-// is writing the file; mu guards the fields below it and is never held
-// across I/O.
+// Group commit: Enqueue appends a commit to queue under mu. The first
+// waiter that finds no writer running becomes the writer: it takes the
+// whole queue, writes it as one journal record with one write and one
+// fsync, applies it to committed, and wakes the others, whose commits are
+// then done or who become the next writer. mu is never held across I/O.
+//
+// The writer-owned fields are used only by the goroutine that set writing,
+// or by Close once no writer can run again; writing hands them over under
+// mu. The compactor goroutine touches only files that no writer appends to
+// any more, and the fields guarded by mu.
 type Store struct {
-	path string // "" for a memory-only store
-	fs   atomicfile.FS
+	path         string // offsets.json; "" for a memory-only store
+	dir          string
+	fs           atomicfile.FS
+	compactBytes int64
+	observeSync  func(time.Duration)
 
-	writeMu sync.Mutex
+	mu            sync.Mutex
+	idle          sync.Cond // L is &mu; broadcast when a writer finishes
+	committed     table     // guarded by mu; exactly what the files hold
+	queue         []*pending
+	writing       bool      // a writer holds the writer-owned fields
+	closed        bool      // no new commits
+	sealed        []segment // segments no longer appended to, not folded yet, in order
+	snapshotBytes int64
+	compacting    bool  // a fold of sealed is running
+	retryAt       int64 // after a failed fold: journal size of the next attempt
+	stats         Stats
 
-	mu        sync.Mutex
-	committed table // what the file holds; mutated only with writeMu held too
-	queue     []*pending
-	closed    bool
+	// Writer-owned.
+	active    atomicfile.File // the segment commits append to; nil until needed
+	activeSeg segment
+	nextSeq   uint64
+	buf       []byte
+	broken    error // a failed write could not be cut off: refuse commits
+	created   bool  // we created a segment, so Close folds the journal
+
+	// inlineCompact makes the writer fold the journal itself, so that
+	// crash tests see one deterministic order of file operations. Set
+	// only by tests, before the first commit.
+	inlineCompact bool
+
+	// Compactor lifecycle: created by the first writer that needs it.
+	kick chan struct{}
+	stop chan struct{}
+	done chan struct{}
 }
 
-// pending is one enqueued commit. done and err are written by the writer
-// with writeMu held and read by the waiter with writeMu held.
+// pending is one enqueued commit. done and err are guarded by Store.mu.
 type pending struct {
 	group   string
 	entries []Entry
@@ -58,13 +119,17 @@ type pending struct {
 
 // NewMemory returns a Store that keeps offsets in memory only.
 func NewMemory() *Store {
-	return &Store{committed: table{}}
+	s := &Store{committed: table{}}
+	s.idle.L = &s.mu
+	return s
 }
 
 // Open loads <cfg.Dir>/offsets.json, or creates it empty when absent, so an
-// unusable directory is reported at start and not at the first commit. A
-// corrupt file is an error wrapping ErrCorrupt and naming the path; it is
-// left untouched.
+// unusable directory is reported at start and not at the first commit, and
+// then replays the journal segments over it. A corrupt file or segment is
+// an error wrapping ErrCorrupt and naming the path; it is left untouched.
+// The one repair Open makes is to cut a torn record off the end of the
+// newest segment: a write that a crash interrupted, never acknowledged.
 func Open(cfg Config) (*Store, error) {
 	if cfg.Dir == "" {
 		return nil, errors.New("offsets: Config.Dir is required")
@@ -72,18 +137,67 @@ func Open(cfg Config) (*Store, error) {
 	if cfg.FS == nil {
 		cfg.FS = atomicfile.OS{}
 	}
+	if cfg.CompactBytes == 0 {
+		cfg.CompactBytes = DefaultCompactBytes
+	}
 	path := filepath.Join(cfg.Dir, FileName)
 	t, exists, err := load(path)
 	if err != nil {
 		return nil, err
 	}
-	s := &Store{path: path, fs: cfg.FS, committed: t}
+	s := &Store{
+		path: path, dir: cfg.Dir, fs: cfg.FS, committed: t,
+		compactBytes: cfg.CompactBytes, observeSync: cfg.ObserveSync, nextSeq: 1,
+	}
+	s.idle.L = &s.mu
 	if !exists {
-		if err := atomicfile.Write(cfg.FS, path, encode(t, nil)); err != nil {
+		if segs, err := listSegments(cfg.Dir); err == nil && len(segs) > 0 {
+			return nil, fmt.Errorf("%w %s: missing, but journal %s exists", ErrCorrupt, path, segs[0].path)
+		}
+		data := encode(t, nil)
+		if err := atomicfile.Write(cfg.FS, path, data); err != nil {
 			return nil, fmt.Errorf("%w: %w", ErrStorage, err)
 		}
+		s.snapshotBytes = int64(len(data))
+		s.stats.SnapshotBytes = s.snapshotBytes
+		return s, nil
 	}
+	if fi, err := os.Stat(path); err == nil {
+		s.snapshotBytes = fi.Size()
+	}
+	if err := s.replay(); err != nil {
+		return nil, err
+	}
+	s.stats.SnapshotBytes = s.snapshotBytes
 	return s, nil
+}
+
+// replay applies every journal segment, oldest first, over the snapshot.
+// Replaying a record twice is harmless (each entry sets a value), which is
+// what lets a fold remove segments only after the snapshot holding them is
+// durable: between the two, both hold the same values.
+func (s *Store) replay() error {
+	segs, err := listSegments(s.dir)
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrStorage, err)
+	}
+	for i := range segs {
+		seg := &segs[i]
+		valid, total, err := replaySegment(seg.path, i == len(segs)-1, s.committed.apply)
+		if err != nil {
+			return err
+		}
+		if valid < total {
+			if err := truncateFile(seg.path, valid); err != nil {
+				return fmt.Errorf("%w: cut torn record off %s: %w", ErrStorage, seg.path, err)
+			}
+		}
+		seg.size = valid
+		s.stats.JournalBytes += valid
+		s.nextSeq = seg.seq + 1
+	}
+	s.sealed = segs
+	return nil
 }
 
 // Path returns the offsets file's path, or "" for a memory-only store.
@@ -93,7 +207,8 @@ func (s *Store) Path() string { return s.path }
 // function that waits until it is durable. Commits become durable, and
 // visible to readers, in the order they were enqueued. The entries are
 // validated first (negative offsets, oversized metadata); a rejected commit
-// is never enqueued. Enqueue never blocks on I/O.
+// is never enqueued, and a commit of no entries has nothing to write.
+// Enqueue never blocks on I/O.
 func (s *Store) Enqueue(group string, entries []Entry) (wait func() error) {
 	err := Validate(entries)
 	if err == nil && !utf8.ValidString(group) {
@@ -108,9 +223,13 @@ func (s *Store) Enqueue(group string, entries []Entry) (wait func() error) {
 		s.mu.Unlock()
 		return func() error { return ErrClosed }
 	}
+	if len(entries) == 0 {
+		s.mu.Unlock()
+		return func() error { return nil }
+	}
 	s.queue = append(s.queue, p)
 	s.mu.Unlock()
-	return func() error { return s.flush(p) }
+	return func() error { return s.wait(p) }
 }
 
 // Commit enqueues entries and waits until they are durable.
@@ -118,53 +237,51 @@ func (s *Store) Commit(group string, entries []Entry) error {
 	return s.Enqueue(group, entries)()
 }
 
-// flush makes p durable. The first waiter to get writeMu writes every
-// commit queued so far in one file write and one fsync (group commit); the
-// waiters behind it find their commit already done.
-func (s *Store) flush(p *pending) error {
-	s.writeMu.Lock()
-	defer s.writeMu.Unlock()
-	if p.done {
-		return p.err
+// wait returns once p is durable or failed, becoming the writer for the
+// queued batch whenever no writer is running (group commit).
+func (s *Store) wait(p *pending) error {
+	s.mu.Lock()
+	for !p.done {
+		if s.writing {
+			s.idle.Wait()
+			continue
+		}
+		s.writing = true
+		batch := s.queue
+		s.queue = nil
+		s.mu.Unlock()
+		s.writeBatch(batch)
+		s.mu.Lock()
+		s.writing = false
+		s.idle.Broadcast()
+	}
+	err := p.err
+	s.mu.Unlock()
+	return err
+}
+
+// writeBatch makes batch durable as one journal record, then applies it.
+// On failure nothing of it is applied and every commit in it gets the
+// error. Called by the writer.
+func (s *Store) writeBatch(batch []*pending) {
+	var err error
+	if s.path != "" {
+		err = s.append(batch)
 	}
 	s.mu.Lock()
-	batch := s.queue
-	s.queue = nil
-	s.mu.Unlock()
-
-	// Build the groups this batch changes beside the committed ones, so a
-	// failed write leaves memory as it was. committed is only mutated with
-	// writeMu held, which we hold, so reading it here needs no mu.
-	changed := table{}
-	for _, b := range batch {
-		if changed[b.group] == nil {
-			g := make(map[Key]Entry, len(s.committed[b.group])+len(b.entries))
-			for k, e := range s.committed[b.group] {
-				g[k] = e
-			}
-			changed[b.group] = g
+	if err == nil {
+		for _, b := range batch {
+			s.committed.apply(b.group, b.entries)
 		}
-		changed.apply(b.group, b.entries)
-	}
-	var err error
-	applied := true
-	if s.path != "" {
-		if werr := atomicfile.Write(s.fs, s.path, encode(s.committed, changed)); werr != nil {
-			err = fmt.Errorf("%w: %w", ErrStorage, werr)
-			applied = errors.Is(werr, atomicfile.ErrDirSync)
-		}
-	}
-	if applied {
-		s.mu.Lock()
-		for group, g := range changed {
-			s.committed[group] = g
-		}
-		s.mu.Unlock()
+		s.stats.Commits += int64(len(batch))
 	}
 	for _, b := range batch {
 		b.done, b.err = true, err
 	}
-	return p.err
+	s.mu.Unlock()
+	if err == nil && s.path != "" {
+		s.maybeCompact()
+	}
 }
 
 // Committed returns group's committed offsets sorted by topic and
@@ -192,8 +309,18 @@ func (s *Store) Groups() []string {
 	return s.committed.groups()
 }
 
-// Close makes every enqueued commit durable, then refuses new ones. It is
-// idempotent and returns the error of the final write, if any.
+// Stats returns the store's counters.
+func (s *Store) Stats() Stats {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.stats
+}
+
+// Close makes every enqueued commit durable, then refuses new ones, stops
+// the compactor and, if this store wrote to the journal, folds the journal
+// into offsets.json so that a cleanly stopped broker leaves the chapter's
+// file alone. It is idempotent and returns the first error of the final
+// write and the fold, if any. The commits are durable either way.
 func (s *Store) Close() error {
 	s.mu.Lock()
 	if s.closed {
@@ -206,11 +333,27 @@ func (s *Store) Close() error {
 		last = s.queue[n-1]
 	}
 	s.mu.Unlock()
-	if last == nil {
-		// A writer may hold the whole queue mid-write: wait for it.
-		s.writeMu.Lock()
-		s.writeMu.Unlock()
-		return nil
+	var err error
+	if last != nil {
+		err = s.wait(last)
 	}
-	return s.flush(last)
+	// A writer may hold the whole queue mid-write: wait for it. Once it
+	// is done nobody can become the writer again, so the writer-owned
+	// fields are ours.
+	s.mu.Lock()
+	for s.writing {
+		s.idle.Wait()
+	}
+	s.mu.Unlock()
+	if s.path == "" {
+		return err
+	}
+	if s.stop != nil {
+		close(s.stop)
+		<-s.done
+	}
+	if ferr := s.foldOnClose(); err == nil {
+		err = ferr
+	}
+	return err
 }

@@ -124,17 +124,34 @@ func TestCommitLaterEntriesWin(t *testing.T) {
 	require.Equal(t, int64(2), got.Offset)
 }
 
+// commitSteps are the steps of a commit that fail before anything of it
+// is durable. A commit appends one record to the open journal segment
+// (write, fsync); the commit after a segment was sealed first opens a new
+// one (create, rename). Closing a segment is not part of any commit: see
+// TestSealIgnoresCloseFailure.
+var commitSteps = []struct {
+	step         step
+	opensSegment bool
+}{
+	{stepCreate, true}, {stepWrite, false}, {stepSync, false}, {stepRename, true},
+}
+
 func TestCommitStorageFailure(t *testing.T) {
 	t.Parallel()
 	old := []Entry{ent("orders", 0, 6)}
-	for _, st := range writeSteps {
+	for _, tc := range commitSteps {
+		st := tc.step
 		t.Run(string(st), func(t *testing.T) {
 			t.Parallel()
 			dir := t.TempDir()
 			fsys := newFaultFS(st)
 			s := openStore(t, dir, fsys)
 			require.NoError(t, s.Commit("billing", old))
+			if tc.opensSegment {
+				sealActive(t, s)
+			}
 			before := readOffsets(t, dir)
+			namesBefore := dirNames(t, dir)
 
 			fsys.arm()
 			err := s.Commit("billing", []Entry{ent("orders", 0, 7), ent("orders", 1, 3)})
@@ -152,8 +169,9 @@ func TestCommitStorageFailure(t *testing.T) {
 			_, ok = s.Lookup("billing", "orders", 1)
 			require.False(t, ok)
 			require.Equal(t, []string{"billing"}, s.Groups())
-			require.Equal(t, string(before), string(readOffsets(t, dir)), "the file still holds the old values")
-			require.Equal(t, []string{FileName}, dirNames(t, dir), "the temp file is removed")
+			require.Equal(t, string(before), string(readOffsets(t, dir)), "the snapshot is untouched")
+			require.Equal(t, map[string][]Entry{"billing": old}, reopen(t, dir), "the files still hold the old values only")
+			require.Equal(t, namesBefore, dirNames(t, dir), "no temp file or new segment is left behind")
 
 			fsys.disarm()
 			require.NoError(t, s.Commit("billing", []Entry{ent("orders", 2, 9)}))
@@ -163,32 +181,37 @@ func TestCommitStorageFailure(t *testing.T) {
 				"shipping": {ent("orders", 0, 1)},
 			}
 			require.Equal(t, want, snapshot(s))
-			require.Equal(t, want, reopen(t, dir), "the file holds old + new")
+			require.Equal(t, want, reopen(t, dir), "the files hold old + new")
 		})
 	}
 }
 
-// TestCommitDirectorySyncFailure fails the last step, after the rename: the
-// commit is reported failed, memory follows the file (which already holds
-// the commit), and once the fault clears the next commit succeeds.
+// TestCommitDirectorySyncFailure fails the directory fsync that makes a
+// new journal segment's name durable. It comes before any record goes into
+// the segment, so the commit is reported failed and neither the files nor
+// memory hold it; once the fault clears the next commit succeeds. (A
+// failed directory fsync after a snapshot rename is covered by
+// TestCompactionSnapshotDirSyncFailureKeepsJournal.)
 func TestCommitDirectorySyncFailure(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	fsys := newFaultFS(stepSyncDir)
 	s := openStore(t, dir, fsys)
 	require.NoError(t, s.Commit("billing", []Entry{ent("orders", 0, 6)}))
+	sealActive(t, s)
+	namesBefore := dirNames(t, dir)
 
 	fsys.arm()
 	err := s.Commit("billing", []Entry{ent("orders", 0, 7)})
 	require.ErrorIs(t, err, ErrStorage)
 	require.ErrorIs(t, err, errInjected)
 	require.ErrorContains(t, err, stepMessage(stepSyncDir))
-	require.Equal(t, []string{FileName}, dirNames(t, dir))
-	// The file already holds 7, so memory does too: they never disagree.
+	require.Equal(t, namesBefore, dirNames(t, dir), "the new, empty segment is removed")
+	// The files do not hold 7, so memory does not either: they never disagree.
 	require.Equal(t, snapshot(s), reopen(t, dir))
 	e, ok := s.Lookup("billing", "orders", 0)
 	require.True(t, ok)
-	require.Equal(t, int64(7), e.Offset)
+	require.Equal(t, int64(6), e.Offset)
 
 	fsys.disarm()
 	require.NoError(t, s.Commit("shipping", []Entry{ent("orders", 0, 1)}))
@@ -228,6 +251,9 @@ func TestCommitUnwritableDirectory(t *testing.T) {
 			fsys.err = &fs.PathError{Op: "open", Path: filepath.Join(dir, FileName+".tmp-1"), Err: fs.ErrPermission}
 			s := openStore(t, dir, fsys)
 			require.NoError(t, s.Commit("billing", []Entry{ent("orders", 0, 6)}))
+			// Appending to an open segment needs no directory write; the
+			// directory matters when a commit must open a new segment.
+			sealActive(t, s)
 			before := readOffsets(t, dir)
 
 			tc.lock(t, dir, fsys)
@@ -354,6 +380,7 @@ func TestGroupCommitConcurrent(t *testing.T) {
 	for err := range errs {
 		require.NoError(t, err)
 	}
+	writes := rec.count() - writesBefore // before Close folds the journal
 	require.NoError(t, s.Close())
 
 	// Each goroutine's last commit is the value that must survive; i grows
@@ -367,7 +394,6 @@ func TestGroupCommitConcurrent(t *testing.T) {
 	require.Equal(t, want, snapshot(s), "every acknowledged value is in memory")
 	require.Equal(t, want, reopen(t, dir), "and in the file")
 
-	writes := rec.count() - writesBefore
 	require.GreaterOrEqual(t, writes, 1)
 	require.LessOrEqual(t, writes, goroutines*rounds, "never more writes than commits")
 	t.Logf("%d commits took %d writes", goroutines*rounds, writes)
@@ -405,17 +431,15 @@ func TestGroupCommitBatchesQueuedCommits(t *testing.T) {
 	}
 	require.Equal(t, writesBefore+2, rec.count(), "the first write and exactly one more")
 
-	written := rec.written(writesBefore)
-	firstFile, err := decode(written[0])
-	require.NoError(t, err)
-	require.Equal(t, []Entry{ent("orders", 0, 6)}, firstFile.sorted("billing"))
-	secondFile, err := decode(written[1])
-	require.NoError(t, err)
+	// What the disk held after each write: the first journal record,
+	// then the first plus the one record carrying the 10.
+	states := rec.states(t, writesBefore)
+	require.Equal(t, []Entry{ent("orders", 0, 6)}, states[0].sorted("billing"))
 	want := []Entry{ent("orders", 0, 6)}
 	for i := range waits {
 		want = append(want, ent("orders", int32(i+1), int64(10+i)))
 	}
-	require.Equal(t, want, secondFile.sorted("billing"))
+	require.Equal(t, want, states[1].sorted("billing"))
 	require.Equal(t, want, s.Committed("billing"))
 }
 
@@ -426,7 +450,7 @@ func TestCommitOrderFollowsEnqueue(t *testing.T) {
 	tests := []struct {
 		name string
 		run  func(t *testing.T, s *Store, gate *gateFS)
-		// want is the partition's offset in each file written, in order.
+		// want is the partition's offset on disk after each write, in order.
 		want []int64
 	}{
 		{
@@ -469,9 +493,7 @@ func TestCommitOrderFollowsEnqueue(t *testing.T) {
 			tc.run(t, s, gate)
 
 			var got []int64
-			for _, data := range rec.written(writesBefore) {
-				tb, err := decode(data)
-				require.NoError(t, err)
+			for _, tb := range rec.states(t, writesBefore) {
 				e, ok := tb.lookup("billing", Key{Topic: "orders", Partition: 0})
 				require.True(t, ok)
 				got = append(got, e.Offset)

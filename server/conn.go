@@ -3,11 +3,13 @@ package server
 import (
 	"bufio"
 	"context"
+	"encoding/binary"
 	"errors"
 	"io"
 	"log/slog"
 	"net"
 	"runtime/debug"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -53,18 +55,22 @@ func (s *Server) serveConn(ctx context.Context, conn net.Conn) {
 			s.logReadError(logger, err)
 			return
 		}
+		start := time.Now()
 		resp, corr, err := s.handleFrame(ctx, logger, host, frame)
 		if err != nil {
 			logger.Warn("closing connection", "err", err)
 			bw.Flush()
 			return
 		}
+		// Before the write, so a client that has read the response can
+		// count on the observer having seen it.
+		s.observer.RequestDone(resp.Key(), resp.GetVersion(), ResponseErrorCode(resp), time.Since(start))
 		out = protocol.AppendResponse(out[:0], corr, resp)
 		if _, err := bw.Write(out); err != nil {
 			logger.Debug("write failed", "err", err)
 			return
 		}
-		if br.Buffered() == 0 {
+		if !frameBuffered(br) {
 			if err := bw.Flush(); err != nil {
 				logger.Debug("write failed", "err", err)
 				return
@@ -96,6 +102,24 @@ func (s *Server) handleFrame(ctx context.Context, logger *slog.Logger, host stri
 	}
 	logger.Debug("request", "api", kmsg.NameForKey(h.APIKey), "version", h.APIVersion, "corr", h.CorrelationID)
 	return s.handlers[kmsg.Key(h.APIKey)](s, r, req), h.CorrelationID, nil
+}
+
+// frameBuffered reports whether br already holds the whole next frame and
+// that frame can be answered without waiting, so that its answer can share
+// a write with this one. A partial frame is not enough: the client may wait
+// for our answer before it sends the rest. Nor is a Fetch, which waits up
+// to its MaxWait: answers already made must not wait with it.
+func frameBuffered(br *bufio.Reader) bool {
+	if br.Buffered() < 6 {
+		return false // and Peek would block for the rest of the size and key
+	}
+	head, err := br.Peek(6)
+	if err != nil {
+		return false
+	}
+	size := int32(binary.BigEndian.Uint32(head))
+	key := int16(binary.BigEndian.Uint16(head[4:]))
+	return size >= 0 && br.Buffered()-4 >= int(size) && key != int16(kmsg.Fetch)
 }
 
 func (s *Server) logReadError(logger *slog.Logger, err error) {

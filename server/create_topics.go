@@ -12,7 +12,6 @@ package server
 // answer goes out.
 
 import (
-	"errors"
 	"fmt"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -39,9 +38,6 @@ func (s *Server) handleCreateTopics(r *request, req *kmsg.CreateTopicsRequest) k
 		}
 		if err != nil {
 			rt.ErrorCode = s.code(err)
-			if kerr.ErrorForCode(rt.ErrorCode) == kerr.UnknownServerError {
-				rt.ErrorCode = codeFromKerr(err)
-			}
 			msg := err.Error()
 			rt.ErrorMessage = &msg
 		} else {
@@ -94,13 +90,4 @@ func (s *Server) createTopic(t kmsg.CreateTopicsRequestTopic, validateOnly, dupl
 		return partitions, nil
 	}
 	return partitions, s.coord.CreateTopic(t.Topic, partitions)
-}
-
-// codeFromKerr returns the code of a kerr error wrapped in err.
-func codeFromKerr(err error) int16 {
-	var ke *kerr.Error
-	if errors.As(err, &ke) {
-		return ke.Code
-	}
-	return kerr.UnknownServerError.Code
 }

@@ -38,6 +38,8 @@ var errorCodes = [...]struct {
 	{offsets.ErrInvalidEntry, kerr.InvalidRequest},
 	{offsets.ErrStorage, kerr.KafkaStorageError},
 	{offsets.ErrClosed, kerr.CoordinatorNotAvailable},
+	// Only Open returns it; mapped so that every sentinel has a code.
+	{offsets.ErrCorrupt, kerr.KafkaStorageError},
 	{errCatalog, kerr.KafkaStorageError},
 }
 
@@ -45,8 +47,9 @@ var errorCodes = [...]struct {
 var errCatalog = errors.New("topic catalog not saved")
 
 // code returns the Kafka error code for err: 0 for nil, the first matching
-// entry of errorCodes, or UNKNOWN_SERVER_ERROR (logged at Error, since it
-// is our own failure).
+// entry of errorCodes, the code of a wrapped *kerr.Error (a handler's own
+// request-level rejection, such as INVALID_REPLICATION_FACTOR), or
+// UNKNOWN_SERVER_ERROR (logged at Error, since it is our own failure).
 func (s *Server) code(err error) int16 {
 	if err == nil {
 		return 0
@@ -55,6 +58,9 @@ func (s *Server) code(err error) int16 {
 		if errors.Is(err, e.err) {
 			return e.code.Code
 		}
+	}
+	if ke := (*kerr.Error)(nil); errors.As(err, &ke) {
+		return ke.Code
 	}
 	s.logger.Error("unmapped error", "err", err)
 	return kerr.UnknownServerError.Code

@@ -11,12 +11,13 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-func (s *Server) handleHeartbeat(_ *request, req *kmsg.HeartbeatRequest) kmsg.Response {
+func (s *Server) handleHeartbeat(r *request, req *kmsg.HeartbeatRequest) kmsg.Response {
 	resp := req.ResponseKind().(*kmsg.HeartbeatResponse)
 	if req.Group == "" {
 		resp.ErrorCode = kerr.InvalidGroupID.Code
 		return resp
 	}
 	resp.ErrorCode = s.code(s.coord.Heartbeat(req.Group, req.MemberID, req.Generation))
+	s.fenced(r.logger, kmsg.Heartbeat, req.Group, req.MemberID, req.Generation, resp.ErrorCode)
 	return resp
 }

@@ -51,6 +51,7 @@ func (s *Server) handleJoinGroup(r *request, req *kmsg.JoinGroupRequest) kmsg.Re
 		if errors.Is(err, coordinator.ErrInconsistentGroupProtocol) {
 			resp.MemberID = ""
 		}
+		s.fenced(r.logger, kmsg.JoinGroup, req.Group, req.MemberID, -1, resp.ErrorCode)
 		return resp
 	}
 	protocolType, protocolName := coordinator.ConsumerProtocolType, res.Protocol

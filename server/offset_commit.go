@@ -15,12 +15,14 @@ package server
 // requested partition carries the one code that rejected it.
 
 import (
+	"time"
+
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/minibroker/minibroker/offsets"
 )
 
-func (s *Server) handleOffsetCommit(_ *request, req *kmsg.OffsetCommitRequest) kmsg.Response {
+func (s *Server) handleOffsetCommit(r *request, req *kmsg.OffsetCommitRequest) kmsg.Response {
 	resp := req.ResponseKind().(*kmsg.OffsetCommitResponse)
 	var entries []offsets.Entry
 	for _, t := range req.Topics {
@@ -35,6 +37,7 @@ func (s *Server) handleOffsetCommit(_ *request, req *kmsg.OffsetCommitRequest) k
 			entries = append(entries, e)
 		}
 	}
+	start := time.Now()
 	var err error
 	if req.Version == 0 || (req.Generation < 0 && req.MemberID == "") {
 		err = s.coord.CommitDirect(req.Group, entries)
@@ -42,6 +45,9 @@ func (s *Server) handleOffsetCommit(_ *request, req *kmsg.OffsetCommitRequest) k
 		err = s.coord.Commit(req.Group, req.MemberID, req.Generation, entries)
 	}
 	code := s.code(err)
+	s.observer.CommitDone(time.Since(start), code)
+	// Only group commits can be fenced; a direct commit's codes never are.
+	s.fenced(r.logger, kmsg.OffsetCommit, req.Group, req.MemberID, req.Generation, code)
 	for _, t := range req.Topics {
 		rt := kmsg.OffsetCommitResponseTopic{Topic: t.Topic}
 		for _, p := range t.Partitions {

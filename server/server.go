@@ -41,6 +41,9 @@ type Config struct {
 	// MaxFetchWait caps how long a Fetch waits before its empty answer.
 	// Default 5 s; a Fetch never waits longer than its own MaxWaitMillis.
 	MaxFetchWait time.Duration
+	// Observer is told about requests, commits, connections and fencing
+	// rejections (observe.go). Default: nobody.
+	Observer Observer
 }
 
 // NodeID is this broker's node id: the only node of its cluster.
@@ -77,6 +80,7 @@ type Server struct {
 	expiry       time.Duration
 	topics       TopicSaver
 	maxFetchWait time.Duration
+	observer     Observer
 	handlers     map[kmsg.Key]handler
 
 	mu       sync.Mutex
@@ -100,6 +104,7 @@ func New(cfg Config) (*Server, error) {
 		expiry:       cfg.ExpiryInterval,
 		topics:       cfg.Topics,
 		maxFetchWait: cfg.MaxFetchWait,
+		observer:     cfg.Observer,
 		conns:        make(map[net.Conn]struct{}),
 	}
 	if s.logger == nil {
@@ -110,6 +115,9 @@ func New(cfg Config) (*Server, error) {
 	}
 	if s.maxFetchWait == 0 {
 		s.maxFetchWait = 5 * time.Second
+	}
+	if s.observer == nil {
+		s.observer = nopObserver{}
 	}
 	s.handlers = handlers()
 	return s, nil
@@ -152,6 +160,8 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 			break
 		}
 		wg.Go(func() {
+			s.observer.ConnOpened()
+			defer s.observer.ConnClosed()
 			defer s.untrack(conn)
 			s.serveConn(ctx, conn)
 		})

@@ -16,7 +16,7 @@ import (
 	"github.com/minibroker/minibroker/assignor"
 )
 
-func (s *Server) handleSyncGroup(_ *request, req *kmsg.SyncGroupRequest) kmsg.Response {
+func (s *Server) handleSyncGroup(r *request, req *kmsg.SyncGroupRequest) kmsg.Response {
 	resp := req.ResponseKind().(*kmsg.SyncGroupResponse)
 	if req.Group == "" {
 		resp.ErrorCode = kerr.InvalidGroupID.Code
@@ -25,6 +25,7 @@ func (s *Server) handleSyncGroup(_ *request, req *kmsg.SyncGroupRequest) kmsg.Re
 	parts, err := s.coord.Sync(req.Group, req.MemberID, req.Generation)
 	if err != nil {
 		resp.ErrorCode = s.code(err)
+		s.fenced(r.logger, kmsg.SyncGroup, req.Group, req.MemberID, req.Generation, resp.ErrorCode)
 		return resp
 	}
 	resp.ProtocolType, resp.Protocol = req.ProtocolType, req.Protocol

@@ -11,8 +11,10 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
+	"github.com/minibroker/minibroker/admin"
 	"github.com/minibroker/minibroker/clock"
 	"github.com/minibroker/minibroker/coordinator"
 	"github.com/minibroker/minibroker/internal/catalog"
@@ -33,6 +35,7 @@ type serveFlags struct {
 	clock          string
 	maxFrameBytes  int
 	logLevel       slog.Level
+	admin          string
 }
 
 // topicFlags collects repeated --topic NAME:PARTITIONS flags.
@@ -70,6 +73,7 @@ func parseServeFlags(args []string, stderr io.Writer) (*serveFlags, error) {
 	fs.StringVar(&f.clock, "clock", "real", "real|manual; with manual, time and expiry move only on request")
 	fs.IntVar(&f.maxFrameBytes, "max-frame-bytes", protocol.DefaultMaxFrameBytes, "largest request frame accepted, in bytes")
 	fs.TextVar(&f.logLevel, "log-level", slog.LevelInfo, "debug|info|warn|error")
+	fs.StringVar(&f.admin, "admin", "", "`ADDR` to serve the admin HTTP API, /metrics and the live page on (default: off)")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -91,6 +95,11 @@ func parseServeFlags(args []string, stderr io.Writer) (*serveFlags, error) {
 	if f.advertise != "" {
 		if _, port, err := net.SplitHostPort(f.advertise); err != nil || port == "" {
 			return nil, fmt.Errorf("--advertise must be HOST:PORT, got %q", f.advertise)
+		}
+	}
+	if f.admin != "" {
+		if _, port, err := net.SplitHostPort(f.admin); err != nil || port == "" {
+			return nil, fmt.Errorf("--admin must be HOST:PORT, got %q", f.admin)
 		}
 	}
 	return f, nil
@@ -139,7 +148,15 @@ func runServe(ctx context.Context, f *serveFlags, logger *slog.Logger) error {
 			return fmt.Errorf("data dir: %w", err)
 		}
 	}
-	store, err := offsets.Open(offsets.Config{Dir: f.dataDir})
+	// The admin metrics come first so that they can time the store's
+	// journal fsyncs.
+	storeCfg := offsets.Config{Dir: f.dataDir}
+	var metrics *admin.Metrics
+	if f.admin != "" {
+		metrics = admin.NewMetrics()
+		storeCfg.ObserveSync = metrics.ObserveFsync
+	}
+	store, err := offsets.Open(storeCfg)
 	if err != nil {
 		return err
 	}
@@ -150,26 +167,67 @@ func runServe(ctx context.Context, f *serveFlags, logger *slog.Logger) error {
 	if f.clock == "manual" {
 		clk, expiry = clock.NewManual(time.UnixMilli(0)), 0
 	}
-	coord, err := coordinator.New(coordinator.Config{
+	// The admin server needs the coordinator and the coordinator's
+	// OnRebalance needs the admin server: adm is set right after New,
+	// before anything is served, so no rebalance can see it nil.
+	var adm *admin.Server
+	coordCfg := coordinator.Config{
 		Clock: clk, Store: store, Topics: topics, Logger: logger,
 		MinSessionTimeout: f.minSession, MaxSessionTimeout: f.maxSession,
-	})
+	}
+	if f.admin != "" {
+		coordCfg.OnRebalance = func(r coordinator.Rebalance) { adm.Rebalanced(r) }
+	}
+	coord, err := coordinator.New(coordCfg)
 	if err != nil {
 		return err
 	}
-	srv, err := server.New(server.Config{
+	srvCfg := server.Config{
 		Coordinator: coord, Logger: logger, Advertise: f.advertise,
 		MaxFrameBytes: int32(f.maxFrameBytes), ExpiryInterval: expiry, Topics: cat,
-	})
+	}
+	if f.admin != "" {
+		adm, err = admin.New(admin.Config{Coordinator: coord, Clock: clk, Logger: logger, Metrics: metrics})
+		if err != nil {
+			return err
+		}
+		srvCfg.Observer = adm
+	}
+	srv, err := server.New(srvCfg)
 	if err != nil {
 		return err
+	}
+	var adminLn net.Listener
+	if adm != nil {
+		if adminLn, err = net.Listen("tcp", f.admin); err != nil {
+			return fmt.Errorf("admin: %w", err)
+		}
 	}
 	ln, err := net.Listen("tcp", f.listen)
 	if err != nil {
+		if adminLn != nil {
+			adminLn.Close()
+		}
 		return err
 	}
+	// The admin server stops with the broker, even when the broker's
+	// Serve fails on its own.
+	ctx, stopAdmin := context.WithCancel(ctx)
+	defer stopAdmin()
+	var wg sync.WaitGroup
+	if adm != nil {
+		logger.Info("admin ready", "addr", adminLn.Addr().String(), "url", "http://"+adminLn.Addr().String()+"/")
+		wg.Go(func() {
+			if err := adm.Serve(ctx, adminLn); err != nil {
+				logger.Error("admin server failed", "err", err)
+			}
+		})
+	}
 	logger.Info("minibroker ready", "addr", ln.Addr().String(), "data_dir", f.dataDir, "clock", f.clock, "topics", len(topics))
-	if err := srv.Serve(ctx, ln); err != nil {
+	err = srv.Serve(ctx, ln)
+	stopAdmin()
+	wg.Wait()
+	if err != nil {
 		return err
 	}
 	if err := store.Close(); err != nil {

@@ -1,0 +1,187 @@
+package admin
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/minibroker/minibroker/clock"
+	"github.com/minibroker/minibroker/coordinator"
+	"github.com/minibroker/minibroker/server"
+)
+
+// Config configures a Server. Zero fields mean the default.
+type Config struct {
+	// Coordinator is what the API reads and drives. Required.
+	Coordinator *coordinator.Coordinator
+	// Clock is the coordinator's clock: "now", deadlines and event times
+	// are read from it, and POST /v1/clock/advance works only when it is a
+	// *clock.Manual (409 otherwise). Default clock.System{}.
+	Clock coordinator.Clock
+	// Logger receives the API's actions (clock advanced, members
+	// expired). Default: discard.
+	Logger *slog.Logger
+	// Metrics holds the Prometheus series. Build it before the offsets
+	// store to time the store's fsyncs (Metrics.ObserveFsync as
+	// offsets.Config.ObserveSync). Default: NewMetrics().
+	Metrics *Metrics
+	// MaxRebalances and MaxFencing bound the recent-event rings that
+	// GET /v1/events and the page show. Defaults 200 and 100.
+	MaxRebalances int
+	MaxFencing    int
+}
+
+// Defaults for Config's zero fields.
+const (
+	DefaultMaxRebalances = 200
+	DefaultMaxFencing    = 100
+)
+
+// Validate checks the configuration.
+func (cfg *Config) Validate() error {
+	if cfg.Coordinator == nil {
+		return errors.New("admin: Config.Coordinator is required")
+	}
+	if cfg.MaxRebalances < 0 || cfg.MaxFencing < 0 {
+		return errors.New("admin: ring sizes must not be negative")
+	}
+	return nil
+}
+
+// shutdownGrace bounds how long Serve waits for requests in flight once
+// its context is done.
+const shutdownGrace = 5 * time.Second
+
+// Server is the admin HTTP API. It is also the broker's server.Observer,
+// and its Rebalanced method is meant for coordinator.Config.OnRebalance.
+// It is safe for concurrent use.
+type Server struct {
+	coord   *coordinator.Coordinator
+	clock   coordinator.Clock
+	manual  *clock.Manual // nil unless the clock is manual
+	logger  *slog.Logger
+	metrics *Metrics
+	mux     *http.ServeMux
+
+	mu         sync.Mutex
+	seq        uint64               // guarded by mu; the last event sequence number
+	rebalances ring[rebalanceEvent] // guarded by mu
+	fencing    ring[fencingEvent]   // guarded by mu
+	latest     map[string]int32     // guarded by mu; highest generation seen per group
+}
+
+var _ server.Observer = (*Server)(nil)
+
+// New returns a Server for cfg.
+func New(cfg Config) (*Server, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	s := &Server{
+		coord:      cfg.Coordinator,
+		clock:      cfg.Clock,
+		logger:     cfg.Logger,
+		metrics:    cfg.Metrics,
+		rebalances: newRing[rebalanceEvent](cfg.MaxRebalances, DefaultMaxRebalances),
+		fencing:    newRing[fencingEvent](cfg.MaxFencing, DefaultMaxFencing),
+		latest:     make(map[string]int32),
+	}
+	if s.clock == nil {
+		s.clock = clock.System{}
+	}
+	s.manual, _ = s.clock.(*clock.Manual)
+	if s.logger == nil {
+		s.logger = slog.New(slog.DiscardHandler)
+	}
+	if s.metrics == nil {
+		s.metrics = NewMetrics()
+	}
+	s.mux = http.NewServeMux()
+	s.mux.HandleFunc("GET /{$}", s.handlePage)
+	s.mux.HandleFunc("GET /v1/groups", s.handleGroups)
+	s.mux.HandleFunc("GET /v1/groups/{group}", s.handleGroup)
+	s.mux.HandleFunc("GET /v1/events", s.handleEvents)
+	s.mux.HandleFunc("POST /v1/clock/advance", s.handleAdvance)
+	s.mux.HandleFunc("POST /v1/expire", s.handleExpire)
+	s.mux.Handle("GET /metrics", promhttp.HandlerFor(s.metrics.registry, promhttp.HandlerOpts{
+		ErrorLog: slog.NewLogLogger(s.logger.Handler(), slog.LevelError),
+	}))
+	return s, nil
+}
+
+// Handler returns the API's handler, for http.Server or httptest.
+func (s *Server) Handler() http.Handler { return s.mux }
+
+// Serve serves the API on ln until ctx is done, then shuts down, waiting
+// up to 5 s for requests in flight, and returns nil. It returns early with
+// the error if serving fails. Serve takes ownership of ln.
+func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	hs := &http.Server{
+		Handler:           s.mux,
+		ReadHeaderTimeout: 10 * time.Second,
+		ErrorLog:          slog.NewLogLogger(s.logger.Handler(), slog.LevelWarn),
+	}
+	done := make(chan struct{})
+	stop := context.AfterFunc(ctx, func() {
+		defer close(done)
+		sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
+		defer cancel()
+		if err := hs.Shutdown(sctx); err != nil {
+			hs.Close()
+		}
+	})
+	err := hs.Serve(ln)
+	if stop() {
+		return err // ctx is not done: serving failed on its own
+	}
+	<-done
+	if errors.Is(err, http.ErrServerClosed) {
+		return nil
+	}
+	return err
+}
+
+// now reads the coordinator's clock.
+func (s *Server) now() time.Time { return s.clock.Now() }
+
+// clockKind names the clock for the page: "manual" or "real".
+func (s *Server) clockKind() string {
+	if s.manual != nil {
+		return "manual"
+	}
+	return "real"
+}
+
+// writeJSON answers v as JSON with status.
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	body, err := json.Marshal(v)
+	if err != nil {
+		http.Error(w, `{"error":"encoding the answer failed"}`, http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	w.Write(append(body, '\n'))
+}
+
+// errorJSON is every error answer's body.
+type errorJSON struct {
+	Error string `json:"error"`
+}
+
+func writeError(w http.ResponseWriter, status int, msg string) {
+	writeJSON(w, status, errorJSON{Error: msg})
+}
+
+// stamp renders t both ways the API gives instants.
+func stamp(t time.Time) (string, int64) {
+	return t.UTC().Format(time.RFC3339Nano), t.UnixMilli()
+}

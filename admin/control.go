@@ -1,0 +1,105 @@
+package admin
+
+// POST /v1/clock/advance and POST /v1/expire: the two controls the
+// chapter's expiry exercise needs when the broker runs on a manual clock
+// (DESIGN.md section 2). Time moves only when asked, and members expire
+// only inside the expiry step, so a script decides every instant.
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"net/http"
+	"time"
+)
+
+// maxBodyBytes caps a control request's body.
+const maxBodyBytes = 4 << 10
+
+// maxAdvanceMS is the largest advance accepted, so that the duration does
+// not overflow.
+const maxAdvanceMS = math.MaxInt64 / int64(time.Millisecond)
+
+// advanceRequest is POST /v1/clock/advance's body. MS is a pointer so that
+// a missing value can be told from zero, which is allowed.
+type advanceRequest struct {
+	MS *int64 `json:"ms"`
+}
+
+// clockJSON answers POST /v1/clock/advance with the new reading.
+type clockJSON struct {
+	Now   string `json:"now"`
+	NowMS int64  `json:"now_ms"`
+}
+
+// expiredJSON answers POST /v1/expire.
+type expiredJSON struct {
+	Expired []expiredMember `json:"expired"`
+}
+
+// expiredMember names one member the expiry step removed.
+type expiredMember struct {
+	Group    string `json:"group"`
+	MemberID string `json:"member"`
+}
+
+func (s *Server) handleAdvance(w http.ResponseWriter, r *http.Request) {
+	if s.manual == nil {
+		writeError(w, http.StatusConflict, "the clock is real: only a broker started with --clock manual can be advanced")
+		return
+	}
+	req, err := decodeAdvance(w, r)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	switch {
+	case req.MS == nil:
+		writeError(w, http.StatusBadRequest, `want {"ms":N}: ms is missing`)
+		return
+	case *req.MS < 0:
+		writeError(w, http.StatusBadRequest, fmt.Sprintf("ms must not be negative, got %d: the clock only moves forward", *req.MS))
+		return
+	case *req.MS > maxAdvanceMS:
+		writeError(w, http.StatusBadRequest, fmt.Sprintf("ms must be at most %d, got %d", maxAdvanceMS, *req.MS))
+		return
+	}
+	now, err := s.manual.Advance(time.Duration(*req.MS) * time.Millisecond)
+	if err != nil { // unreachable: the advance is not negative
+		writeError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	s.logger.Info("clock advanced", "by", time.Duration(*req.MS)*time.Millisecond, "now_ms", now.UnixMilli())
+	var out clockJSON
+	out.Now, out.NowMS = stamp(now)
+	writeJSON(w, http.StatusOK, out)
+}
+
+// decodeAdvance reads the one JSON object of an advance: no unknown
+// fields, nothing after it, at most maxBodyBytes.
+func decodeAdvance(w http.ResponseWriter, r *http.Request) (advanceRequest, error) {
+	var req advanceRequest
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxBodyBytes))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&req); err != nil {
+		if errors.Is(err, io.EOF) {
+			return req, errors.New(`want {"ms":N}: the body is empty`)
+		}
+		return req, fmt.Errorf(`want {"ms":N}: %w`, err)
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return req, errors.New(`want {"ms":N}: unexpected data after the object`)
+	}
+	return req, nil
+}
+
+func (s *Server) handleExpire(w http.ResponseWriter, _ *http.Request) {
+	out := expiredJSON{Expired: []expiredMember{}}
+	for _, e := range s.coord.Expire() {
+		s.logger.Info("member expired", "group", e.Group, "member", e.MemberID)
+		out.Expired = append(out.Expired, expiredMember{Group: e.Group, MemberID: e.MemberID})
+	}
+	writeJSON(w, http.StatusOK, out)
+}

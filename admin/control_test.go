@@ -1,0 +1,107 @@
+package admin
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestAdvance(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name, body string
+		code       int
+		want       string
+	}{
+		{"forward", `{"ms":100}`, http.StatusOK, `{"now":"1970-01-01T00:00:00.1Z","now_ms":100}`},
+		{"zero", `{"ms":0}`, http.StatusOK, `{"now":"1970-01-01T00:00:00Z","now_ms":0}`},
+		{"whitespace", " {\"ms\" : 1}\n", http.StatusOK, `{"now":"1970-01-01T00:00:00.001Z","now_ms":1}`},
+		{"negative", `{"ms":-1}`, http.StatusBadRequest, `{"error":"ms must not be negative, got -1: the clock only moves forward"}`},
+		{"missing", `{}`, http.StatusBadRequest, `{"error":"want {\"ms\":N}: ms is missing"}`},
+		{"null", `{"ms":null}`, http.StatusBadRequest, `{"error":"want {\"ms\":N}: ms is missing"}`},
+		{"empty body", ``, http.StatusBadRequest, `{"error":"want {\"ms\":N}: the body is empty"}`},
+		{"string", `{"ms":"5"}`, http.StatusBadRequest, ``},
+		{"fraction", `{"ms":1.5}`, http.StatusBadRequest, ``},
+		{"unknown field", `{"ms":1,"seconds":2}`, http.StatusBadRequest, ``},
+		{"two objects", `{"ms":1}{"ms":2}`, http.StatusBadRequest, `{"error":"want {\"ms\":N}: unexpected data after the object"}`},
+		{"not an object", `[100]`, http.StatusBadRequest, ``},
+		{"overflow", `{"ms":9223372036855}`, http.StatusBadRequest, `{"error":"ms must be at most 9223372036854, got 9223372036855"}`},
+		{"too large a body", `{"ms":1` + strings.Repeat(" ", maxBodyBytes) + `}`, http.StatusBadRequest, ``},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			f := newFixture(t)
+			code, body := f.do(t, "POST", "/v1/clock/advance", tc.body)
+			require.Equal(t, tc.code, code, body)
+			if tc.want != "" {
+				requireJSON(t, tc.want, body)
+			} else {
+				require.Contains(t, body, `{"error":"want {\"ms\":N}: `)
+			}
+			if code != http.StatusOK {
+				require.Equal(t, int64(0), f.clock.Now().UnixMilli(), "a rejected advance moved the clock")
+			}
+		})
+	}
+}
+
+func TestAdvanceAccumulatesAndLogs(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	for range 3 {
+		code, _ := f.do(t, "POST", "/v1/clock/advance", `{"ms":250}`)
+		require.Equal(t, http.StatusOK, code)
+	}
+	require.Equal(t, int64(750), f.clock.Now().UnixMilli())
+	logs := f.logs.records(t, "clock advanced")
+	require.Len(t, logs, 3)
+	require.Equal(t, map[string]any{"level": "INFO", "msg": "clock advanced", "by": float64(250 * time.Millisecond), "now_ms": float64(750)}, logs[2])
+}
+
+func TestAdvanceWithRealClock(t *testing.T) {
+	t.Parallel()
+	f := newFixtureWith(t, fixtureOptions{realClock: true})
+	for _, body := range []string{`{"ms":100}`, `{"ms":-1}`, ``} {
+		code, got := f.do(t, "POST", "/v1/clock/advance", body)
+		require.Equal(t, http.StatusConflict, code)
+		requireJSON(t, `{"error":"the clock is real: only a broker started with --clock manual can be advanced"}`, got)
+	}
+	code, body := f.do(t, "GET", "/v1/groups", "")
+	require.Equal(t, http.StatusOK, code)
+	require.Contains(t, body, `"clock":"real"`)
+}
+
+// TestExpireExercise3 is the chapter's exercise 3 over the admin API: two
+// members with 100 ms sessions join at 0; at exactly 100 ms nobody
+// expires (the deadline test is strict), at 101 ms both do, in one
+// rebalance that leaves the group Empty.
+func TestExpireExercise3(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	f.join(t, "ex3", "m1", 100*time.Millisecond, "orders")
+	f.join(t, "ex3", "m2", 100*time.Millisecond, "orders")
+
+	code, body := f.do(t, "POST", "/v1/clock/advance", `{"ms":100}`)
+	require.Equal(t, http.StatusOK, code)
+	requireJSON(t, `{"now":"1970-01-01T00:00:00.1Z","now_ms":100}`, body)
+	code, body = f.do(t, "POST", "/v1/expire", "")
+	require.Equal(t, http.StatusOK, code)
+	requireJSON(t, `{"expired":[]}`, body)
+
+	code, _ = f.do(t, "POST", "/v1/clock/advance", `{"ms":1}`)
+	require.Equal(t, http.StatusOK, code)
+	code, body = f.do(t, "POST", "/v1/expire", "")
+	require.Equal(t, http.StatusOK, code)
+	requireJSON(t, `{"expired":[{"group":"ex3","member":"m1"},{"group":"ex3","member":"m2"}]}`, body)
+
+	code, body = f.do(t, "GET", "/v1/groups/ex3", "")
+	require.Equal(t, http.StatusOK, code)
+	require.Contains(t, body, `"state":"Empty","generation":3,`)
+	require.Equal(t, []map[string]any{
+		{"level": "INFO", "msg": "member expired", "group": "ex3", "member": "m1"},
+		{"level": "INFO", "msg": "member expired", "group": "ex3", "member": "m2"},
+	}, f.logs.records(t, "member expired"))
+}

@@ -1,0 +1,165 @@
+package admin
+
+// GET /v1/groups and GET /v1/groups/{group}: the coordinator's view of
+// each group (coordinator.Describe), its committed offsets
+// (coordinator.Committed) and who owns each partition of the topics its
+// members subscribe to.
+
+import (
+	"fmt"
+	"net/http"
+	"slices"
+
+	"github.com/minibroker/minibroker/assignor"
+	"github.com/minibroker/minibroker/coordinator"
+)
+
+// groupsJSON answers GET /v1/groups.
+type groupsJSON struct {
+	Now    string      `json:"now"`
+	NowMS  int64       `json:"now_ms"`
+	Clock  string      `json:"clock"` // "manual" or "real"
+	Groups []groupJSON `json:"groups"`
+}
+
+// groupAtJSON answers GET /v1/groups/{group}: the group and the clock's
+// reading, so deadlines can be read against it.
+type groupAtJSON struct {
+	Now   string `json:"now"`
+	NowMS int64  `json:"now_ms"`
+	groupJSON
+}
+
+// groupJSON is one group.
+type groupJSON struct {
+	Group      string `json:"group"`
+	State      string `json:"state"` // Empty, PreparingRebalance, Stable
+	Generation int32  `json:"generation"`
+	Protocol   string `json:"protocol"` // the chosen assignor protocol; "" when Empty
+	Leader     string `json:"leader"`
+	// Members are sorted by member id.
+	Members []memberJSON `json:"members"`
+	// Ownership lists every partition of every topic a member subscribes
+	// to, sorted, with its owner ("" when no member holds it).
+	Ownership []ownerJSON `json:"ownership"`
+	// Committed is the group's durable committed offsets, sorted.
+	Committed []committedJSON `json:"committed"`
+}
+
+// memberJSON is one member: its subscription, its session lease and its
+// assignment in the current generation.
+type memberJSON struct {
+	MemberID         string `json:"member_id"`
+	ClientID         string `json:"client_id"`
+	ClientHost       string `json:"client_host"`
+	SessionTimeoutMS int64  `json:"session_timeout_ms"`
+	// Deadline is when the lease runs out: the member is expired by the
+	// first expiry step that runs strictly after it.
+	Deadline     string                `json:"deadline"`
+	DeadlineMS   int64                 `json:"deadline_ms"`
+	Subscription []string              `json:"subscription"`
+	Assignment   []topicPartitionsJSON `json:"assignment"`
+}
+
+// topicPartitionsJSON is a topic and some of its partitions, sorted.
+type topicPartitionsJSON struct {
+	Topic      string  `json:"topic"`
+	Partitions []int32 `json:"partitions"`
+}
+
+// ownerJSON is one partition and the member it is assigned to.
+type ownerJSON struct {
+	Topic     string `json:"topic"`
+	Partition int32  `json:"partition"`
+	Owner     string `json:"owner"`
+}
+
+// committedJSON is one committed offset (offsets.Entry).
+type committedJSON struct {
+	Topic       string `json:"topic"`
+	Partition   int32  `json:"partition"`
+	Offset      int64  `json:"offset"`
+	Metadata    string `json:"metadata"`
+	LeaderEpoch int32  `json:"leader_epoch"`
+}
+
+func (s *Server) handleGroups(w http.ResponseWriter, _ *http.Request) {
+	now, nowMS := stamp(s.now())
+	out := groupsJSON{Now: now, NowMS: nowMS, Clock: s.clockKind(), Groups: []groupJSON{}}
+	topics := s.coord.Topics()
+	for _, l := range s.coord.Groups() {
+		if v, ok := s.coord.Describe(l.Group); ok {
+			out.Groups = append(out.Groups, s.group(v, topics))
+		}
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+func (s *Server) handleGroup(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("group")
+	v, ok := s.coord.Describe(id)
+	if !ok {
+		writeError(w, http.StatusNotFound, fmt.Sprintf("group %q not found", id))
+		return
+	}
+	now, nowMS := stamp(s.now())
+	writeJSON(w, http.StatusOK, groupAtJSON{Now: now, NowMS: nowMS, groupJSON: s.group(v, s.coord.Topics())})
+}
+
+// group renders one group; topics is the catalog, for the ownership grid.
+func (s *Server) group(v coordinator.GroupView, topics map[string]int32) groupJSON {
+	g := groupJSON{
+		Group:      v.Group,
+		State:      v.State.String(),
+		Generation: v.Generation,
+		Protocol:   v.Protocol,
+		Leader:     v.Leader,
+		Members:    []memberJSON{},
+		Ownership:  []ownerJSON{},
+		Committed:  []committedJSON{},
+	}
+	owner := map[assignor.TopicPartition]string{}
+	var subscribed []string
+	for _, m := range v.Members {
+		deadline, deadlineMS := stamp(m.Deadline)
+		g.Members = append(g.Members, memberJSON{
+			MemberID:         m.MemberID,
+			ClientID:         m.ClientID,
+			ClientHost:       m.ClientHost,
+			SessionTimeoutMS: m.SessionTimeout.Milliseconds(),
+			Deadline:         deadline,
+			DeadlineMS:       deadlineMS,
+			Subscription:     append([]string{}, m.Topics...),
+			Assignment:       byTopic(m.Assignment),
+		})
+		for _, tp := range m.Assignment {
+			owner[tp] = m.MemberID
+		}
+		subscribed = append(subscribed, m.Topics...)
+	}
+	slices.Sort(subscribed)
+	for _, t := range slices.Compact(subscribed) {
+		for p := range topics[t] {
+			g.Ownership = append(g.Ownership, ownerJSON{Topic: t, Partition: p, Owner: owner[assignor.TopicPartition{Topic: t, Partition: p}]})
+		}
+	}
+	for _, e := range s.coord.Committed(v.Group) {
+		g.Committed = append(g.Committed, committedJSON{
+			Topic: e.Topic, Partition: e.Partition, Offset: e.Offset, Metadata: e.Metadata, LeaderEpoch: e.LeaderEpoch,
+		})
+	}
+	return g
+}
+
+// byTopic groups partitions, sorted by topic then partition as the
+// coordinator keeps them, by topic.
+func byTopic(parts []assignor.TopicPartition) []topicPartitionsJSON {
+	out := []topicPartitionsJSON{}
+	for _, tp := range parts {
+		if n := len(out); n == 0 || out[n-1].Topic != tp.Topic {
+			out = append(out, topicPartitionsJSON{Topic: tp.Topic, Partitions: []int32{}})
+		}
+		out[len(out)-1].Partitions = append(out[len(out)-1].Partitions, tp.Partition)
+	}
+	return out
+}

@@ -1,0 +1,174 @@
+package admin
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+	"github.com/stretchr/testify/require"
+
+	"github.com/minibroker/minibroker/clock"
+	"github.com/minibroker/minibroker/coordinator"
+	"github.com/minibroker/minibroker/offsets"
+)
+
+// fixture is an admin Server over an in-process coordinator on a manual
+// clock at Unix time 0, with its log captured as JSON.
+type fixture struct {
+	clock *clock.Manual
+	coord *coordinator.Coordinator
+	srv   *Server
+	store *offsets.Store
+	logs  *syncBuffer
+}
+
+// fixtureOptions changes newFixture's defaults.
+type fixtureOptions struct {
+	realClock     bool // give the admin server a real clock (advance is 409)
+	maxRebalances int
+	maxFencing    int
+}
+
+func newFixture(t *testing.T) *fixture { return newFixtureWith(t, fixtureOptions{}) }
+
+func newFixtureWith(t *testing.T, opts fixtureOptions) *fixture {
+	t.Helper()
+	f := &fixture{clock: clock.NewManual(time.UnixMilli(0)), store: offsets.NewMemory(), logs: &syncBuffer{}}
+	logger := slog.New(slog.NewJSONHandler(f.logs, nil))
+	coord, err := coordinator.New(coordinator.Config{
+		Clock:       f.clock,
+		Store:       f.store,
+		Topics:      map[string]int32{"orders": 4, "payments": 1},
+		Logger:      logger,
+		OnRebalance: func(r coordinator.Rebalance) { f.srv.Rebalanced(r) },
+	})
+	require.NoError(t, err)
+	f.coord = coord
+	var clk coordinator.Clock = f.clock
+	if opts.realClock {
+		clk = nil
+	}
+	f.srv, err = New(Config{Coordinator: coord, Clock: clk, Logger: logger, MaxRebalances: opts.maxRebalances, MaxFencing: opts.maxFencing})
+	require.NoError(t, err)
+	return f
+}
+
+// join adds member to group through the coordinator, chapter style.
+func (f *fixture) join(t *testing.T, group, member string, session time.Duration, topics ...string) coordinator.JoinResult {
+	t.Helper()
+	res, err := f.coord.Join(coordinator.JoinRequest{Group: group, MemberID: member, Topics: topics, SessionTimeout: session})
+	require.NoError(t, err)
+	return res
+}
+
+// do sends one request to the admin handler and returns the status and
+// the body.
+func (f *fixture) do(t *testing.T, method, path, body string) (int, string) {
+	t.Helper()
+	rec := httptest.NewRecorder()
+	f.srv.Handler().ServeHTTP(rec, httptest.NewRequest(method, path, strings.NewReader(body)))
+	return rec.Code, rec.Body.String()
+}
+
+// requireJSON checks that body is exactly want, written over several
+// lines for reading, compacted, and followed by a newline.
+func requireJSON(t *testing.T, want, body string) {
+	t.Helper()
+	var buf bytes.Buffer
+	require.NoError(t, json.Compact(&buf, []byte(want)), "bad expectation")
+	require.Equal(t, buf.String()+"\n", body)
+}
+
+// scrape parses the handler's /metrics answer.
+func scrape(t *testing.T, h http.Handler) map[string]*dto.MetricFamily {
+	t.Helper()
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	require.Equal(t, http.StatusOK, rec.Code)
+	p := expfmt.NewTextParser(model.UTF8Validation)
+	fams, err := p.TextToMetricFamilies(rec.Body)
+	require.NoError(t, err)
+	return fams
+}
+
+// metric returns the series of family name whose labels are exactly
+// labels ("k", "v" pairs), or nil.
+func metric(fams map[string]*dto.MetricFamily, name string, labels ...string) *dto.Metric {
+	fam := fams[name]
+	if fam == nil {
+		return nil
+	}
+	for _, m := range fam.GetMetric() {
+		if len(m.GetLabel())*2 != len(labels) {
+			continue
+		}
+		match := true
+		for i, l := range m.GetLabel() {
+			if l.GetName() != labels[2*i] || l.GetValue() != labels[2*i+1] {
+				match = false
+			}
+		}
+		if match {
+			return m
+		}
+	}
+	return nil
+}
+
+// value is the value of a counter or gauge series; -1 when absent.
+func value(fams map[string]*dto.MetricFamily, name string, labels ...string) float64 {
+	m := metric(fams, name, labels...)
+	switch {
+	case m == nil:
+		return -1
+	case m.Counter != nil:
+		return m.GetCounter().GetValue()
+	default:
+		return m.GetGauge().GetValue()
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for the logger's concurrent writes.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+// records returns the JSON log records whose msg is msg, each with the
+// time and level removed.
+func (b *syncBuffer) records(t *testing.T, msg string) []map[string]any {
+	t.Helper()
+	b.mu.Lock()
+	data := b.buf.String()
+	b.mu.Unlock()
+	var out []map[string]any
+	dec := json.NewDecoder(strings.NewReader(data))
+	for {
+		var rec map[string]any
+		if err := dec.Decode(&rec); err == io.EOF {
+			return out
+		} else if err != nil {
+			t.Fatalf("log is not JSON lines: %v", err)
+		}
+		if rec["msg"] == msg {
+			delete(rec, "time")
+			out = append(out, rec)
+		}
+	}
+}

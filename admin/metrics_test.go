@@ -1,0 +1,101 @@
+package admin
+
+import (
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/stretchr/testify/require"
+
+	"github.com/minibroker/minibroker/offsets"
+	"github.com/minibroker/minibroker/server"
+)
+
+// allFamilies is every family /metrics shows once each hook has fired.
+var allFamilies = []string{
+	"minibroker_commit_seconds",
+	"minibroker_connections",
+	"minibroker_connections_accepted_total",
+	"minibroker_fencing_rejections_total",
+	"minibroker_fsync_seconds",
+	"minibroker_group_generation",
+	"minibroker_group_members",
+	"minibroker_rebalances_total",
+	"minibroker_request_duration_seconds",
+	"minibroker_requests_total",
+}
+
+// TestMetricsAfterScriptedCalls fires each observer hook a known number
+// of times and reads the values back from /metrics.
+func TestMetricsAfterScriptedCalls(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	f.srv.ConnOpened()
+	f.srv.ConnOpened()
+	f.srv.ConnClosed()
+	f.srv.RequestDone(11, 9, 79, time.Millisecond) // JoinGroup, MEMBER_ID_REQUIRED
+	f.srv.RequestDone(11, 9, 0, 2*time.Millisecond)
+	f.srv.RequestDone(12, 4, 22, 3*time.Millisecond) // Heartbeat, ILLEGAL_GENERATION
+	f.srv.CommitDone(4*time.Millisecond, 0)
+	f.srv.CommitDone(time.Hour, 22) // rejected: not timed
+	f.join(t, "app", "a", time.Second, "orders")
+	f.join(t, "app", "b", time.Second, "orders")
+	f.coord.Leave("app", "a")
+	f.srv.Fenced(server.FencingEvent{Group: "app", MemberID: "a", API: "Heartbeat", Generation: 1, Code: 22})
+
+	fams := scrape(t, f.srv.Handler())
+	var names []string
+	for name := range fams {
+		require.True(t, strings.HasPrefix(name, "minibroker_"), name)
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	require.Equal(t, allFamilies, names)
+
+	require.Equal(t, 1.0, value(fams, "minibroker_connections"))
+	require.Equal(t, 2.0, value(fams, "minibroker_connections_accepted_total"))
+	require.Equal(t, 1.0, value(fams, "minibroker_requests_total", "api", "JoinGroup", "error_code", "MEMBER_ID_REQUIRED"))
+	require.Equal(t, 1.0, value(fams, "minibroker_requests_total", "api", "JoinGroup", "error_code", "NONE"))
+	require.Equal(t, 1.0, value(fams, "minibroker_requests_total", "api", "Heartbeat", "error_code", "ILLEGAL_GENERATION"))
+	require.Len(t, fams["minibroker_requests_total"].GetMetric(), 3)
+	join := metric(fams, "minibroker_request_duration_seconds", "api", "JoinGroup").GetHistogram()
+	require.Equal(t, uint64(2), join.GetSampleCount())
+	require.InDelta(t, 0.003, join.GetSampleSum(), 1e-9)
+	commits := metric(fams, "minibroker_commit_seconds").GetHistogram()
+	require.Equal(t, uint64(1), commits.GetSampleCount())
+	require.InDelta(t, 0.004, commits.GetSampleSum(), 1e-9)
+	require.Equal(t, 3.0, value(fams, "minibroker_rebalances_total", "group", "app"))
+	require.Equal(t, 3.0, value(fams, "minibroker_group_generation", "group", "app"))
+	require.Equal(t, 1.0, value(fams, "minibroker_group_members", "group", "app"))
+	require.Equal(t, 1.0, value(fams, "minibroker_fencing_rejections_total", "api", "Heartbeat", "error_code", "ILLEGAL_GENERATION"))
+	require.Equal(t, uint64(0), metric(fams, "minibroker_fsync_seconds").GetHistogram().GetSampleCount())
+}
+
+// TestMetricsFsync: ObserveFsync feeds minibroker_fsync_seconds, and a
+// file-backed offsets store calls it for every durable commit.
+func TestMetricsFsync(t *testing.T) {
+	t.Parallel()
+	m := NewMetrics()
+	m.ObserveFsync(2 * time.Millisecond)
+	fsync := func() *dto.Histogram {
+		fams, err := m.registry.Gather()
+		require.NoError(t, err)
+		for _, fam := range fams {
+			if fam.GetName() == "minibroker_fsync_seconds" {
+				return fam.GetMetric()[0].GetHistogram()
+			}
+		}
+		t.Fatal("no minibroker_fsync_seconds")
+		return nil
+	}
+	require.Equal(t, uint64(1), fsync().GetSampleCount())
+	require.InDelta(t, 0.002, fsync().GetSampleSum(), 1e-9)
+
+	store, err := offsets.Open(offsets.Config{Dir: t.TempDir(), ObserveSync: m.ObserveFsync})
+	require.NoError(t, err)
+	t.Cleanup(func() { store.Close() })
+	require.NoError(t, store.Commit("g", []offsets.Entry{{Topic: "orders", Partition: 0, Offset: 1}}))
+	require.Greater(t, fsync().GetSampleCount(), uint64(1), "a durable commit is timed through offsets.Config.ObserveSync")
+}

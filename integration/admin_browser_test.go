@@ -1,0 +1,184 @@
+package integration_test
+
+// The live page in a real browser: Debian's chromium, headless, loads the
+// page, a join arrives over the wire while the page is open, and the new
+// generation appears without a reload. A screenshot is always taken and
+// checked; with MINIBROKER_UPDATE_SCREENSHOT=1 it replaces docs/admin.png,
+// the picture the README shows.
+//
+// make test installs chromium first (scripts/chromium.sh).
+
+import (
+	"bytes"
+	"context"
+	"image/png"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kerr"
+
+	"github.com/minibroker/minibroker/protocol"
+)
+
+// adminChromiumPath is where Debian's chromium package puts the browser.
+const adminChromiumPath = "/usr/bin/chromium"
+
+// adminChromiumTimeout bounds one chromium run; a cold start on two cores
+// takes a few seconds.
+const adminChromiumTimeout = 25 * time.Second
+
+// adminChromium runs headless chromium with args after the common flags
+// and returns what it printed on stdout. The browser runs in its own
+// process group, killed when the run ends or times out, with a profile
+// directory of its own.
+func adminChromium(t *testing.T, args ...string) string {
+	t.Helper()
+	if _, err := os.Stat(adminChromiumPath); err != nil {
+		t.Fatalf("%s is missing: run scripts/chromium.sh (make test does) or use -short to skip the browser test", adminChromiumPath)
+	}
+	// Not t.TempDir: chromium's helpers may still be writing the profile
+	// when the test ends, and a failed removal must not fail the test.
+	profile, err := os.MkdirTemp("", "minibroker-chromium-")
+	require.NoError(t, err)
+	t.Cleanup(func() { os.RemoveAll(profile) })
+
+	ctx, cancel := context.WithTimeout(t.Context(), adminChromiumTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, adminChromiumPath, append([]string{
+		"--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+		"--disable-background-networking", "--disable-component-update", "--disable-sync",
+		"--disable-dev-shm-usage", "--hide-scrollbars", "--user-data-dir=" + profile,
+	}, args...)...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = 5 * time.Second
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err = cmd.Run()
+	if cmd.Process != nil {
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) // any helper left behind
+	}
+	require.NoError(t, err, "chromium %v: %v\nstderr:\n%s", args, ctx.Err(), adminTail(stderr.String(), 4000))
+	return stdout.String()
+}
+
+// adminTail returns the last n bytes of s.
+func adminTail(s string, n int) string {
+	if len(s) > n {
+		return "..." + s[len(s)-n:]
+	}
+	return s
+}
+
+// TestAdminBrowserShowsNewGeneration: alpha joins; chromium opens the
+// page; at the page's second poll of /v1/groups (so the page has already
+// drawn generation 1), beta joins over the wire; the page, without a
+// reload, shows generation 2 and both generations in the timeline.
+func TestAdminBrowserShowsNewGeneration(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs chromium")
+	}
+	t.Parallel()
+	second := make(chan struct{}) // closed at the page's second poll
+	joined := make(chan struct{}) // closed once beta has joined
+	var polls atomic.Int32
+	b := startAdminBroker(t, adminBrokerOptions{Wrap: func(h http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.Method == "GET" && r.URL.Path == "/v1/groups" && polls.Add(1) == 2 {
+				close(second)
+				select { // answer this poll only after the join
+				case <-joined:
+				case <-time.After(adminWait):
+				}
+			}
+			h.ServeHTTP(w, r)
+		})
+	}})
+	alpha := adminDial(t, b.Kafka, "alpha")
+	beta := adminDial(t, b.Kafka, "beta")
+	a := adminJoin(t, alpha, "live", "", 30*time.Second, "orders")
+	require.Equal(t, int32(1), a.Generation)
+
+	dom := make(chan string, 1)
+	go func() {
+		defer close(dom)
+		// 4 s of the page's virtual time: eight polls.
+		dom <- adminChromium(t, "--virtual-time-budget=4000", "--dump-dom", b.HTTP+"/")
+	}()
+	select {
+	case <-second:
+	case page, ok := <-dom:
+		t.Fatalf("the page did not poll twice (chromium ok=%v):\n%s", ok, adminTail(page, 4000))
+	case <-time.After(adminChromiumTimeout):
+		t.Fatal("the page did not poll twice")
+	}
+	_, err := b.Clock.Advance(300 * time.Millisecond)
+	require.NoError(t, err)
+	bm := adminJoin(t, beta, "live", "", 30*time.Second, "orders", "payments")
+	require.Equal(t, int32(2), bm.Generation)
+	close(joined)
+
+	page, ok := <-dom
+	require.True(t, ok, "chromium failed")
+	for _, want := range []string{
+		`data-group="live" data-state="Stable" data-generation="2"`,
+		`<span class="generation" data-generation="2">generation 2</span>`,
+		`class="timeline-entry" data-generation="1"`,
+		`class="timeline-entry current" data-generation="2"`,
+		`data-member="alpha-000001"`,
+		`data-member="beta-000002"`,
+		`data-partition="payments-1" data-owner="beta-000002"`,
+		`id="status" class="ok"`,
+	} {
+		require.Contains(t, page, want, "page after the join:\n%s", adminTail(page, 6000))
+	}
+	require.Greater(t, polls.Load(), int32(2), "the page went on polling after the join")
+
+	t.Run("screenshot", func(t *testing.T) { adminScreenshot(t, b, alpha, beta, a.MemberID, bm.MemberID) })
+}
+
+// adminScreenshot adds fencing rejections, commits and a second group to
+// the scene, then takes a 1280x800 screenshot and checks it is a PNG of
+// that size. With MINIBROKER_UPDATE_SCREENSHOT=1 it becomes
+// docs/admin.png.
+func adminScreenshot(t *testing.T, b *adminBroker, ac, bc *protocol.Client, a, bm string) {
+	t.Helper()
+	_, err := b.Clock.Advance(1250 * time.Millisecond)
+	require.NoError(t, err)
+	require.Equal(t, kerr.IllegalGeneration.Code, adminHeartbeat(t, ac, "live", a, 1))
+	require.Equal(t, kerr.IllegalGeneration.Code, adminCommit(t, ac, "live", a, 1, "orders", 0, 12))
+	require.Equal(t, kerr.RebalanceInProgress.Code, adminCommit(t, ac, "live", a, 2, "orders", 1, 12))
+	require.Zero(t, adminCommit(t, ac, "live", a, 2, "orders", 0, 12))
+	require.Zero(t, adminCommit(t, bc, "live", bm, 2, "orders", 1, 40))
+	require.Zero(t, adminCommit(t, bc, "live", bm, 2, "payments", 0, 7))
+	require.Zero(t, adminHeartbeat(t, bc, "live", bm, 2))
+	gamma := adminDial(t, b.Kafka, "gamma")
+	g := adminJoin(t, gamma, "reports", "", 10*time.Second, "payments")
+	_, err = b.Clock.Advance(400 * time.Millisecond)
+	require.NoError(t, err)
+	require.Equal(t, kerr.UnknownMemberID.Code, adminHeartbeat(t, gamma, "reports", "gamma-000099", g.Generation))
+
+	shot := filepath.Join(t.TempDir(), "admin.png")
+	adminChromium(t, "--virtual-time-budget=1500", "--window-size=1280,800", "--screenshot="+shot, b.HTTP+"/")
+	data, err := os.ReadFile(shot)
+	require.NoError(t, err)
+	cfg, err := png.DecodeConfig(bytes.NewReader(data))
+	require.NoError(t, err, "not a PNG")
+	require.Equal(t, [2]int{1280, 800}, [2]int{cfg.Width, cfg.Height})
+	_, err = png.Decode(bytes.NewReader(data))
+	require.NoError(t, err, "a PNG that does not decode")
+
+	if os.Getenv("MINIBROKER_UPDATE_SCREENSHOT") == "1" {
+		dst := filepath.Join("..", "docs", "admin.png")
+		require.NoError(t, os.MkdirAll(filepath.Dir(dst), 0o755))
+		require.NoError(t, os.WriteFile(dst, data, 0o644))
+		t.Logf("updated %s", dst)
+	}
+}

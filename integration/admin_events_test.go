@@ -1,0 +1,152 @@
+package integration_test
+
+// The admin API watching real wire traffic: every rebalance and every
+// fencing rejection is a structured log event, an entry of GET /v1/events
+// and a metric.
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kerr"
+)
+
+// TestAdminFencingOverTheWire: two members join over the wire, the first
+// goes on with its stale generation, and tries a partition it no longer
+// owns; the second commits. The log, the event API, the group API and the
+// metrics all tell the same story.
+func TestAdminFencingOverTheWire(t *testing.T) {
+	t.Parallel()
+	b := startAdminBroker(t, adminBrokerOptions{})
+	alpha := adminDial(t, b.Kafka, "alpha")
+	beta := adminDial(t, b.Kafka, "beta")
+	a := adminJoin(t, alpha, "g", "", 30*time.Second, "orders") // alpha-000001, generation 1
+	bm := adminJoin(t, beta, "g", "", 30*time.Second, "orders") // beta-000002, generation 2
+	require.Equal(t, "alpha-000001", a.MemberID)
+	require.Equal(t, "beta-000002", bm.MemberID)
+	require.Equal(t, int32(2), bm.Generation)
+
+	_, err := b.Clock.Advance(10 * time.Millisecond)
+	require.NoError(t, err)
+	require.Equal(t, kerr.IllegalGeneration.Code, adminHeartbeat(t, alpha, "g", a.MemberID, 1))
+	require.Equal(t, kerr.IllegalGeneration.Code, adminCommit(t, alpha, "g", a.MemberID, 1, "orders", 0, 7))
+	require.Equal(t, kerr.RebalanceInProgress.Code, adminCommit(t, alpha, "g", a.MemberID, 2, "orders", 1, 7), "orders-1 is beta's")
+	require.Zero(t, adminCommit(t, beta, "g", bm.MemberID, 2, "orders", 1, 10))
+	require.Zero(t, adminHeartbeat(t, beta, "g", bm.MemberID, 2))
+
+	t.Run("logs", func(t *testing.T) {
+		require.Equal(t, []map[string]any{
+			{"level": "INFO", "msg": "rebalance complete", "group": "g", "generation": 1.0, "state": "Stable",
+				"members": []any{"alpha-000001"}, "assignment": []any{"alpha-000001: orders-0, orders-1, orders-2, orders-3"}},
+			{"level": "INFO", "msg": "rebalance complete", "group": "g", "generation": 2.0, "state": "Stable",
+				"members":    []any{"alpha-000001", "beta-000002"},
+				"assignment": []any{"alpha-000001: orders-0, orders-2", "beta-000002: orders-1, orders-3"}},
+		}, b.Logs.records(t, "rebalance complete"))
+
+		fenced := b.Logs.records(t, "fencing rejection")
+		for _, rec := range fenced {
+			require.True(t, strings.HasPrefix(rec["remote"].(string), "127.0.0.1:"), "logged per connection")
+			delete(rec, "remote")
+		}
+		fence := func(api string, gen float64, code string) map[string]any {
+			return map[string]any{"level": "INFO", "msg": "fencing rejection", "group": "g", "member": "alpha-000001",
+				"api": api, "generation": gen, "code": code}
+		}
+		require.Equal(t, []map[string]any{
+			fence("Heartbeat", 1, "ILLEGAL_GENERATION"),
+			fence("OffsetCommit", 1, "ILLEGAL_GENERATION"),
+			fence("OffsetCommit", 2, "REBALANCE_IN_PROGRESS"),
+		}, fenced)
+	})
+
+	t.Run("events", func(t *testing.T) {
+		code, body := adminHTTP(t, "GET", b.HTTP+"/v1/events", "")
+		require.Equal(t, http.StatusOK, code)
+		var want bytes.Buffer
+		require.NoError(t, json.Compact(&want, []byte(`{"rebalances":[
+			{"seq":1,"time":"1970-01-01T00:00:00Z","time_ms":0,"group":"g","generation":1,"state":"Stable",
+			 "members":["alpha-000001"],
+			 "assignment":[{"member_id":"alpha-000001","partitions":[{"topic":"orders","partitions":[0,1,2,3]}]}]},
+			{"seq":2,"time":"1970-01-01T00:00:00Z","time_ms":0,"group":"g","generation":2,"state":"Stable",
+			 "members":["alpha-000001","beta-000002"],
+			 "assignment":[{"member_id":"alpha-000001","partitions":[{"topic":"orders","partitions":[0,2]}]},
+			               {"member_id":"beta-000002","partitions":[{"topic":"orders","partitions":[1,3]}]}]}
+		],"fencing":[
+			{"seq":3,"time":"1970-01-01T00:00:00.01Z","time_ms":10,"group":"g","member_id":"alpha-000001","api":"Heartbeat","generation":1,"code":22,"error":"ILLEGAL_GENERATION"},
+			{"seq":4,"time":"1970-01-01T00:00:00.01Z","time_ms":10,"group":"g","member_id":"alpha-000001","api":"OffsetCommit","generation":1,"code":22,"error":"ILLEGAL_GENERATION"},
+			{"seq":5,"time":"1970-01-01T00:00:00.01Z","time_ms":10,"group":"g","member_id":"alpha-000001","api":"OffsetCommit","generation":2,"code":27,"error":"REBALANCE_IN_PROGRESS"}
+		]}`)))
+		require.Equal(t, want.String()+"\n", body)
+	})
+
+	t.Run("group", func(t *testing.T) {
+		var g struct {
+			State      string `json:"state"`
+			Generation int32  `json:"generation"`
+			Members    []struct {
+				MemberID   string `json:"member_id"`
+				ClientID   string `json:"client_id"`
+				ClientHost string `json:"client_host"`
+				DeadlineMS int64  `json:"deadline_ms"`
+			} `json:"members"`
+			Committed []struct {
+				Topic     string `json:"topic"`
+				Partition int32  `json:"partition"`
+				Offset    int64  `json:"offset"`
+			} `json:"committed"`
+		}
+		adminGetJSON(t, b.HTTP+"/v1/groups/g", &g)
+		require.Equal(t, "Stable", g.State)
+		require.Equal(t, int32(2), g.Generation)
+		require.Len(t, g.Members, 2)
+		require.Equal(t, "alpha", g.Members[0].ClientID)
+		require.Equal(t, "/127.0.0.1", g.Members[0].ClientHost)
+		require.Equal(t, int64(30_000), g.Members[0].DeadlineMS, "the stale heartbeat did not renew alpha's lease")
+		require.Equal(t, int64(30_010), g.Members[1].DeadlineMS, "beta's heartbeat at 10 ms did")
+		require.Len(t, g.Committed, 1)
+		require.Equal(t, int64(10), g.Committed[0].Offset)
+	})
+
+	t.Run("metrics", func(t *testing.T) {
+		fams := adminScrape(t, b.HTTP)
+		for name := range fams {
+			require.True(t, strings.HasPrefix(name, "minibroker_"), name)
+		}
+		for _, c := range []struct {
+			name   string
+			labels []string
+			want   float64
+		}{
+			{"minibroker_requests_total", []string{"api", "JoinGroup", "error_code", "NONE"}, 2},
+			{"minibroker_requests_total", []string{"api", "Heartbeat", "error_code", "ILLEGAL_GENERATION"}, 1},
+			{"minibroker_requests_total", []string{"api", "Heartbeat", "error_code", "NONE"}, 1},
+			{"minibroker_requests_total", []string{"api", "OffsetCommit", "error_code", "ILLEGAL_GENERATION"}, 1},
+			{"minibroker_requests_total", []string{"api", "OffsetCommit", "error_code", "REBALANCE_IN_PROGRESS"}, 1},
+			{"minibroker_requests_total", []string{"api", "OffsetCommit", "error_code", "NONE"}, 1},
+			{"minibroker_request_duration_seconds", []string{"api", "OffsetCommit"}, 3},
+			{"minibroker_fencing_rejections_total", []string{"api", "Heartbeat", "error_code", "ILLEGAL_GENERATION"}, 1},
+			{"minibroker_fencing_rejections_total", []string{"api", "OffsetCommit", "error_code", "ILLEGAL_GENERATION"}, 1},
+			{"minibroker_fencing_rejections_total", []string{"api", "OffsetCommit", "error_code", "REBALANCE_IN_PROGRESS"}, 1},
+			{"minibroker_rebalances_total", []string{"group", "g"}, 2},
+			{"minibroker_group_generation", []string{"group", "g"}, 2},
+			{"minibroker_group_members", []string{"group", "g"}, 2},
+			{"minibroker_commit_seconds", nil, 1},
+			{"minibroker_connections", nil, 2},
+			{"minibroker_connections_accepted_total", nil, 2},
+		} {
+			require.Equal(t, c.want, adminMetric(fams, c.name, c.labels...), "%s %v", c.name, c.labels)
+		}
+		require.Len(t, fams["minibroker_requests_total"].GetMetric(), 6, "no other request was made")
+		require.Len(t, fams["minibroker_fencing_rejections_total"].GetMetric(), 3)
+
+		alpha.Close()
+		adminEventually(t, func() bool {
+			return adminMetric(adminScrape(t, b.HTTP), "minibroker_connections") == 1
+		}, "the closed connection is no longer counted")
+	})
+}

@@ -1,0 +1,280 @@
+package integration_test
+
+// Helpers for the admin API tests: an in-process broker with the admin
+// server wired as cmd/minibroker wires it (server.Observer,
+// coordinator.Config.OnRebalance) and served over HTTP on a loopback port,
+// its log captured as JSON, raw kmsg members, and HTTP calls. Names carry
+// an admin prefix so they never clash with the other tests' helpers.
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/minibroker/minibroker/admin"
+	"github.com/minibroker/minibroker/clock"
+	"github.com/minibroker/minibroker/coordinator"
+	"github.com/minibroker/minibroker/offsets"
+	"github.com/minibroker/minibroker/protocol"
+	"github.com/minibroker/minibroker/server"
+)
+
+// adminWait bounds every network wait and poll of the admin tests.
+const adminWait = 10 * time.Second
+
+// adminBroker is an in-process broker on a manual clock (Unix 0) with the
+// admin API on its own loopback port.
+type adminBroker struct {
+	Kafka string // the Kafka listener's host:port
+	HTTP  string // the admin API's base URL, "http://127.0.0.1:port"
+	Clock *clock.Manual
+	Coord *coordinator.Coordinator
+	Logs  *adminLogBuffer
+}
+
+// adminBrokerOptions changes startAdminBroker's defaults.
+type adminBrokerOptions struct {
+	// Wrap, if set, wraps the admin handler (the browser test watches the
+	// page's polls through it).
+	Wrap func(http.Handler) http.Handler
+}
+
+func startAdminBroker(t *testing.T, opts adminBrokerOptions) *adminBroker {
+	t.Helper()
+	b := &adminBroker{Clock: clock.NewManual(time.UnixMilli(0)), Logs: &adminLogBuffer{}}
+	logger := slog.New(slog.NewJSONHandler(b.Logs, nil))
+	var adm *admin.Server // set before anything is served
+	coord, err := coordinator.New(coordinator.Config{
+		Clock:       b.Clock,
+		Store:       offsets.NewMemory(),
+		Topics:      map[string]int32{"orders": 4, "payments": 2},
+		Logger:      logger,
+		OnRebalance: func(r coordinator.Rebalance) { adm.Rebalanced(r) },
+	})
+	require.NoError(t, err)
+	b.Coord = coord
+	adm, err = admin.New(admin.Config{Coordinator: coord, Clock: b.Clock, Logger: logger})
+	require.NoError(t, err)
+	srv, err := server.New(server.Config{Coordinator: coord, Logger: logger, Observer: adm})
+	require.NoError(t, err)
+
+	kafkaLn, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	b.Kafka = kafkaLn.Addr().String()
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan error, 2)
+	go func() { served <- srv.Serve(ctx, kafkaLn) }()
+	if opts.Wrap != nil {
+		hs := httptest.NewServer(opts.Wrap(adm.Handler()))
+		b.HTTP = hs.URL
+		t.Cleanup(hs.Close)
+		served <- nil
+	} else {
+		httpLn, err := net.Listen("tcp", "127.0.0.1:0")
+		require.NoError(t, err)
+		b.HTTP = "http://" + httpLn.Addr().String()
+		go func() { served <- adm.Serve(ctx, httpLn) }()
+	}
+	t.Cleanup(func() {
+		cancel()
+		for range 2 {
+			select {
+			case err := <-served:
+				require.NoError(t, err)
+			case <-time.After(adminWait):
+				t.Fatal("the broker did not stop")
+			}
+		}
+	})
+	return b
+}
+
+// adminDial opens a raw Kafka client; cleanup closes it.
+func adminDial(t *testing.T, addr, clientID string) *protocol.Client {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), adminWait)
+	defer cancel()
+	c, err := protocol.Dial(ctx, addr, clientID)
+	require.NoError(t, err)
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// adminRequest sends req on c and returns its typed response.
+func adminRequest[R kmsg.Response](t *testing.T, c *protocol.Client, req kmsg.Request) R {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), adminWait)
+	defer cancel()
+	resp, err := c.Request(ctx, req)
+	require.NoError(t, err)
+	return resp.(R)
+}
+
+// adminJoin joins group over c with a JoinGroup v3, which joins at once
+// (no MEMBER_ID_REQUIRED round), subscribing to topics, and requires
+// success. An empty member asks for a new id.
+func adminJoin(t *testing.T, c *protocol.Client, group, member string, session time.Duration, topics ...string) *kmsg.JoinGroupResponse {
+	t.Helper()
+	resp := adminRequest[*kmsg.JoinGroupResponse](t, c, adminJoinRequest(3, group, member, session, topics...))
+	require.Zero(t, resp.ErrorCode, "join %s", group)
+	return resp
+}
+
+// adminJoinRequest is a consumer JoinGroup at version with one
+// "roundrobin" protocol subscribing to topics.
+func adminJoinRequest(version int16, group, member string, session time.Duration, topics ...string) *kmsg.JoinGroupRequest {
+	meta := kmsg.NewConsumerMemberMetadata()
+	meta.Topics = topics
+	req := kmsg.NewPtrJoinGroupRequest()
+	req.Version = version
+	req.Group, req.MemberID = group, member
+	req.SessionTimeoutMillis = int32(session / time.Millisecond)
+	req.RebalanceTimeoutMillis = req.SessionTimeoutMillis
+	req.ProtocolType = "consumer"
+	req.Protocols = []kmsg.JoinGroupRequestProtocol{{Name: "roundrobin", Metadata: meta.AppendTo(nil)}}
+	return req
+}
+
+// adminHeartbeat sends a Heartbeat v4 and returns its code.
+func adminHeartbeat(t *testing.T, c *protocol.Client, group, member string, generation int32) int16 {
+	t.Helper()
+	req := kmsg.NewPtrHeartbeatRequest()
+	req.Version, req.Group, req.MemberID, req.Generation = 4, group, member, generation
+	return adminRequest[*kmsg.HeartbeatResponse](t, c, req).ErrorCode
+}
+
+// adminCommit commits offset for one partition with an OffsetCommit v8
+// and returns the partition's code.
+func adminCommit(t *testing.T, c *protocol.Client, group, member string, generation int32, topic string, partition int32, offset int64) int16 {
+	t.Helper()
+	req := kmsg.NewPtrOffsetCommitRequest()
+	req.Version = 8
+	req.Group, req.MemberID, req.Generation = group, member, generation
+	req.Topics = []kmsg.OffsetCommitRequestTopic{{Topic: topic, Partitions: []kmsg.OffsetCommitRequestTopicPartition{{Partition: partition, Offset: offset}}}}
+	return adminRequest[*kmsg.OffsetCommitResponse](t, c, req).Topics[0].Partitions[0].ErrorCode
+}
+
+// adminHTTP sends one request to the admin API and returns the status and
+// the body.
+func adminHTTP(t *testing.T, method, url, body string) (int, string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), adminWait)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, method, url, strings.NewReader(body))
+	require.NoError(t, err)
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	return resp.StatusCode, string(data)
+}
+
+// adminGetJSON GETs url, requires 200 and decodes the body into v.
+func adminGetJSON(t *testing.T, url string, v any) {
+	t.Helper()
+	code, body := adminHTTP(t, "GET", url, "")
+	require.Equal(t, http.StatusOK, code, body)
+	require.NoError(t, json.Unmarshal([]byte(body), v), body)
+}
+
+// adminScrape reads the admin API's /metrics.
+func adminScrape(t *testing.T, base string) map[string]*dto.MetricFamily {
+	t.Helper()
+	code, body := adminHTTP(t, "GET", base+"/metrics", "")
+	require.Equal(t, http.StatusOK, code)
+	p := expfmt.NewTextParser(model.UTF8Validation)
+	fams, err := p.TextToMetricFamilies(strings.NewReader(body))
+	require.NoError(t, err)
+	return fams
+}
+
+// adminMetric returns the value of a counter or gauge series, the sample
+// count of a histogram; -1 when the series is absent. labels are "k", "v"
+// pairs that must match the series' labels exactly.
+func adminMetric(fams map[string]*dto.MetricFamily, name string, labels ...string) float64 {
+	fam := fams[name]
+	if fam == nil {
+		return -1
+	}
+	for _, m := range fam.GetMetric() {
+		if len(m.GetLabel())*2 != len(labels) {
+			continue
+		}
+		match := true
+		for i, l := range m.GetLabel() {
+			match = match && l.GetName() == labels[2*i] && l.GetValue() == labels[2*i+1]
+		}
+		switch {
+		case !match:
+		case m.Histogram != nil:
+			return float64(m.GetHistogram().GetSampleCount())
+		case m.Counter != nil:
+			return m.GetCounter().GetValue()
+		default:
+			return m.GetGauge().GetValue()
+		}
+	}
+	return -1
+}
+
+// adminEventually polls cond until it holds or adminWait passes.
+func adminEventually(t *testing.T, cond func() bool, msg string) {
+	t.Helper()
+	tick := time.NewTicker(2 * time.Millisecond)
+	defer tick.Stop()
+	timeout := time.NewTimer(adminWait)
+	defer timeout.Stop()
+	for !cond() {
+		select {
+		case <-tick.C:
+		case <-timeout.C:
+			t.Fatalf("not within %v: %s", adminWait, msg)
+		}
+	}
+}
+
+// adminLogBuffer collects JSON log lines from concurrent writers.
+type adminLogBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer // guarded by mu
+}
+
+func (b *adminLogBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+// records returns the records whose msg is msg, without their time.
+func (b *adminLogBuffer) records(t *testing.T, msg string) []map[string]any {
+	t.Helper()
+	b.mu.Lock()
+	data := b.buf.String()
+	b.mu.Unlock()
+	var out []map[string]any
+	for line := range strings.Lines(data) {
+		var rec map[string]any
+		require.NoError(t, json.Unmarshal([]byte(line), &rec), line)
+		if rec["msg"] == msg {
+			delete(rec, "time")
+			out = append(out, rec)
+		}
+	}
+	return out
+}

@@ -1,0 +1,117 @@
+package integration
+
+import (
+	"encoding/hex"
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// TestWireSyncGroupAssignments: each member gets the coordinator's
+// round-robin share, whatever plan the leader sends, at every version.
+func TestWireSyncGroupAssignments(t *testing.T) {
+	t.Parallel()
+	b := startBroker(t, brokerOptions{})
+	c := b.dial(t, "c")
+	a := join(t, c, "g", "orders", "payments")
+	bb := join(t, c, "g", "orders")
+	gen := bb.Generation
+
+	// The leader's plan gives everything to b; it is ignored.
+	plan := kmsg.ConsumerMemberAssignment{Topics: []kmsg.ConsumerMemberAssignmentTopic{
+		{Topic: "orders", Partitions: []int32{0, 1, 2, 3}}, {Topic: "payments", Partitions: []int32{0}}}}
+	req := syncRequest(5, "g", a.MemberID, gen)
+	req.GroupAssignment = []kmsg.SyncGroupRequestGroupAssignment{{MemberID: bb.MemberID, MemberAssignment: plan.AppendTo(nil)}}
+	protocolType, protocol := "consumer", "roundrobin"
+	req.ProtocolType, req.Protocol = &protocolType, &protocol
+	resp := do[*kmsg.SyncGroupResponse](t, c, req)
+	require.Equal(t, codeNone, resp.ErrorCode)
+	// orders: a 0, b 1, a 2, b 3; the cursor runs on: payments-0 to a.
+	assert.Equal(t, []string{"orders-0", "orders-2", "payments-0"}, decodeAssignment(t, resp.MemberAssignment))
+	require.NotNil(t, resp.ProtocolType)
+	assert.Equal(t, "consumer", *resp.ProtocolType)
+	require.NotNil(t, resp.Protocol)
+	assert.Equal(t, "roundrobin", *resp.Protocol)
+
+	for v := int16(0); v <= 5; v++ {
+		resp := do[*kmsg.SyncGroupResponse](t, c, syncRequest(v, "g", bb.MemberID, gen))
+		require.Equal(t, codeNone, resp.ErrorCode, "v%d", v)
+		assert.Equal(t, []string{"orders-1", "orders-3"}, decodeAssignment(t, resp.MemberAssignment), "v%d", v)
+	}
+}
+
+// TestWireSyncGroupNeverEmptyBytes: a member with no partition gets a
+// ConsumerMemberAssignment with no topics (10 bytes), never zero bytes,
+// which kgo could not parse.
+func TestWireSyncGroupNeverEmptyBytes(t *testing.T) {
+	t.Parallel()
+	b := startBroker(t, brokerOptions{})
+	c := b.dial(t, "c")
+	join(t, c, "g", "payments")
+	idle := join(t, c, "g", "payments")
+	for v := int16(0); v <= 5; v++ {
+		resp := do[*kmsg.SyncGroupResponse](t, c, syncRequest(v, "g", idle.MemberID, idle.Generation))
+		require.Equal(t, codeNone, resp.ErrorCode)
+		assert.Equal(t, "000000000000ffffffff", hex.EncodeToString(resp.MemberAssignment), "v%d", v)
+		assert.Empty(t, decodeAssignment(t, resp.MemberAssignment))
+	}
+	g := describe(t, c, "g")[0]
+	require.Len(t, g.Members, 2)
+	assert.Equal(t, "000000000000ffffffff", hex.EncodeToString(g.Members[1].MemberAssignment), "DescribeGroups too")
+}
+
+func TestWireSyncGroupErrors(t *testing.T) {
+	t.Parallel()
+	b := startBroker(t, brokerOptions{})
+	c := b.dial(t, "c")
+	a := join(t, c, "g", "orders")
+	bb := join(t, c, "g", "orders")
+	tests := []struct {
+		name string
+		req  *kmsg.SyncGroupRequest
+		want int16
+	}{
+		{"stale generation", syncRequest(5, "g", a.MemberID, a.Generation), codeIllegalGeneration},
+		{"future generation", syncRequest(5, "g", a.MemberID, bb.Generation+1), codeIllegalGeneration},
+		{"unknown member", syncRequest(5, "g", "c-999999", bb.Generation), codeUnknownMemberID},
+		{"unknown member, stale generation", syncRequest(5, "g", "c-999999", a.Generation), codeUnknownMemberID},
+		{"unknown group", syncRequest(5, "nope", a.MemberID, bb.Generation), codeUnknownMemberID},
+		{"empty group id", syncRequest(5, "", a.MemberID, bb.Generation), codeInvalidGroupID},
+	}
+	for _, tc := range tests {
+		for _, v := range []int16{0, 5} {
+			t.Run(fmt.Sprintf("%s v%d", tc.name, v), func(t *testing.T) {
+				t.Parallel()
+				req := *tc.req
+				req.Version = v
+				resp := do[*kmsg.SyncGroupResponse](t, b.dial(t, "c"), &req)
+				assert.Equal(t, tc.want, resp.ErrorCode)
+				assert.Empty(t, resp.MemberAssignment)
+			})
+		}
+	}
+}
+
+// TestWireSyncGroupEchoesRequestProtocol: SyncGroup v5 echoes the protocol
+// type and name the client sent, even when they differ from the group's
+// choice; Kafka answers INCONSISTENT_GROUP_PROTOCOL then.
+func TestWireSyncGroupEchoesRequestProtocol(t *testing.T) {
+	t.Parallel()
+	b := startBroker(t, brokerOptions{})
+	c := b.dial(t, "c")
+	m := join(t, c, "g", "orders")
+	req := syncRequest(5, "g", m.MemberID, m.Generation)
+	req.ProtocolType, req.Protocol = ptrTo("consumer"), ptrTo("range")
+	resp := do[*kmsg.SyncGroupResponse](t, c, req)
+	assert.Equal(t, codeNone, resp.ErrorCode)
+	require.NotNil(t, resp.Protocol)
+	assert.Equal(t, "range", *resp.Protocol, "the group chose roundrobin")
+	assert.Equal(t, []string{"orders-0", "orders-1", "orders-2", "orders-3"}, decodeAssignment(t, resp.MemberAssignment))
+
+	resp = do[*kmsg.SyncGroupResponse](t, c, syncRequest(5, "g", m.MemberID, m.Generation))
+	assert.Nil(t, resp.ProtocolType, "null in, null out")
+	assert.Nil(t, resp.Protocol)
+}

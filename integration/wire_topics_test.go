@@ -1,0 +1,243 @@
+package integration
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+func createTopicsRequest(version int16, validateOnly bool, topics ...kmsg.CreateTopicsRequestTopic) *kmsg.CreateTopicsRequest {
+	req := kmsg.NewPtrCreateTopicsRequest()
+	req.Version, req.ValidateOnly, req.Topics, req.TimeoutMillis = version, validateOnly, topics, 5000
+	return req
+}
+
+func newTopic(name string, partitions int32, rf int16) kmsg.CreateTopicsRequestTopic {
+	t := kmsg.NewCreateTopicsRequestTopic()
+	t.Topic, t.NumPartitions, t.ReplicationFactor = name, partitions, rf
+	return t
+}
+
+// metadataTopics returns "name:code:partitions" per topic of resp.
+func metadataTopics(resp *kmsg.MetadataResponse) []string {
+	var out []string
+	for _, rt := range resp.Topics {
+		out = append(out, fmt.Sprintf("%s:%d:%d", *rt.Topic, rt.ErrorCode, len(rt.Partitions)))
+	}
+	return out
+}
+
+func metadataRequest(version int16, names []string) *kmsg.MetadataRequest {
+	req := kmsg.NewPtrMetadataRequest()
+	req.Version = version
+	if names != nil {
+		req.Topics = []kmsg.MetadataRequestTopic{}
+		for _, n := range names {
+			req.Topics = append(req.Topics, kmsg.MetadataRequestTopic{Topic: ptrTo(n)})
+		}
+	}
+	return req
+}
+
+func TestWireCreateTopics(t *testing.T) {
+	t.Parallel()
+	b := startBroker(t, brokerOptions{})
+	c := b.dial(t, "c")
+	tests := []struct {
+		name         string
+		topic        kmsg.CreateTopicsRequestTopic
+		validateOnly bool
+		want         int16
+		partitions   int32 // in Metadata afterwards; 0 = not created
+	}{
+		{"created", newTopic("events", 3, 1), false, codeNone, 3},
+		{"broker defaults", newTopic("defaults", -1, -1), false, codeNone, 1},
+		{"exists", newTopic("orders", 2, 1), false, codeTopicAlreadyExists, 4},
+		{"replication factor 3", newTopic("rf3", 1, 3), false, codeInvalidReplicationFactor, 0},
+		{"zero partitions", newTopic("zero", 0, 1), false, codeInvalidPartitions, 0},
+		{"bad name", newTopic("bad name!", 1, 1), false, codeInvalidTopicException, 0},
+		{"validate only", newTopic("dry", 2, 1), true, codeNone, 0},
+		{"validate only, exists", newTopic("payments", 2, 1), true, codeTopicAlreadyExists, 1},
+		{"validate only, replication factor 3", newTopic("dry", 2, 3), true, codeInvalidReplicationFactor, 0},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			resp := do[*kmsg.CreateTopicsResponse](t, c, createTopicsRequest(7, tc.validateOnly, tc.topic))
+			require.Len(t, resp.Topics, 1)
+			rt := resp.Topics[0]
+			assert.Equal(t, tc.topic.Topic, rt.Topic)
+			assert.Equal(t, tc.want, rt.ErrorCode)
+			if tc.want == codeNone {
+				assert.Nil(t, rt.ErrorMessage)
+				assert.Equal(t, int16(1), rt.ReplicationFactor)
+			} else {
+				assert.NotNil(t, rt.ErrorMessage)
+			}
+			md := do[*kmsg.MetadataResponse](t, c, metadataRequest(12, []string{tc.topic.Topic}))
+			if tc.partitions == 0 {
+				assert.Equal(t, []string{tc.topic.Topic + ":3:0"}, metadataTopics(md), "not created")
+			} else {
+				assert.Equal(t, []string{fmt.Sprintf("%s:0:%d", tc.topic.Topic, tc.partitions)}, metadataTopics(md))
+			}
+		})
+	}
+	resp := do[*kmsg.CreateTopicsResponse](t, c, createTopicsRequest(0, false, newTopic("v0", 2, 1)))
+	assert.Equal(t, codeNone, resp.Topics[0].ErrorCode, "v0")
+
+	// A new topic can be subscribed to at once.
+	join := join(t, c, "g", "events")
+	assert.Equal(t, []string{"events-0", "events-1", "events-2"}, assignment(t, c, "g", join.MemberID, join.Generation))
+}
+
+func TestWireMetadata(t *testing.T) {
+	t.Parallel()
+	b := startBroker(t, brokerOptions{})
+	c := b.dial(t, "c")
+	all := []string{"orders:0:4", "payments:0:1"}
+	tests := []struct {
+		version int16
+		names   []string
+		want    []string
+	}{
+		{0, []string{}, all},
+		{0, []string{"nope", "payments"}, []string{"nope:3:0", "payments:0:1"}},
+		{1, nil, all},
+		{1, []string{}, nil},
+		{4, []string{"orders"}, []string{"orders:0:4"}},
+		{12, nil, all},
+		{12, []string{}, nil},
+		{12, []string{"nope"}, []string{"nope:3:0"}},
+	}
+	for _, tc := range tests {
+		resp := do[*kmsg.MetadataResponse](t, c, metadataRequest(tc.version, tc.names))
+		assert.Equal(t, tc.want, metadataTopics(resp), "v%d %v", tc.version, tc.names)
+		assert.Equal(t, []kmsg.MetadataResponseBroker{{NodeID: 0, Host: "127.0.0.1", Port: b.port(t)}}, resp.Brokers,
+			"v%d: this broker, at its bound address", tc.version)
+		if tc.version >= 1 {
+			assert.Equal(t, int32(0), resp.ControllerID)
+		}
+		if tc.version >= 2 {
+			require.NotNil(t, resp.ClusterID)
+			assert.Equal(t, "minibroker", *resp.ClusterID)
+		}
+	}
+	resp := do[*kmsg.MetadataResponse](t, c, metadataRequest(12, []string{"orders"}))
+	for i, p := range resp.Topics[0].Partitions {
+		assert.Equal(t, int32(i), p.Partition)
+		assert.Equal(t, int32(0), p.Leader)
+		assert.Equal(t, []int32{0}, p.Replicas)
+		assert.Equal(t, []int32{0}, p.ISR)
+	}
+}
+
+// TestWireMetadataAdvertise: the configured address is what clients are
+// told, not the bound one.
+func TestWireMetadataAdvertise(t *testing.T) {
+	t.Parallel()
+	b := startBroker(t, brokerOptions{Advertise: "kafka.example:19092"})
+	c := b.dial(t, "c")
+	resp := do[*kmsg.MetadataResponse](t, c, metadataRequest(12, []string{}))
+	assert.Equal(t, []kmsg.MetadataResponseBroker{{NodeID: 0, Host: "kafka.example", Port: 19092}}, resp.Brokers)
+	fc := kmsg.NewPtrFindCoordinatorRequest()
+	fc.Version, fc.CoordinatorKeys = 6, []string{"g"}
+	fresp := do[*kmsg.FindCoordinatorResponse](t, c, fc)
+	assert.Equal(t, []kmsg.FindCoordinatorResponseCoordinator{{Key: "g", NodeID: 0, Host: "kafka.example", Port: 19092}}, fresp.Coordinators)
+}
+
+func TestWireFindCoordinator(t *testing.T) {
+	t.Parallel()
+	b := startBroker(t, brokerOptions{})
+	c := b.dial(t, "c")
+	for v := int16(0); v <= 3; v++ {
+		req := kmsg.NewPtrFindCoordinatorRequest()
+		req.Version, req.CoordinatorKey = v, "g"
+		resp := do[*kmsg.FindCoordinatorResponse](t, c, req)
+		assert.Equal(t, codeNone, resp.ErrorCode, "v%d", v)
+		assert.Equal(t, int32(0), resp.NodeID, "v%d", v)
+		assert.Equal(t, "127.0.0.1", resp.Host, "v%d", v)
+		assert.Equal(t, b.port(t), resp.Port, "v%d", v)
+	}
+	for v := int16(4); v <= 6; v++ {
+		req := kmsg.NewPtrFindCoordinatorRequest()
+		req.Version, req.CoordinatorKeys = v, []string{"g2", "g1", "tx"}
+		resp := do[*kmsg.FindCoordinatorResponse](t, c, req)
+		require.Len(t, resp.Coordinators, 3, "v%d: one entry per key", v)
+		for i, key := range req.CoordinatorKeys {
+			assert.Equal(t, kmsg.FindCoordinatorResponseCoordinator{Key: key, NodeID: 0, Host: "127.0.0.1", Port: b.port(t)},
+				resp.Coordinators[i], "v%d", v)
+		}
+	}
+}
+
+func TestWireListOffsets(t *testing.T) {
+	t.Parallel()
+	b := startBroker(t, brokerOptions{})
+	c := b.dial(t, "c")
+	for _, v := range []int16{0, 1, 7} {
+		req := kmsg.NewPtrListOffsetsRequest()
+		req.Version, req.ReplicaID = v, -1
+		req.Topics = []kmsg.ListOffsetsRequestTopic{{Topic: "orders", Partitions: []kmsg.ListOffsetsRequestTopicPartition{
+			{Partition: 0, Timestamp: -2, MaxNumOffsets: 1}, {Partition: 3, Timestamp: -1, MaxNumOffsets: 1}, {Partition: 4, Timestamp: -1, MaxNumOffsets: 1},
+		}}}
+		resp := do[*kmsg.ListOffsetsResponse](t, c, req)
+		require.Len(t, resp.Topics, 1)
+		ps := resp.Topics[0].Partitions
+		require.Len(t, ps, 3)
+		for _, p := range ps[:2] {
+			assert.Equal(t, codeNone, p.ErrorCode, "v%d", v)
+			if v == 0 {
+				assert.Equal(t, []int64{0}, p.OldStyleOffsets)
+			} else {
+				assert.Equal(t, int64(0), p.Offset, "v%d: earliest and latest are 0", v)
+			}
+		}
+		assert.Equal(t, codeUnknownTopicOrPartition, ps[2].ErrorCode, "v%d", v)
+	}
+}
+
+// TestWireFetchIdles: a fetch waits its MaxWait and answers no records,
+// whatever the offset.
+func TestWireFetchIdles(t *testing.T) {
+	t.Parallel()
+	b := startBroker(t, brokerOptions{})
+	c := b.dial(t, "c")
+	for _, v := range []int16{4, 12} {
+		req := kmsg.NewPtrFetchRequest()
+		req.Version, req.MaxWaitMillis, req.MinBytes, req.MaxBytes, req.ReplicaID = v, 50, 1, 1<<20, -1
+		fp := kmsg.NewFetchRequestTopicPartition()
+		fp.Partition, fp.FetchOffset, fp.PartitionMaxBytes = 1, 1234, 1<<20
+		req.Topics = []kmsg.FetchRequestTopic{{Topic: "orders", Partitions: []kmsg.FetchRequestTopicPartition{fp}}}
+		start := time.Now()
+		resp := do[*kmsg.FetchResponse](t, c, req)
+		assert.GreaterOrEqual(t, time.Since(start), 50*time.Millisecond, "v%d waits MaxWait", v)
+		assert.Equal(t, codeNone, resp.ErrorCode)
+		require.Len(t, resp.Topics, 1)
+		require.Len(t, resp.Topics[0].Partitions, 1)
+		p := resp.Topics[0].Partitions[0]
+		assert.Equal(t, int32(1), p.Partition)
+		assert.Equal(t, codeNone, p.ErrorCode, "no OFFSET_OUT_OF_RANGE for an offset past the end")
+		assert.Equal(t, int64(0), p.HighWatermark)
+		assert.Empty(t, p.RecordBatches)
+	}
+}
+
+// TestWireMetadataNeverCreatesTopics: AllowAutoTopicCreation is ignored;
+// topics come only from CreateTopics or the command line. Kafka's default
+// (auto.create.topics.enable=true) would create the topic.
+func TestWireMetadataNeverCreatesTopics(t *testing.T) {
+	t.Parallel()
+	b := startBroker(t, brokerOptions{})
+	c := b.dial(t, "c")
+	for _, v := range []int16{4, 12} {
+		req := metadataRequest(v, []string{"auto"})
+		req.AllowAutoTopicCreation = true
+		resp := do[*kmsg.MetadataResponse](t, c, req)
+		assert.Equal(t, []string{"auto:3:0"}, metadataTopics(resp), "v%d", v)
+	}
+	resp := do[*kmsg.MetadataResponse](t, c, metadataRequest(12, nil))
+	assert.Equal(t, []string{"orders:0:4", "payments:0:1"}, metadataTopics(resp))
+}

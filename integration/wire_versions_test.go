@@ -1,0 +1,273 @@
+package integration
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/minibroker/minibroker/protocol"
+)
+
+// versionCase drives one API at version v on c and checks a sensible,
+// error-free answer. group is a group name no other case uses.
+type versionCase func(t *testing.T, c *protocol.Client, v int16, group string)
+
+// joinAt joins group with a fresh member at JoinGroup v3 (one round trip).
+func joinAt(t *testing.T, c *protocol.Client, group string, topics ...string) *kmsg.JoinGroupResponse {
+	t.Helper()
+	resp := do[*kmsg.JoinGroupResponse](t, c, joinRequest(3, group, "", topics...))
+	require.Equal(t, codeNone, resp.ErrorCode)
+	return resp
+}
+
+var versionCases = map[kmsg.Key]versionCase{
+	kmsg.ApiVersions: func(t *testing.T, c *protocol.Client, v int16, _ string) {
+		resp := do[*kmsg.ApiVersionsResponse](t, c, apiVersionsRequest(v))
+		assert.Equal(t, codeNone, resp.ErrorCode)
+		assert.Len(t, resp.ApiKeys, len(protocol.SupportedVersions()))
+	},
+	kmsg.Metadata: func(t *testing.T, c *protocol.Client, v int16, _ string) {
+		resp := do[*kmsg.MetadataResponse](t, c, metadataRequest(v, []string{"orders"}))
+		assert.Equal(t, []string{"orders:0:4"}, metadataTopics(resp))
+		assert.Len(t, resp.Brokers, 1)
+	},
+	kmsg.FindCoordinator: func(t *testing.T, c *protocol.Client, v int16, group string) {
+		req := kmsg.NewPtrFindCoordinatorRequest()
+		req.Version, req.CoordinatorKey, req.CoordinatorKeys = v, group, []string{group}
+		resp := do[*kmsg.FindCoordinatorResponse](t, c, req)
+		if v < 4 {
+			assert.Equal(t, codeNone, resp.ErrorCode)
+			assert.Equal(t, "127.0.0.1", resp.Host)
+			return
+		}
+		require.Len(t, resp.Coordinators, 1)
+		assert.Equal(t, group, resp.Coordinators[0].Key)
+		assert.Equal(t, codeNone, resp.Coordinators[0].ErrorCode)
+	},
+	kmsg.JoinGroup: func(t *testing.T, c *protocol.Client, v int16, group string) {
+		resp := do[*kmsg.JoinGroupResponse](t, c, joinRequest(v, group, "", "orders"))
+		if v >= 4 {
+			require.Equal(t, codeMemberIDRequired, resp.ErrorCode)
+			resp = do[*kmsg.JoinGroupResponse](t, c, joinRequest(v, group, resp.MemberID, "orders"))
+		}
+		assert.Equal(t, codeNone, resp.ErrorCode)
+		assert.Equal(t, int32(1), resp.Generation)
+		assert.Equal(t, resp.MemberID, resp.LeaderID)
+	},
+	kmsg.SyncGroup: func(t *testing.T, c *protocol.Client, v int16, group string) {
+		j := joinAt(t, c, group, "orders")
+		resp := do[*kmsg.SyncGroupResponse](t, c, syncRequest(v, group, j.MemberID, j.Generation))
+		assert.Equal(t, codeNone, resp.ErrorCode)
+		assert.Equal(t, []string{"orders-0", "orders-1", "orders-2", "orders-3"}, decodeAssignment(t, resp.MemberAssignment))
+	},
+	kmsg.Heartbeat: func(t *testing.T, c *protocol.Client, v int16, group string) {
+		j := joinAt(t, c, group, "orders")
+		resp := do[*kmsg.HeartbeatResponse](t, c, heartbeatRequest(v, group, j.MemberID, j.Generation))
+		assert.Equal(t, codeNone, resp.ErrorCode)
+	},
+	kmsg.LeaveGroup: func(t *testing.T, c *protocol.Client, v int16, group string) {
+		j := joinAt(t, c, group, "orders")
+		resp := do[*kmsg.LeaveGroupResponse](t, c, leaveRequest(v, group, j.MemberID))
+		assert.Equal(t, codeNone, resp.ErrorCode)
+		if v >= 3 {
+			require.Len(t, resp.Members, 1)
+			assert.Equal(t, j.MemberID, resp.Members[0].MemberID)
+		}
+		assert.Equal(t, "Empty", describe(t, c, group)[0].State)
+	},
+	kmsg.OffsetCommit: func(t *testing.T, c *protocol.Client, v int16, group string) {
+		req := commitRequest(v, group, "", -1, tp{"orders", 1, 41})
+		if v > 0 {
+			j := joinAt(t, c, group, "orders")
+			req = commitRequest(v, group, j.MemberID, j.Generation, tp{"orders", 1, 41})
+		}
+		assert.Equal(t, []int16{0}, commitCodes(t, c, req))
+		assert.Equal(t, map[string]int64{"orders-1": 41}, fetchOffsets(t, c, group, tp{"orders", 1, 0}))
+	},
+	kmsg.OffsetFetch: func(t *testing.T, c *protocol.Client, v int16, group string) {
+		require.Equal(t, []int16{0}, commit(t, c, group, "", -1, tp{"payments", 0, 7}))
+		req := kmsg.NewPtrOffsetFetchRequest()
+		req.Version = v
+		if v < 8 {
+			req.Group = group
+			req.Topics = []kmsg.OffsetFetchRequestTopic{{Topic: "payments", Partitions: []int32{0}}}
+			resp := do[*kmsg.OffsetFetchResponse](t, c, req)
+			assert.Equal(t, []fetchedOffset{{"payments", 0, 7, -1, "", 0}}, flattenTopics(resp.Topics))
+			return
+		}
+		req.Groups = []kmsg.OffsetFetchRequestGroup{{Group: group, Topics: []kmsg.OffsetFetchRequestGroupTopic{{Topic: "payments", Partitions: []int32{0}}}}}
+		resp := do[*kmsg.OffsetFetchResponse](t, c, req)
+		require.Len(t, resp.Groups, 1)
+		assert.Equal(t, []fetchedOffset{{"payments", 0, 7, -1, "", 0}}, flattenGroupTopics(resp.Groups[0].Topics))
+	},
+	kmsg.DescribeGroups: func(t *testing.T, c *protocol.Client, v int16, group string) {
+		j := joinAt(t, c, group, "orders")
+		req := kmsg.NewPtrDescribeGroupsRequest()
+		req.Version, req.Groups = v, []string{group}
+		resp := do[*kmsg.DescribeGroupsResponse](t, c, req)
+		require.Len(t, resp.Groups, 1)
+		g := resp.Groups[0]
+		assert.Equal(t, codeNone, g.ErrorCode)
+		assert.Equal(t, "Stable", g.State)
+		require.Len(t, g.Members, 1)
+		assert.Equal(t, j.MemberID, g.Members[0].MemberID)
+	},
+	kmsg.ListGroups: func(t *testing.T, c *protocol.Client, v int16, group string) {
+		joinAt(t, c, group, "orders")
+		req := kmsg.NewPtrListGroupsRequest()
+		req.Version = v
+		resp := do[*kmsg.ListGroupsResponse](t, c, req)
+		assert.Equal(t, codeNone, resp.ErrorCode)
+		var names []string
+		for _, g := range resp.Groups {
+			names = append(names, g.Group)
+		}
+		assert.Contains(t, names, group)
+	},
+	kmsg.CreateTopics: func(t *testing.T, c *protocol.Client, v int16, group string) {
+		resp := do[*kmsg.CreateTopicsResponse](t, c, createTopicsRequest(v, false, newTopic(group, 2, 1)))
+		require.Len(t, resp.Topics, 1)
+		assert.Equal(t, codeNone, resp.Topics[0].ErrorCode)
+		md := do[*kmsg.MetadataResponse](t, c, metadataRequest(12, []string{group}))
+		assert.Equal(t, []string{group + ":0:2"}, metadataTopics(md))
+	},
+	kmsg.ListOffsets: func(t *testing.T, c *protocol.Client, v int16, _ string) {
+		req := kmsg.NewPtrListOffsetsRequest()
+		req.Version, req.ReplicaID = v, -1
+		req.Topics = []kmsg.ListOffsetsRequestTopic{{Topic: "orders", Partitions: []kmsg.ListOffsetsRequestTopicPartition{{Partition: 2, Timestamp: -1, MaxNumOffsets: 1}}}}
+		resp := do[*kmsg.ListOffsetsResponse](t, c, req)
+		require.Len(t, resp.Topics, 1)
+		p := resp.Topics[0].Partitions[0]
+		assert.Equal(t, codeNone, p.ErrorCode)
+		if v == 0 {
+			assert.Equal(t, []int64{0}, p.OldStyleOffsets)
+		} else {
+			assert.Equal(t, int64(0), p.Offset)
+		}
+	},
+	kmsg.Fetch: func(t *testing.T, c *protocol.Client, v int16, _ string) {
+		req := kmsg.NewPtrFetchRequest()
+		req.Version, req.MaxWaitMillis, req.ReplicaID, req.MaxBytes = v, 0, -1, 1<<20
+		fp := kmsg.NewFetchRequestTopicPartition()
+		fp.Partition, fp.PartitionMaxBytes = 0, 1<<20
+		req.Topics = []kmsg.FetchRequestTopic{{Topic: "orders", Partitions: []kmsg.FetchRequestTopicPartition{fp}}}
+		resp := do[*kmsg.FetchResponse](t, c, req)
+		assert.Equal(t, codeNone, resp.ErrorCode)
+		require.Len(t, resp.Topics, 1)
+		assert.Equal(t, codeNone, resp.Topics[0].Partitions[0].ErrorCode)
+		assert.Empty(t, resp.Topics[0].Partitions[0].RecordBatches)
+	},
+}
+
+// TestWireEveryAPIAtMinAndMaxVersion drives every advertised API at its
+// lowest and highest version over the wire.
+func TestWireEveryAPIAtMinAndMaxVersion(t *testing.T) {
+	t.Parallel()
+	b := startBroker(t, brokerOptions{})
+	for _, vr := range protocol.SupportedVersions() {
+		name := kmsg.NameForKey(vr.Key)
+		run, ok := versionCases[kmsg.Key(vr.Key)]
+		if !ok {
+			t.Errorf("%s (key %d) is advertised but has no version case", name, vr.Key)
+			continue
+		}
+		for _, v := range []int16{vr.Min, vr.Max} {
+			t.Run(fmt.Sprintf("%s v%d", name, v), func(t *testing.T) {
+				t.Parallel()
+				run(t, b.dial(t, "c"), v, fmt.Sprintf("%s-v%d", name, v))
+			})
+		}
+	}
+}
+
+// TestWireAdvertisedVersions: exactly DESIGN.md section 4's versions; not
+// Produce (so kgo skips its broker-too-old check) and not
+// ConsumerGroupHeartbeat (so kgo never uses KIP-848).
+func TestWireAdvertisedVersions(t *testing.T) {
+	t.Parallel()
+	b := startBroker(t, brokerOptions{})
+	c := b.dial(t, "c")
+	resp := do[*kmsg.ApiVersionsResponse](t, c, apiVersionsRequest(4))
+	require.Equal(t, codeNone, resp.ErrorCode)
+	got := map[string]string{}
+	for _, k := range resp.ApiKeys {
+		got[kmsg.NameForKey(k.ApiKey)] = fmt.Sprintf("%d-%d", k.MinVersion, k.MaxVersion)
+		assert.NotEqual(t, int16(kmsg.Produce), k.ApiKey, "Produce must not be advertised")
+		assert.NotEqual(t, int16(kmsg.ConsumerGroupHeartbeat), k.ApiKey, "ConsumerGroupHeartbeat must not be advertised")
+	}
+	assert.Equal(t, map[string]string{
+		"ApiVersions": "0-4", "Metadata": "0-12", "FindCoordinator": "0-6", "JoinGroup": "0-9", "SyncGroup": "0-5",
+		"Heartbeat": "0-4", "LeaveGroup": "0-5", "OffsetCommit": "0-9", "OffsetFetch": "1-9", "DescribeGroups": "0-5",
+		"ListGroups": "0-5", "CreateTopics": "0-7", "ListOffsets": "0-7", "Fetch": "4-12",
+	}, got)
+}
+
+// TestWireUnsupportedVersionsClose: a version just outside the table, or
+// an API we do not implement, closes the connection, as Kafka does.
+func TestWireUnsupportedVersionsClose(t *testing.T) {
+	t.Parallel()
+	b := startBroker(t, brokerOptions{})
+	produce := kmsg.NewPtrProduceRequest()
+	produce.Version, produce.Acks, produce.TimeoutMillis = 9, -1, 1000
+	cgh := kmsg.NewPtrConsumerGroupHeartbeatRequest()
+	cgh.Version, cgh.Group = 0, "g"
+	tests := []struct {
+		name string
+		req  kmsg.Request
+	}{
+		{"Heartbeat v5", heartbeatRequest(5, "g", "m", 1)},
+		{"Fetch v3", func() kmsg.Request { r := kmsg.NewPtrFetchRequest(); r.Version = 3; return r }()},
+		{"OffsetFetch v0", func() kmsg.Request { r := kmsg.NewPtrOffsetFetchRequest(); r.Version, r.Group = 0, "g"; return r }()},
+		{"Metadata v13", metadataRequest(13, nil)},
+		{"Produce", produce},
+		{"ConsumerGroupHeartbeat", cgh},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			c := b.dial(t, "c")
+			require.NoError(t, c.Send(kmsg.NewRequestFormatter(kmsg.FormatterClientID("c")).AppendRequest(nil, tc.req, 1)))
+			requireEOF(t, c)
+		})
+	}
+}
+
+// TestWireApiVersionsFallback follows KIP-511: an ApiVersions version we do
+// not support (kgo starts at v5) gets a v0 body with UNSUPPORTED_VERSION
+// and our ApiVersions range, and the same connection then answers v3.
+func TestWireApiVersionsFallback(t *testing.T) {
+	t.Parallel()
+	b := startBroker(t, brokerOptions{})
+	for _, v := range []int16{5, 99} {
+		t.Run(fmt.Sprintf("v%d", v), func(t *testing.T) {
+			t.Parallel()
+			c := b.dial(t, "c")
+			resp := do[*kmsg.ApiVersionsResponse](t, c, apiVersionsRequest(v))
+			assert.Equal(t, int16(0), resp.Version)
+			assert.Equal(t, codeUnsupportedVersion, resp.ErrorCode)
+			assert.Equal(t, []kmsg.ApiVersionsResponseApiKey{{ApiKey: 18, MinVersion: 0, MaxVersion: 4}}, resp.ApiKeys)
+
+			again := do[*kmsg.ApiVersionsResponse](t, c, apiVersionsRequest(3))
+			assert.Equal(t, codeNone, again.ErrorCode)
+			assert.Len(t, again.ApiKeys, len(protocol.SupportedVersions()))
+		})
+	}
+}
+
+// TestWireApiVersionsInvalidSoftwareName: from v3 the client software
+// name and version must match Kafka's pattern; a bad one is
+// INVALID_REQUEST and the connection stays open.
+func TestWireApiVersionsInvalidSoftwareName(t *testing.T) {
+	t.Parallel()
+	b := startBroker(t, brokerOptions{})
+	c := b.dial(t, "c")
+	req := apiVersionsRequest(3)
+	req.ClientSoftwareName = "bad name"
+	resp := do[*kmsg.ApiVersionsResponse](t, c, req)
+	assert.Equal(t, codeInvalidRequest, resp.ErrorCode)
+	assert.Len(t, resp.ApiKeys, len(protocol.SupportedVersions()), "the table is still sent (Kafka sends none)")
+	assert.Equal(t, codeNone, do[*kmsg.ApiVersionsResponse](t, c, apiVersionsRequest(3)).ErrorCode)
+}

@@ -1,0 +1,273 @@
+package server
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"log/slog"
+	"net"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kbin"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+func heartbeatRequest(version int16, group, member string, generation int32) *kmsg.HeartbeatRequest {
+	req := kmsg.NewPtrHeartbeatRequest()
+	req.Version, req.Group, req.MemberID, req.Generation = version, group, member, generation
+	return req
+}
+
+// TestHandlerPanicClosesOnlyThatConnection replaces the Heartbeat handler
+// with one that panics: the connection that sent it is closed without an
+// answer, the panic is logged at Error with its stack, and another
+// connection keeps being served, Heartbeat included once restored.
+func TestHandlerPanicClosesOnlyThatConnection(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	var armed atomic.Bool
+	armed.Store(true)
+	real := e.srv.handlers[kmsg.Heartbeat]
+	e.srv.handlers[kmsg.Heartbeat] = func(s *Server, r *request, req kmsg.Request) kmsg.Response {
+		if armed.Load() {
+			panic("broken invariant")
+		}
+		return real(s, r, req)
+	}
+	addr := e.serve()
+	bystander := dial(t, addr, "bystander")
+	roundTrip[*kmsg.ApiVersionsResponse](t, bystander, apiVersionsRequest(4))
+
+	victim := dial(t, addr, "victim")
+	require.NoError(t, victim.Send(rawRequest(heartbeatRequest(4, "g", "m", 1), 0, "victim")))
+	requireClosed(t, victim)
+
+	eventually(t, testTimeout, func() bool { return len(e.logs.find("handler panic, closing connection")) == 1 },
+		"the panic is logged")
+	logged := e.logs.find("handler panic, closing connection")[0]
+	assert.Equal(t, slog.LevelError, logged.level)
+	assert.Equal(t, "broken invariant", logged.attrs["err"])
+	assert.Contains(t, logged.attrs["stack"], "conn_test.go", "the stack names the panicking code")
+	assert.Contains(t, logged.attrs, "remote")
+
+	resp := roundTrip[*kmsg.ApiVersionsResponse](t, bystander, apiVersionsRequest(4))
+	assert.Zero(t, resp.ErrorCode)
+	armed.Store(false)
+	hb := roundTrip[*kmsg.HeartbeatResponse](t, bystander, heartbeatRequest(4, "g", "m", 1))
+	assert.Equal(t, kerr.UnknownMemberID.Code, hb.ErrorCode)
+}
+
+// countingListener wraps accepted connections to count Write calls.
+type countingListener struct {
+	net.Listener
+	writes atomic.Int64
+}
+
+func (l *countingListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	return &countingConn{Conn: c, writes: &l.writes}, nil
+}
+
+type countingConn struct {
+	net.Conn
+	writes *atomic.Int64
+}
+
+func (c *countingConn) Write(b []byte) (int, error) {
+	c.writes.Add(1)
+	return c.Conn.Write(b)
+}
+
+// TestPipelinedRequestsAnsweredInOrderWithCoalescedWrites sends 60
+// requests in one write: the answers come back in request order (the
+// client checks each correlation id), and requests that arrived together
+// share writes instead of costing one write each.
+func TestPipelinedRequestsAnsweredInOrderWithCoalescedWrites(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	inner, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	ln := &countingListener{Listener: inner}
+	addr := e.serveOn(ln)
+	join := e.join("c", "g", "", "orders")
+
+	c := dial(t, addr, "c")
+	var reqs []kmsg.Request
+	for i := range 60 {
+		switch i % 3 {
+		case 0:
+			reqs = append(reqs, heartbeatRequest(int16(i%5), "g", join.MemberID, join.Generation))
+		case 1:
+			reqs = append(reqs, heartbeatRequest(4, "g", join.MemberID, join.Generation+int32(i))) // stale: 22
+		default:
+			reqs = append(reqs, apiVersionsRequest(int16(i%5)))
+		}
+	}
+	resps, err := c.Pipeline(t.Context(), reqs)
+	require.NoError(t, err)
+	require.Len(t, resps, len(reqs))
+	for i, resp := range resps {
+		require.Equal(t, reqs[i].Key(), resp.Key(), "response %d", i)
+		require.Equal(t, reqs[i].GetVersion(), resp.GetVersion(), "response %d", i)
+		switch i % 3 {
+		case 0:
+			assert.Zero(t, resp.(*kmsg.HeartbeatResponse).ErrorCode, "response %d", i)
+		case 1:
+			assert.Equal(t, kerr.IllegalGeneration.Code, resp.(*kmsg.HeartbeatResponse).ErrorCode, "response %d", i)
+		default:
+			assert.Zero(t, resp.(*kmsg.ApiVersionsResponse).ErrorCode, "response %d", i)
+		}
+	}
+	assert.Less(t, ln.writes.Load(), int64(len(reqs)/4), "pipelined answers share writes")
+}
+
+// TestPartialFrameDoesNotHoldBackAnswers sends a request followed by the
+// first bytes of the next in one write. The answer to the first must go
+// out while the server waits for the rest of the second: a client may wait
+// for it before finishing the next frame.
+func TestPartialFrameDoesNotHoldBackAnswers(t *testing.T) {
+	t.Parallel()
+	for _, cut := range []int{2, 4, 9} { // inside the size, right after it, inside the header
+		t.Run(fmt.Sprintf("cut at %d", cut), func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t)
+			c := dial(t, e.serve(), "c")
+			first := rawRequest(apiVersionsRequest(3), 7, "c")
+			second := rawRequest(heartbeatRequest(3, "g", "m", 1), 8, "c")
+			require.NoError(t, c.Send(append(first, second[:cut]...)))
+
+			require.NoError(t, c.SetDeadline(time.Now().Add(testTimeout)))
+			frame, err := c.ReadFrame()
+			require.NoError(t, err, "the first answer must not wait for the second request")
+			assert.Equal(t, int32(7), int32(binary.BigEndian.Uint32(frame)))
+
+			require.NoError(t, c.Send(second[cut:]))
+			frame, err = c.ReadFrame()
+			require.NoError(t, err)
+			assert.Equal(t, []byte{0, 0, 0, 8, 0, 0, 0, 0, 0, 25}, frame, "corr 8, throttle 0, UNKNOWN_MEMBER_ID")
+		})
+	}
+}
+
+// TestCloseFlushesEarlierAnswers pipelines a good request and a bad one:
+// the good one is answered before the connection closes.
+func TestCloseFlushesEarlierAnswers(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	c := dial(t, e.serve(), "c")
+	raw := append(rawRequest(apiVersionsRequest(0), 1, "c"), rawHeader(9999, 0, 2, nil)...)
+	require.NoError(t, c.Send(raw))
+	require.NoError(t, c.SetDeadline(time.Now().Add(testTimeout)))
+	frame, err := c.ReadFrame()
+	require.NoError(t, err)
+	assert.Equal(t, int32(1), int32(binary.BigEndian.Uint32(frame)))
+	requireClosed(t, c)
+}
+
+// TestUnsupportedApiVersionsKeepsConnection: KIP-511's v0 error answer on
+// a v0 response header, without reading the body, then normal service.
+func TestUnsupportedApiVersionsKeepsConnection(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	c := dial(t, e.serve(), "c")
+	// A v99 body we could not parse: the server must not try.
+	require.NoError(t, c.Send(rawHeader(18, 99, 5, []byte{0xff})))
+	require.NoError(t, c.SetDeadline(time.Now().Add(testTimeout)))
+	frame, err := c.ReadFrame()
+	require.NoError(t, err)
+	want := kbin.AppendInt32(nil, 5) // header v0: no tag byte
+	want = append(want, 0, 35)       // UNSUPPORTED_VERSION
+	want = kbin.AppendInt32(want, 1) // one key
+	want = append(want, 0, 18, 0, 0, 0, 4)
+	assert.Equal(t, want, frame)
+
+	resp := roundTrip[*kmsg.ApiVersionsResponse](t, c, apiVersionsRequest(3))
+	assert.Zero(t, resp.ErrorCode)
+}
+
+// TestNullClientIDJoinsAsMember: a header with a null client id gives ids
+// prefixed "member".
+func TestNullClientIDJoinsAsMember(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	c := dial(t, e.serve(), "unused")
+	body := joinRequest(3, "g", "", "orders").AppendTo(nil)
+	require.NoError(t, c.Send(rawHeader(11, 3, 1, body)))
+	require.NoError(t, c.SetDeadline(time.Now().Add(testTimeout)))
+	frame, err := c.ReadFrame()
+	require.NoError(t, err)
+	resp := kmsg.NewPtrJoinGroupResponse()
+	resp.Version = 3
+	require.NoError(t, resp.ReadFrom(frame[4:]))
+	assert.Zero(t, resp.ErrorCode)
+	assert.Equal(t, "member-000001", resp.MemberID)
+}
+
+// TestConnectionsAreIndependent runs clients concurrently, each on its own
+// group, while another connection misbehaves.
+func TestConnectionsAreIndependent(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	addr := e.serve()
+	var wg sync.WaitGroup
+	for i := range 4 {
+		c := dial(t, addr, "c")
+		wg.Go(func() { // no require here: not the test goroutine
+			group := fmt.Sprintf("g%d", i)
+			resp, err := c.Request(t.Context(), joinRequest(3, group, "", "orders"))
+			if !assert.NoError(t, err) {
+				return
+			}
+			join := resp.(*kmsg.JoinGroupResponse)
+			for range 20 {
+				resp, err := c.Request(t.Context(), heartbeatRequest(3, group, join.MemberID, join.Generation))
+				if !assert.NoError(t, err) {
+					return
+				}
+				assert.Zero(t, resp.(*kmsg.HeartbeatResponse).ErrorCode)
+			}
+		})
+	}
+	bad := dial(t, addr, "bad")
+	require.NoError(t, bad.Send(bytes.Repeat([]byte{0xff}, 4)))
+	requireClosed(t, bad)
+	wg.Wait()
+}
+
+// TestPeerVanishingMidFrameIsNotAWarning: a client that closes inside a
+// frame is logged at Debug only; it broke nothing of ours.
+func TestPeerVanishingMidFrameIsNotAWarning(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	c := dial(t, e.serve(), "c")
+	require.NoError(t, c.Send([]byte{0, 0, 0, 50, 0, 18}))
+	require.NoError(t, c.Close())
+	eventually(t, testTimeout, func() bool { return len(e.logs.find("read failed")) == 1 }, "the short read is logged")
+	assert.Equal(t, slog.LevelDebug, e.logs.find("read failed")[0].level)
+	assert.Empty(t, e.logs.atLevel(slog.LevelWarn))
+}
+
+// TestAnswersDoNotWaitForAFetch pipelines a request and a long Fetch: the
+// first answer goes out at once, not when the Fetch's wait ends.
+func TestAnswersDoNotWaitForAFetch(t *testing.T) {
+	t.Parallel()
+	e := newEnvWith(t, envOptions{config: func(cfg *Config) { cfg.MaxFetchWait = time.Minute }})
+	c := dial(t, e.serve(), "c")
+	fetch := kmsg.NewPtrFetchRequest()
+	fetch.Version, fetch.MaxWaitMillis = 12, int32(time.Minute/time.Millisecond)
+	fetch.Topics = []kmsg.FetchRequestTopic{{Topic: "orders", Partitions: []kmsg.FetchRequestTopicPartition{{Partition: 0}}}}
+	require.NoError(t, c.Send(append(rawRequest(apiVersionsRequest(3), 1, "c"), rawRequest(fetch, 2, "c")...)))
+	require.NoError(t, c.SetDeadline(time.Now().Add(testTimeout)))
+	frame, err := c.ReadFrame()
+	require.NoError(t, err, "the ApiVersions answer must not wait for the Fetch")
+	assert.Equal(t, int32(1), int32(binary.BigEndian.Uint32(frame)))
+}

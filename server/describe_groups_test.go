@@ -1,0 +1,64 @@
+package server
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/minibroker/minibroker/offsets"
+)
+
+func describeRequest(version int16, groups ...string) *kmsg.DescribeGroupsRequest {
+	req := kmsg.NewPtrDescribeGroupsRequest()
+	req.Version, req.Groups = version, groups
+	return req
+}
+
+func TestDescribeGroups(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	a := e.join("client-a", "stable", "", "orders")
+	b := e.join("client-b", "stable", "", "orders")
+	left := e.join("c", "left", "", "orders")
+	call[*kmsg.LeaveGroupResponse](e, "c", leaveRequest(3, "left", left.MemberID))
+	require.NoError(t, e.coord.CommitDirect("offsets-only", []offsets.Entry{{Topic: "orders", Partition: 0, Offset: 1, LeaderEpoch: -1}}))
+
+	resp := call[*kmsg.DescribeGroupsResponse](e, "c", describeRequest(5, "stable", "left", "offsets-only", "dead"))
+	require.Len(t, resp.Groups, 4)
+	for _, g := range resp.Groups {
+		assert.Zero(t, g.ErrorCode, "%s: v0-5 describe unknown groups as Dead with NONE", g.Group)
+		assert.Equal(t, int32(-2147483648), g.AuthorizedOperations, "%s: not asked for", g.Group)
+	}
+
+	stable := resp.Groups[0]
+	assert.Equal(t, "stable", stable.Group)
+	assert.Equal(t, "Stable", stable.State)
+	assert.Equal(t, "consumer", stable.ProtocolType)
+	assert.Equal(t, "roundrobin", stable.Protocol)
+	require.Len(t, stable.Members, 2)
+	for i, want := range []struct{ id, client string }{{a.MemberID, "client-a"}, {b.MemberID, "client-b"}} {
+		m := stable.Members[i]
+		assert.Equal(t, want.id, m.MemberID)
+		assert.Equal(t, want.client, m.ClientID)
+		assert.Equal(t, "/127.0.0.1", m.ClientHost)
+		assert.Equal(t, consumerMetadata(0, "orders"), m.ProtocolMetadata)
+		assert.Nil(t, m.InstanceID)
+	}
+	assert.Equal(t, []string{"orders-0", "orders-2"}, decodeAssignment(t, stable.Members[0].MemberAssignment))
+	assert.Equal(t, []string{"orders-1", "orders-3"}, decodeAssignment(t, stable.Members[1].MemberAssignment))
+
+	for i, want := range []struct{ group, state, protocolType string }{
+		{"left", "Empty", "consumer"},
+		{"offsets-only", "Empty", "consumer"},
+		{"dead", "Dead", ""},
+	} {
+		g := resp.Groups[i+1]
+		assert.Equal(t, want.group, g.Group)
+		assert.Equal(t, want.state, g.State, want.group)
+		assert.Equal(t, want.protocolType, g.ProtocolType, want.group)
+		assert.Empty(t, g.Protocol, want.group)
+		assert.Empty(t, g.Members, want.group)
+	}
+}

@@ -1,0 +1,250 @@
+package server
+
+import (
+	"errors"
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"log/slog"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/minibroker/minibroker/coordinator"
+	"github.com/minibroker/minibroker/offsets"
+	"github.com/minibroker/minibroker/protocol"
+)
+
+// sentinels is every exported Err* variable of the packages whose errors
+// reach the server, by qualified name. TestErrorCodesCoverEverySentinel
+// fails when a package declares one that is not listed here, so a new
+// sentinel cannot ship without a decision about its code.
+var sentinels = map[string]error{
+	"coordinator.ErrUnknownMemberID":           coordinator.ErrUnknownMemberID,
+	"coordinator.ErrIllegalGeneration":         coordinator.ErrIllegalGeneration,
+	"coordinator.ErrRebalanceInProgress":       coordinator.ErrRebalanceInProgress,
+	"coordinator.ErrNotPartitionOwner":         coordinator.ErrNotPartitionOwner,
+	"coordinator.ErrInvalidGroupID":            coordinator.ErrInvalidGroupID,
+	"coordinator.ErrInvalidMemberID":           coordinator.ErrInvalidMemberID,
+	"coordinator.ErrInvalidSessionTimeout":     coordinator.ErrInvalidSessionTimeout,
+	"coordinator.ErrInconsistentGroupProtocol": coordinator.ErrInconsistentGroupProtocol,
+	"coordinator.ErrMemberIDRequired":          coordinator.ErrMemberIDRequired,
+	"coordinator.ErrUnknownTopic":              coordinator.ErrUnknownTopic,
+	"coordinator.ErrInvalidTopic":              coordinator.ErrInvalidTopic,
+	"coordinator.ErrTopicExists":               coordinator.ErrTopicExists,
+	"coordinator.ErrInvalidPartitions":         coordinator.ErrInvalidPartitions,
+	"coordinator.ErrInvalidOffset":             coordinator.ErrInvalidOffset,
+	"coordinator.ErrOffsetMetadataTooLarge":    coordinator.ErrOffsetMetadataTooLarge,
+	"offsets.ErrNegativeOffset":                offsets.ErrNegativeOffset,
+	"offsets.ErrInvalidEntry":                  offsets.ErrInvalidEntry,
+	"offsets.ErrMetadataTooLarge":              offsets.ErrMetadataTooLarge,
+	"offsets.ErrStorage":                       offsets.ErrStorage,
+	"offsets.ErrClosed":                        offsets.ErrClosed,
+	"offsets.ErrCorrupt":                       offsets.ErrCorrupt,
+	"protocol.ErrFrameTooLarge":                protocol.ErrFrameTooLarge,
+	"protocol.ErrMalformedHeader":              protocol.ErrMalformedHeader,
+	"protocol.ErrMalformedRequest":             protocol.ErrMalformedRequest,
+	"protocol.ErrUnknownAPIKey":                protocol.ErrUnknownAPIKey,
+	"protocol.ErrUnsupportedVersion":           protocol.ErrUnsupportedVersion,
+	"protocol.ErrCorrelationMismatch":          protocol.ErrCorrelationMismatch,
+}
+
+// closeSentinels are the documented exceptions: protocol errors that mean
+// "close the connection" (DESIGN.md section 4, Kafka's SocketServer), so
+// they never become a code. TestCloseSentinelsCloseTheConnection shows
+// conn.go closing on each; ErrCorrelationMismatch is the raw client's own
+// error about a response and never reaches the server.
+var closeSentinels = []string{
+	"protocol.ErrFrameTooLarge",
+	"protocol.ErrMalformedHeader",
+	"protocol.ErrMalformedRequest",
+	"protocol.ErrUnknownAPIKey",
+	"protocol.ErrUnsupportedVersion",
+	"protocol.ErrCorrelationMismatch",
+}
+
+// declaredSentinels parses the non-test sources of the packages and returns
+// the qualified names of their exported package-level Err* variables.
+func declaredSentinels(t *testing.T, pkgs ...string) []string {
+	t.Helper()
+	var out []string
+	fset := token.NewFileSet()
+	for _, pkg := range pkgs {
+		files, err := filepath.Glob(filepath.Join("..", pkg, "*.go"))
+		require.NoError(t, err)
+		require.NotEmpty(t, files, "no sources for package %s", pkg)
+		for _, path := range files {
+			if strings.HasSuffix(path, "_test.go") {
+				continue
+			}
+			f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
+			require.NoError(t, err)
+			for _, decl := range f.Decls {
+				gd, ok := decl.(*ast.GenDecl)
+				if !ok || gd.Tok != token.VAR {
+					continue
+				}
+				for _, spec := range gd.Specs {
+					for _, name := range spec.(*ast.ValueSpec).Names {
+						if ast.IsExported(name.Name) && strings.HasPrefix(name.Name, "Err") {
+							out = append(out, f.Name.Name+"."+name.Name)
+						}
+					}
+				}
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+func TestErrorCodesCoverEverySentinel(t *testing.T) {
+	t.Parallel()
+	declared := declaredSentinels(t, "coordinator", "offsets", "protocol")
+	for _, name := range declared {
+		if _, ok := sentinels[name]; !ok {
+			t.Errorf("%s is a new sentinel: give it a code in errorCodes (errors.go) and list it in sentinels", name)
+		}
+	}
+	for name := range sentinels {
+		assert.Contains(t, declared, name, "sentinels lists %s, which no longer exists", name)
+	}
+	s := newEnv(t).srv
+	for _, name := range declared {
+		err, ok := sentinels[name]
+		if !ok || slices.Contains(closeSentinels, name) {
+			continue
+		}
+		t.Run(name, func(t *testing.T) {
+			code := s.code(err)
+			assert.NotEqual(t, kerr.UnknownServerError.Code, code, "%s has no code", name)
+			assert.NotZero(t, code, "%s maps to NONE", name)
+			assert.Equal(t, code, s.code(fmt.Errorf("context: %w", err)), "a wrapped %s must map the same", name)
+		})
+	}
+}
+
+func TestErrorCodes(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		err  error
+		want *kerr.Error
+	}{
+		{coordinator.ErrNotPartitionOwner, kerr.RebalanceInProgress}, // 27: DESIGN.md section 4
+		{coordinator.ErrIllegalGeneration, kerr.IllegalGeneration},   // 22
+		{coordinator.ErrUnknownMemberID, kerr.UnknownMemberID},       // 25
+		{coordinator.ErrInvalidOffset, kerr.OffsetOutOfRange},        // 1
+		{offsets.ErrStorage, kerr.KafkaStorageError},                 // 56
+		{coordinator.ErrRebalanceInProgress, kerr.RebalanceInProgress},
+		{coordinator.ErrInvalidGroupID, kerr.InvalidGroupID},
+		{coordinator.ErrInvalidMemberID, kerr.InvalidRequest},
+		{coordinator.ErrInvalidSessionTimeout, kerr.InvalidSessionTimeout},
+		{coordinator.ErrInconsistentGroupProtocol, kerr.InconsistentGroupProtocol},
+		{coordinator.ErrMemberIDRequired, kerr.MemberIDRequired},
+		{coordinator.ErrUnknownTopic, kerr.UnknownTopicOrPartition},
+		{coordinator.ErrInvalidTopic, kerr.InvalidTopicException},
+		{coordinator.ErrTopicExists, kerr.TopicAlreadyExists},
+		{coordinator.ErrInvalidPartitions, kerr.InvalidPartitions},
+		{coordinator.ErrOffsetMetadataTooLarge, kerr.OffsetMetadataTooLarge},
+		{offsets.ErrNegativeOffset, kerr.OffsetOutOfRange},
+		{offsets.ErrMetadataTooLarge, kerr.OffsetMetadataTooLarge},
+		{offsets.ErrInvalidEntry, kerr.InvalidRequest},
+		{offsets.ErrClosed, kerr.CoordinatorNotAvailable},
+		{offsets.ErrCorrupt, kerr.KafkaStorageError},
+		{errCatalog, kerr.KafkaStorageError},
+		// The coordinator wraps the store's validation error in its own.
+		{fmt.Errorf("%w: %w", coordinator.ErrInvalidOffset, offsets.ErrNegativeOffset), kerr.OffsetOutOfRange},
+		{fmt.Errorf("commit: %w", offsets.ErrStorage), kerr.KafkaStorageError},
+		// A kerr error (a handler's own request-level rejection) keeps its code.
+		{fmt.Errorf("%w: replication factor 3", kerr.InvalidReplicationFactor), kerr.InvalidReplicationFactor},
+	}
+	for _, tc := range tests {
+		t.Run(tc.err.Error(), func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t)
+			assert.Equal(t, tc.want.Code, e.srv.code(tc.err))
+			assert.Empty(t, e.logs.atLevel(slog.LevelError), "a mapped error is not our failure")
+		})
+	}
+}
+
+func TestErrorCodeNilAndUnmatched(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	assert.Equal(t, int16(0), e.srv.code(nil))
+	assert.Empty(t, e.logs.atLevel(slog.LevelDebug))
+
+	assert.Equal(t, kerr.UnknownServerError.Code, e.srv.code(errors.New("boom")))
+	logged := e.logs.find("unmapped error")
+	require.Len(t, logged, 1)
+	assert.Equal(t, slog.LevelError, logged[0].level)
+	assert.Equal(t, "boom", logged[0].attrs["err"])
+}
+
+// TestCloseSentinelsCloseTheConnection shows where each documented
+// exception goes instead of errors.go: the input that produces it makes
+// conn.go close the connection without an answer, and a second connection
+// is unaffected.
+func TestCloseSentinelsCloseTheConnection(t *testing.T) {
+	t.Parallel()
+	hb := kmsg.NewPtrHeartbeatRequest()
+	hb.Version, hb.Group, hb.Generation, hb.MemberID = 3, "g", 1, "m"
+	validHB := rawRequest(hb, 1, "c")
+	truncated := validHB[:len(validHB)-3]
+	truncated[3] -= 3 // the size prefix covers the cut frame exactly
+
+	tests := []struct {
+		name string
+		err  error
+		raw  []byte
+	}{
+		{"protocol.ErrFrameTooLarge", protocol.ErrFrameTooLarge, []byte{0x01, 0x00, 0x00, 0x01}},
+		{"protocol.ErrMalformedHeader", protocol.ErrMalformedHeader, []byte{0, 0, 0, 3, 0, 12, 0}},
+		{"protocol.ErrMalformedRequest", protocol.ErrMalformedRequest, truncated},
+		{"protocol.ErrUnknownAPIKey", protocol.ErrUnknownAPIKey, rawHeader(9999, 0, 1, nil)},
+		{"protocol.ErrUnsupportedVersion", protocol.ErrUnsupportedVersion, rawHeader(12, 99, 1, nil)},
+	}
+	var covered []string
+	for _, tc := range tests {
+		covered = append(covered, tc.name)
+	}
+	assert.ElementsMatch(t, closeSentinels, append(covered, "protocol.ErrCorrelationMismatch"),
+		"every close sentinel but the client-only ErrCorrelationMismatch has a case")
+
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t)
+			e.srv.maxFrame = 1 << 20
+
+			// The input produces exactly this sentinel on the server's path.
+			frame, err := protocol.ReadFrame(strings.NewReader(string(tc.raw)), e.srv.maxFrame, nil)
+			if err == nil {
+				_, _, err = e.srv.handleFrame(t.Context(), e.srv.logger, "/127.0.0.1", frame)
+			}
+			require.ErrorIs(t, err, tc.err)
+
+			addr := e.serve()
+			bystander := dial(t, addr, "bystander")
+			roundTrip[*kmsg.ApiVersionsResponse](t, bystander, apiVersionsRequest(3))
+			c := dial(t, addr, "hostile")
+			require.NoError(t, c.Send(tc.raw))
+			requireClosed(t, c)
+			resp := roundTrip[*kmsg.ApiVersionsResponse](t, bystander, apiVersionsRequest(3))
+			assert.Zero(t, resp.ErrorCode)
+
+			eventually(t, testTimeout, func() bool { return len(e.logs.find("closing connection")) == 1 },
+				"the close is logged")
+			logged := e.logs.find("closing connection")[0]
+			assert.Equal(t, slog.LevelWarn, logged.level, "a misbehaving peer is a Warn")
+			assert.Contains(t, logged.attrs, "remote")
+		})
+	}
+}

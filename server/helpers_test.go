@@ -1,0 +1,321 @@
+package server
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"io"
+	"log/slog"
+	"net"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kbin"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/minibroker/minibroker/clock"
+	"github.com/minibroker/minibroker/coordinator"
+	"github.com/minibroker/minibroker/offsets"
+	"github.com/minibroker/minibroker/protocol"
+)
+
+// testTimeout bounds every wait of a test on the network or on a poll.
+const testTimeout = 10 * time.Second
+
+// testSession is the session timeout of fixture joins.
+const testSession = 10 * time.Second
+
+// env is one Server over a coordinator on a manual clock (Unix 0) with an
+// in-memory store and the chapter's orders(4) and payments(1) topics,
+// unless envOptions say otherwise. Handlers are called directly; serve
+// puts the server on a loopback socket.
+type env struct {
+	t     *testing.T
+	srv   *Server
+	coord *coordinator.Coordinator
+	clock *clock.Manual // nil with a real clock
+	store *offsets.Store
+	logs  *logRecorder
+}
+
+type envOptions struct {
+	topics    map[string]int32
+	realClock bool
+	config    func(*Config) // adjusts the server config before New
+}
+
+func newEnv(t *testing.T) *env {
+	t.Helper()
+	return newEnvWith(t, envOptions{})
+}
+
+func newEnvWith(t *testing.T, opts envOptions) *env {
+	t.Helper()
+	e := &env{t: t, store: offsets.NewMemory(), logs: newLogRecorder()}
+	topics := opts.topics
+	if topics == nil {
+		topics = map[string]int32{"orders": 4, "payments": 1}
+	}
+	var clk coordinator.Clock = clock.System{}
+	if !opts.realClock {
+		e.clock = clock.NewManual(time.UnixMilli(0))
+		clk = e.clock
+	}
+	coord, err := coordinator.New(coordinator.Config{Clock: clk, Store: e.store, Topics: topics})
+	require.NoError(t, err)
+	e.coord = coord
+	cfg := Config{Coordinator: coord, Logger: slog.New(e.logs)}
+	if opts.config != nil {
+		opts.config(&cfg)
+	}
+	srv, err := New(cfg)
+	require.NoError(t, err)
+	e.srv = srv
+	require.NoError(t, srv.setAddress("127.0.0.1:9092")) // what Serve would record
+	return e
+}
+
+// req returns the per-request context a connection would build.
+func (e *env) req(clientID string, version int16) *request {
+	return &request{ctx: e.t.Context(), logger: e.srv.logger, clientID: clientID, host: "/127.0.0.1", version: version}
+}
+
+// serve runs Serve on a loopback listener and returns its address. Cleanup
+// cancels the context and fails the test unless Serve returns in time.
+func (e *env) serve() string {
+	e.t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(e.t, err)
+	return e.serveOn(ln)
+}
+
+// serveOn is serve on a listener the test built.
+func (e *env) serveOn(ln net.Listener) string {
+	e.t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- e.srv.Serve(ctx, ln) }()
+	e.t.Cleanup(func() {
+		cancel()
+		select {
+		case err := <-done:
+			if err != nil {
+				e.t.Errorf("Serve: %v", err)
+			}
+		case <-time.After(testTimeout):
+			e.t.Errorf("Serve did not return %v after cancel", testTimeout)
+		}
+	})
+	return ln.Addr().String()
+}
+
+// join joins member (empty: a new id) to group with a v3 JoinGroup, which
+// joins at once, and requires success.
+func (e *env) join(clientID, group, member string, topics ...string) *kmsg.JoinGroupResponse {
+	e.t.Helper()
+	resp := e.srv.handleJoinGroup(e.req(clientID, 3), joinRequest(3, group, member, topics...)).(*kmsg.JoinGroupResponse)
+	require.Zero(e.t, resp.ErrorCode, "join %s/%s", group, member)
+	return resp
+}
+
+// joinRequest is a consumer JoinGroup at version with one "roundrobin"
+// protocol subscribing to topics.
+func joinRequest(version int16, group, member string, topics ...string) *kmsg.JoinGroupRequest {
+	req := kmsg.NewPtrJoinGroupRequest()
+	req.Version = version
+	req.Group = group
+	req.MemberID = member
+	req.SessionTimeoutMillis = int32(testSession / time.Millisecond)
+	req.RebalanceTimeoutMillis = req.SessionTimeoutMillis
+	req.ProtocolType = "consumer"
+	req.Protocols = []kmsg.JoinGroupRequestProtocol{{Name: "roundrobin", Metadata: consumerMetadata(0, topics...)}}
+	return req
+}
+
+// consumerMetadata encodes a ConsumerMemberMetadata of version subscribing
+// to topics.
+func consumerMetadata(version int16, topics ...string) []byte {
+	m := kmsg.NewConsumerMemberMetadata()
+	m.Version = version
+	m.Topics = topics
+	return m.AppendTo(nil)
+}
+
+// decodeAssignment parses SyncGroup or DescribeGroups assignment bytes into
+// "topic-partition" strings.
+func decodeAssignment(t *testing.T, raw []byte) []string {
+	t.Helper()
+	var a kmsg.ConsumerMemberAssignment
+	require.NoError(t, a.ReadFrom(raw))
+	out := []string{}
+	for _, topic := range a.Topics {
+		for _, p := range topic.Partitions {
+			out = append(out, topic.Topic+"-"+strconv.Itoa(int(p)))
+		}
+	}
+	return out
+}
+
+// dial opens a raw client to addr; cleanup closes it.
+func dial(t *testing.T, addr, clientID string) *protocol.Client {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), testTimeout)
+	defer cancel()
+	c, err := protocol.Dial(ctx, addr, clientID)
+	require.NoError(t, err)
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// roundTrip sends req on c and returns its typed response.
+func roundTrip[R kmsg.Response](t *testing.T, c *protocol.Client, req kmsg.Request) R {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), testTimeout)
+	defer cancel()
+	resp, err := c.Request(ctx, req)
+	require.NoError(t, err)
+	return resp.(R)
+}
+
+// requireClosed waits for the server to close c: the next read sees EOF
+// (or a reset) and no frame.
+func requireClosed(t *testing.T, c *protocol.Client) {
+	t.Helper()
+	require.NoError(t, c.SetDeadline(time.Now().Add(testTimeout)))
+	frame, err := c.ReadFrame()
+	require.Error(t, err, "server must close the connection, got frame %x", frame)
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		t.Fatalf("server did not close the connection within %v", testTimeout)
+	}
+	require.True(t, errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || isReset(err), "want EOF, got %v", err)
+}
+
+func isReset(err error) bool {
+	return err != nil && strings.Contains(err.Error(), "connection reset")
+}
+
+// rawRequest formats req with corr and clientID, size prefix included.
+func rawRequest(req kmsg.Request, corr int32, clientID string) []byte {
+	return kmsg.NewRequestFormatter(kmsg.FormatterClientID(clientID)).AppendRequest(nil, req, corr)
+}
+
+// rawHeader encodes a request header v1 by hand, size prefix included,
+// followed by body.
+func rawHeader(key, version int16, corr int32, body []byte) []byte {
+	b := kbin.AppendInt16(nil, key)
+	b = kbin.AppendInt16(b, version)
+	b = kbin.AppendInt32(b, corr)
+	b = kbin.AppendNullableString(b, nil)
+	b = append(b, body...)
+	return append(binary.BigEndian.AppendUint32(nil, uint32(len(b))), b...)
+}
+
+// apiVersionsRequest is an ApiVersions request at version with a valid
+// client software name and version.
+func apiVersionsRequest(version int16) *kmsg.ApiVersionsRequest {
+	req := kmsg.NewPtrApiVersionsRequest()
+	req.Version = version
+	req.ClientSoftwareName, req.ClientSoftwareVersion = "server-test", "1.0"
+	return req
+}
+
+// eventually polls cond every few milliseconds until it holds or the
+// deadline passes.
+func eventually(t *testing.T, deadline time.Duration, cond func() bool, msg string) {
+	t.Helper()
+	tick := time.NewTicker(2 * time.Millisecond)
+	defer tick.Stop()
+	timeout := time.NewTimer(deadline)
+	defer timeout.Stop()
+	for !cond() {
+		select {
+		case <-tick.C:
+		case <-timeout.C:
+			t.Fatalf("not within %v: %s", deadline, msg)
+		}
+	}
+}
+
+// logRecorder is a slog.Handler that keeps every record, so tests can
+// check what was logged and at which level. Handlers made by WithAttrs and
+// WithGroup share the records.
+type logRecorder struct {
+	shared *logStore
+	attrs  []slog.Attr
+}
+
+type logStore struct {
+	mu      sync.Mutex
+	records []loggedRecord // guarded by mu
+}
+
+// loggedRecord is one record with its attributes flattened to strings.
+type loggedRecord struct {
+	level slog.Level
+	msg   string
+	attrs map[string]string
+}
+
+func newLogRecorder() *logRecorder { return &logRecorder{shared: &logStore{}} }
+
+func (h *logRecorder) Enabled(context.Context, slog.Level) bool { return true }
+
+func (h *logRecorder) Handle(_ context.Context, r slog.Record) error {
+	rec := loggedRecord{level: r.Level, msg: r.Message, attrs: map[string]string{}}
+	for _, a := range h.attrs {
+		rec.attrs[a.Key] = a.Value.String()
+	}
+	r.Attrs(func(a slog.Attr) bool {
+		rec.attrs[a.Key] = a.Value.String()
+		return true
+	})
+	h.shared.mu.Lock()
+	h.shared.records = append(h.shared.records, rec)
+	h.shared.mu.Unlock()
+	return nil
+}
+
+func (h *logRecorder) WithAttrs(attrs []slog.Attr) slog.Handler {
+	return &logRecorder{shared: h.shared, attrs: append(slices.Clone(h.attrs), attrs...)}
+}
+
+func (h *logRecorder) WithGroup(string) slog.Handler { return h }
+
+// find returns the records with message msg.
+func (h *logRecorder) find(msg string) []loggedRecord {
+	h.shared.mu.Lock()
+	defer h.shared.mu.Unlock()
+	var out []loggedRecord
+	for _, r := range h.shared.records {
+		if r.msg == msg {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// atLevel returns the records at level or above.
+func (h *logRecorder) atLevel(level slog.Level) []loggedRecord {
+	h.shared.mu.Lock()
+	defer h.shared.mu.Unlock()
+	var out []loggedRecord
+	for _, r := range h.shared.records {
+		if r.level >= level {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// call dispatches req to its handler as a connection would, with clientID
+// in the header, and returns the typed response.
+func call[R kmsg.Response](e *env, clientID string, req kmsg.Request) R {
+	e.t.Helper()
+	return e.srv.handlers[kmsg.Key(req.Key())](e.srv, e.req(clientID, req.GetVersion()), req).(R)
+}

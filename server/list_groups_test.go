@@ -1,0 +1,54 @@
+package server
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/minibroker/minibroker/offsets"
+)
+
+func TestListGroupsFilters(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.join("c", "b-stable", "", "orders")
+	gone := e.join("c", "a-empty", "", "orders")
+	call[*kmsg.LeaveGroupResponse](e, "c", leaveRequest(0, "a-empty", gone.MemberID))
+	require.NoError(t, e.coord.CommitDirect("c-offsets", []offsets.Entry{{Topic: "orders", Partition: 0, Offset: 1, LeaderEpoch: -1}}))
+
+	tests := []struct {
+		name    string
+		version int16
+		states  []string
+		types   []string
+		want    []string // group:state
+	}{
+		{"v0 lists all", 0, nil, nil, []string{"a-empty:Empty", "b-stable:Stable", "c-offsets:Empty"}},
+		{"no filter", 4, nil, nil, []string{"a-empty:Empty", "b-stable:Stable", "c-offsets:Empty"}},
+		{"stable", 4, []string{"Stable"}, nil, []string{"b-stable:Stable"}},
+		{"case-insensitive", 4, []string{"eMPTY"}, nil, []string{"a-empty:Empty", "c-offsets:Empty"}},
+		{"two states", 5, []string{"stable", "empty"}, nil, []string{"a-empty:Empty", "b-stable:Stable", "c-offsets:Empty"}},
+		{"no such state", 4, []string{"PreparingRebalance"}, nil, nil},
+		{"dead is never listed", 4, []string{"Dead"}, nil, nil},
+		{"classic type", 5, nil, []string{"Classic"}, []string{"a-empty:Empty", "b-stable:Stable", "c-offsets:Empty"}},
+		{"consumer type", 5, nil, []string{"consumer"}, nil},
+		{"both filters", 5, []string{"stable"}, []string{"classic", "consumer"}, []string{"b-stable:Stable"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			req := kmsg.NewPtrListGroupsRequest()
+			req.Version, req.StatesFilter, req.TypesFilter = tc.version, tc.states, tc.types
+			resp := call[*kmsg.ListGroupsResponse](e, "c", req)
+			assert.Zero(t, resp.ErrorCode)
+			var got []string
+			for _, g := range resp.Groups {
+				got = append(got, g.Group+":"+g.GroupState)
+				assert.Equal(t, "consumer", g.ProtocolType)
+				assert.Equal(t, "classic", g.GroupType)
+			}
+			assert.Equal(t, tc.want, got)
+		})
+	}
+}

@@ -1,0 +1,99 @@
+package server
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+func metadataRequest(version int16, topics []string) *kmsg.MetadataRequest {
+	req := kmsg.NewPtrMetadataRequest()
+	req.Version = version
+	if topics != nil {
+		req.Topics = []kmsg.MetadataRequestTopic{}
+		for _, name := range topics {
+			req.Topics = append(req.Topics, kmsg.MetadataRequestTopic{Topic: &name})
+		}
+	}
+	return req
+}
+
+// topicSummary flattens a topic: "name:code:partitions".
+func topicSummary(resp *kmsg.MetadataResponse) []string {
+	var out []string
+	for _, t := range resp.Topics {
+		name := "<nil>"
+		if t.Topic != nil {
+			name = *t.Topic
+		}
+		out = append(out, fmt.Sprintf("%s:%d:%d", name, t.ErrorCode, len(t.Partitions)))
+	}
+	return out
+}
+
+func TestMetadataTopicSelection(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	all := []string{"orders:0:4", "payments:0:1"}
+	tests := []struct {
+		name    string
+		version int16
+		topics  []string
+		want    []string
+	}{
+		{"v0 empty is all", 0, []string{}, all},
+		{"v1 null is all", 1, nil, all},
+		{"v1 empty is none", 1, []string{}, nil},
+		{"v12 null is all", 12, nil, all},
+		{"v12 empty is none", 12, []string{}, nil},
+		{"named in request order", 4, []string{"payments", "orders"}, []string{"payments:0:1", "orders:0:4"}},
+		{"unknown topic", 0, []string{"nope", "orders"}, []string{"nope:3:0", "orders:0:4"}},
+		{"unknown topic v12", 12, []string{"nope"}, []string{"nope:3:0"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			resp := call[*kmsg.MetadataResponse](e, "c", metadataRequest(tc.version, tc.topics))
+			assert.Equal(t, tc.want, topicSummary(resp))
+			assert.Equal(t, []kmsg.MetadataResponseBroker{{NodeID: 0, Host: "127.0.0.1", Port: 9092}}, resp.Brokers)
+			assert.Equal(t, int32(0), resp.ControllerID)
+			require.NotNil(t, resp.ClusterID)
+			assert.Equal(t, "minibroker", *resp.ClusterID)
+		})
+	}
+}
+
+func TestMetadataPartitions(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	resp := call[*kmsg.MetadataResponse](e, "c", metadataRequest(12, []string{"orders"}))
+	require.Len(t, resp.Topics, 1)
+	require.Len(t, resp.Topics[0].Partitions, 4)
+	for i, p := range resp.Topics[0].Partitions {
+		assert.Equal(t, int32(i), p.Partition, "partitions 0..n-1 in order")
+		assert.Zero(t, p.ErrorCode)
+		assert.Equal(t, int32(0), p.Leader, "this node leads every partition")
+		assert.Equal(t, []int32{0}, p.Replicas)
+		assert.Equal(t, []int32{0}, p.ISR)
+	}
+	assert.False(t, resp.Topics[0].IsInternal)
+}
+
+// TestMetadataNullTopicName: from v10 a topic may be asked for by id only;
+// we have no topic ids.
+func TestMetadataNullTopicName(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	req := kmsg.NewPtrMetadataRequest()
+	req.Version = 12
+	id := [16]byte{1, 2, 3}
+	req.Topics = []kmsg.MetadataRequestTopic{{TopicID: id}}
+	resp := call[*kmsg.MetadataResponse](e, "c", req)
+	require.Len(t, resp.Topics, 1)
+	assert.Nil(t, resp.Topics[0].Topic)
+	assert.Equal(t, id, resp.Topics[0].TopicID)
+	assert.Equal(t, kerr.UnknownTopicID.Code, resp.Topics[0].ErrorCode)
+}

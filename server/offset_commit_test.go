@@ -1,0 +1,168 @@
+package server
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/minibroker/minibroker/offsets"
+)
+
+// commitPart is one partition of a commit request.
+type commitPart struct {
+	topic     string
+	partition int32
+	offset    int64
+	metadata  *string
+}
+
+func commitRequest(version int16, group, member string, generation int32, parts ...commitPart) *kmsg.OffsetCommitRequest {
+	req := kmsg.NewPtrOffsetCommitRequest()
+	req.Version, req.Group, req.MemberID, req.Generation = version, group, member, generation
+	for _, p := range parts {
+		n := len(req.Topics)
+		if n == 0 || req.Topics[n-1].Topic != p.topic {
+			req.Topics = append(req.Topics, kmsg.OffsetCommitRequestTopic{Topic: p.topic})
+			n++
+		}
+		rp := kmsg.NewOffsetCommitRequestTopicPartition()
+		rp.Partition, rp.Offset, rp.Metadata = p.partition, p.offset, p.metadata
+		rp.LeaderEpoch = 4
+		req.Topics[n-1].Partitions = append(req.Topics[n-1].Partitions, rp)
+	}
+	return req
+}
+
+// commitCodes flattens a commit response to "topic-partition" -> code, and
+// checks that every requested partition is named, in order.
+func commitCodes(t *testing.T, req *kmsg.OffsetCommitRequest, resp *kmsg.OffsetCommitResponse) []int16 {
+	t.Helper()
+	require.Len(t, resp.Topics, len(req.Topics), "the response names every requested topic")
+	var codes []int16
+	for i, rt := range req.Topics {
+		require.Equal(t, rt.Topic, resp.Topics[i].Topic)
+		require.Len(t, resp.Topics[i].Partitions, len(rt.Partitions), "and every partition")
+		for j, p := range rt.Partitions {
+			require.Equal(t, p.Partition, resp.Topics[i].Partitions[j].Partition)
+			codes = append(codes, resp.Topics[i].Partitions[j].ErrorCode)
+		}
+	}
+	return codes
+}
+
+func ptr(s string) *string { return &s }
+
+func TestOffsetCommit(t *testing.T) {
+	t.Parallel()
+	big := strings.Repeat("m", offsets.MaxMetadataBytes+1)
+	tests := []struct {
+		name   string
+		req    func(member string, gen int32) *kmsg.OffsetCommitRequest
+		want   int16
+		stored bool
+	}{
+		{"owner", func(m string, g int32) *kmsg.OffsetCommitRequest {
+			return commitRequest(9, "g", m, g, commitPart{"orders", 0, 5, ptr("meta")}, commitPart{"orders", 2, 7, nil})
+		}, 0, true},
+		{"direct", func(string, int32) *kmsg.OffsetCommitRequest {
+			return commitRequest(9, "g", "", -1, commitPart{"orders", 1, 5, nil}, commitPart{"payments", 0, 1, nil})
+		}, 0, true},
+		{"v0 is direct", func(string, int32) *kmsg.OffsetCommitRequest {
+			return commitRequest(0, "g", "", 0, commitPart{"orders", 1, 5, nil})
+		}, 0, true},
+		{"direct unknown partition", func(string, int32) *kmsg.OffsetCommitRequest {
+			return commitRequest(9, "g", "", -1, commitPart{"orders", 1, 5, nil}, commitPart{"orders", 4, 5, nil})
+		}, kerr.UnknownTopicOrPartition.Code, false},
+		{"direct unknown topic", func(string, int32) *kmsg.OffsetCommitRequest {
+			return commitRequest(9, "g", "", -1, commitPart{"nope", 0, 5, nil})
+		}, kerr.UnknownTopicOrPartition.Code, false},
+		{"direct negative offset", func(string, int32) *kmsg.OffsetCommitRequest {
+			return commitRequest(9, "g", "", -1, commitPart{"orders", 0, -1, nil})
+		}, kerr.OffsetOutOfRange.Code, false},
+		{"generation -1 with a member id is not direct", func(m string, _ int32) *kmsg.OffsetCommitRequest {
+			return commitRequest(9, "g", m, -1, commitPart{"orders", 0, 5, nil})
+		}, kerr.IllegalGeneration.Code, false},
+		{"stale generation", func(m string, g int32) *kmsg.OffsetCommitRequest {
+			return commitRequest(9, "g", m, g-1, commitPart{"orders", 0, 5, nil}, commitPart{"orders", 2, 5, nil})
+		}, kerr.IllegalGeneration.Code, false},
+		{"unknown member", func(_ string, g int32) *kmsg.OffsetCommitRequest {
+			return commitRequest(9, "g", "c-999999", g, commitPart{"orders", 0, 5, nil})
+		}, kerr.UnknownMemberID.Code, false},
+		{"unknown group", func(m string, g int32) *kmsg.OffsetCommitRequest {
+			return commitRequest(9, "other", m, g, commitPart{"orders", 0, 5, nil})
+		}, kerr.UnknownMemberID.Code, false},
+		{"not the owner of one", func(m string, g int32) *kmsg.OffsetCommitRequest {
+			return commitRequest(9, "g", m, g, commitPart{"orders", 0, 5, nil}, commitPart{"orders", 1, 5, nil}, commitPart{"payments", 0, 5, nil})
+		}, kerr.RebalanceInProgress.Code, false},
+		{"partition that does not exist", func(m string, g int32) *kmsg.OffsetCommitRequest {
+			return commitRequest(9, "g", m, g, commitPart{"orders", 0, 5, nil}, commitPart{"orders", 40, 5, nil})
+		}, kerr.RebalanceInProgress.Code, false},
+		{"negative offset", func(m string, g int32) *kmsg.OffsetCommitRequest {
+			return commitRequest(9, "g", m, g, commitPart{"orders", 0, 5, nil}, commitPart{"orders", 2, -1, nil})
+		}, kerr.OffsetOutOfRange.Code, false},
+		{"metadata too large", func(m string, g int32) *kmsg.OffsetCommitRequest {
+			return commitRequest(9, "g", m, g, commitPart{"orders", 0, 5, &big})
+		}, kerr.OffsetMetadataTooLarge.Code, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t)
+			a := e.join("c", "g", "", "orders", "payments")
+			e.join("c", "g", "", "orders", "payments") // a: orders-0, orders-2, payments-0; b: orders-1, orders-3
+			view, _ := e.coord.Describe("g")
+			req := tc.req(a.MemberID, view.Generation)
+			resp := call[*kmsg.OffsetCommitResponse](e, "c", req)
+			for _, code := range commitCodes(t, req, resp) {
+				assert.Equal(t, tc.want, code, "every partition carries the one code")
+			}
+			committed := e.coord.Committed(req.Group)
+			if !tc.stored {
+				assert.Empty(t, committed, "a rejected commit stores nothing")
+				return
+			}
+			var n int
+			for _, rt := range req.Topics {
+				n += len(rt.Partitions)
+			}
+			assert.Len(t, committed, n)
+		})
+	}
+}
+
+func TestOffsetCommitStoresFields(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	for _, v := range []int16{5, 6} {
+		resp := call[*kmsg.OffsetCommitResponse](e, "c", commitRequest(v, fmt.Sprintf("g%d", v), "", -1, commitPart{"orders", 0, 9, ptr("note")}, commitPart{"orders", 1, 3, nil}))
+		require.Zero(t, resp.Topics[0].Partitions[0].ErrorCode)
+	}
+	assert.Equal(t, []offsets.Entry{
+		{Topic: "orders", Partition: 0, Offset: 9, Metadata: "note", LeaderEpoch: offsets.NoLeaderEpoch},
+		{Topic: "orders", Partition: 1, Offset: 3, LeaderEpoch: offsets.NoLeaderEpoch},
+	}, e.coord.Committed("g5"), "before v6 there is no leader epoch")
+	assert.Equal(t, []offsets.Entry{
+		{Topic: "orders", Partition: 0, Offset: 9, Metadata: "note", LeaderEpoch: 4},
+		{Topic: "orders", Partition: 1, Offset: 3, LeaderEpoch: 4},
+	}, e.coord.Committed("g6"))
+}
+
+// TestOffsetCommitEmptyGroup: a generation commit to a group that lost its
+// last member is REBALANCE_IN_PROGRESS (not STABLE), and stores nothing.
+func TestOffsetCommitEmptyGroup(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	a := e.join("c", "g", "", "orders")
+	call[*kmsg.LeaveGroupResponse](e, "c", leaveRequest(5, "g", a.MemberID))
+	for _, gen := range []int32{1, 2} {
+		req := commitRequest(9, "g", a.MemberID, gen, commitPart{"orders", 0, 5, nil})
+		resp := call[*kmsg.OffsetCommitResponse](e, "c", req)
+		assert.Equal(t, []int16{kerr.RebalanceInProgress.Code}, commitCodes(t, req, resp), "generation %d", gen)
+	}
+	assert.Empty(t, e.coord.Committed("g"))
+}

@@ -1,0 +1,371 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"net"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/minibroker/minibroker/clock"
+	"github.com/minibroker/minibroker/coordinator"
+	"github.com/minibroker/minibroker/protocol"
+)
+
+func TestConfigValidate(t *testing.T) {
+	t.Parallel()
+	coord, err := coordinator.New(coordinator.Config{Clock: clock.NewManual(time.UnixMilli(0))})
+	require.NoError(t, err)
+	tests := []struct {
+		name    string
+		cfg     Config
+		wantErr string
+	}{
+		{"minimal", Config{Coordinator: coord}, ""},
+		{"everything set", Config{Coordinator: coord, Advertise: "broker.example:19092", MaxFrameBytes: 1024,
+			ExpiryInterval: time.Second, MaxFetchWait: time.Second}, ""},
+		{"ipv6 advertise", Config{Coordinator: coord, Advertise: "[::1]:9092"}, ""},
+		{"no coordinator", Config{}, "Coordinator is required"},
+		{"negative frame cap", Config{Coordinator: coord, MaxFrameBytes: -1}, "MaxFrameBytes -1"},
+		{"negative expiry", Config{Coordinator: coord, ExpiryInterval: -time.Second}, "durations must not be negative"},
+		{"negative fetch wait", Config{Coordinator: coord, MaxFetchWait: -time.Second}, "durations must not be negative"},
+		{"advertise without port", Config{Coordinator: coord, Advertise: "broker.example"}, "advertise"},
+		{"advertise without host", Config{Coordinator: coord, Advertise: ":9092"}, "empty host"},
+		{"advertise port not a number", Config{Coordinator: coord, Advertise: "h:x"}, "bad port"},
+		{"advertise port out of range", Config{Coordinator: coord, Advertise: "h:65536"}, "bad port"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			err := tc.cfg.Validate()
+			srv, newErr := New(tc.cfg)
+			if tc.wantErr == "" {
+				require.NoError(t, err)
+				require.NoError(t, newErr)
+				require.NotNil(t, srv)
+				return
+			}
+			require.ErrorContains(t, err, tc.wantErr)
+			require.Error(t, newErr, "New must refuse what Validate refuses")
+			assert.Nil(t, srv)
+		})
+	}
+}
+
+func TestNewDefaults(t *testing.T) {
+	t.Parallel()
+	coord, err := coordinator.New(coordinator.Config{Clock: clock.NewManual(time.UnixMilli(0))})
+	require.NoError(t, err)
+	srv, err := New(Config{Coordinator: coord})
+	require.NoError(t, err)
+	assert.NotNil(t, srv.logger)
+	assert.Equal(t, int32(protocol.DefaultMaxFrameBytes), srv.maxFrame)
+	assert.Equal(t, 5*time.Second, srv.maxFetchWait)
+	assert.Zero(t, srv.expiry, "no expiry ticker unless asked")
+	assert.Len(t, srv.handlers, len(protocol.SupportedVersions()))
+}
+
+// serverStacks returns the stacks of live goroutines running server code.
+func serverStacks() []string {
+	buf := make([]byte, 1<<20)
+	buf = buf[:runtime.Stack(buf, true)]
+	var out []string
+	for _, g := range strings.Split(string(buf), "\n\n") {
+		if strings.Contains(g, "minibroker/server.(*Server)") {
+			out = append(out, g)
+		}
+	}
+	return out
+}
+
+// TestServeShutdown cancels Serve with a client blocked in a read, one
+// waiting in a long Fetch and one idle: Serve returns, every client sees
+// EOF, and no goroutine is left. Not parallel: it counts goroutines.
+func TestServeShutdown(t *testing.T) {
+	baseline := runtime.NumGoroutine()
+	e := newEnvWith(t, envOptions{realClock: true, config: func(cfg *Config) { cfg.ExpiryInterval = time.Millisecond }})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := ln.Addr().String()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- e.srv.Serve(ctx, ln) }()
+
+	reader := dial(t, addr, "reader")
+	roundTrip[*kmsg.ApiVersionsResponse](t, reader, apiVersionsRequest(3)) // the conn is being served
+	fetcher := dial(t, addr, "fetcher")
+	idle := dial(t, addr, "idle")
+	roundTrip[*kmsg.ApiVersionsResponse](t, idle, apiVersionsRequest(0))
+
+	readErr := make(chan error, 1)
+	go func() {
+		_ = reader.SetDeadline(time.Now().Add(testTimeout))
+		_, err := reader.ReadFrame() // blocks: nothing was asked
+		readErr <- err
+	}()
+	fetch := kmsg.NewPtrFetchRequest()
+	fetch.Version, fetch.MaxWaitMillis = 12, int32(testTimeout/time.Millisecond)
+	fetch.Topics = []kmsg.FetchRequestTopic{{Topic: "orders", Partitions: []kmsg.FetchRequestTopicPartition{{Partition: 0}}}}
+	require.NoError(t, fetcher.Send(rawRequest(fetch, 0, "fetcher")))
+	eventually(t, testTimeout, func() bool { return len(e.logs.find("request")) >= 3 || stackHas("(*Server).handleFetch") },
+		"the fetch is being handled")
+
+	start := time.Now()
+	cancel()
+	select {
+	case err := <-done:
+		require.NoError(t, err)
+	case <-time.After(testTimeout):
+		t.Fatal("Serve did not return after cancel")
+	}
+	assert.Less(t, time.Since(start), testTimeout/2, "shutdown cuts the fetch wait short")
+
+	select {
+	case err := <-readErr:
+		require.Error(t, err)
+		var ne net.Error
+		require.False(t, errors.As(err, &ne) && ne.Timeout(), "the blocked reader sees the close, not its deadline: %v", err)
+		assert.True(t, errors.Is(err, io.EOF) || isReset(err), "the blocked reader sees EOF, got %v", err)
+	case <-time.After(testTimeout):
+		t.Fatal("blocked reader never woke")
+	}
+	// The fetch cut short by shutdown may still be answered, empty, just
+	// before its connection closes.
+	require.NoError(t, fetcher.SetDeadline(time.Now().Add(testTimeout)))
+	if frame, err := fetcher.ReadFrame(); err == nil {
+		assert.Equal(t, []byte{0, 0, 0, 0}, frame[:4], "only the fetch's answer, correlation id 0")
+	}
+	requireClosed(t, fetcher)
+	requireClosed(t, idle)
+	_, err = net.DialTimeout("tcp", addr, time.Second)
+	assert.Error(t, err, "the listener is closed")
+
+	assert.Empty(t, serverStacks(), "Serve returned with server goroutines alive")
+	reader.Close()
+	fetcher.Close()
+	idle.Close()
+	eventually(t, testTimeout, func() bool { return runtime.NumGoroutine() <= baseline },
+		"goroutines back to the baseline")
+}
+
+func stackHas(fn string) bool {
+	buf := make([]byte, 1<<20)
+	return strings.Contains(string(buf[:runtime.Stack(buf, true)]), fn)
+}
+
+func TestServeCancelledContextReturnsAtOnce(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	require.NoError(t, e.srv.Serve(ctx, ln))
+	_, err = ln.Accept()
+	assert.ErrorIs(t, err, net.ErrClosed, "Serve owns and closes the listener")
+}
+
+// fakeListener fails Accept with errs in turn, then blocks until Close.
+type fakeListener struct {
+	addr   net.Addr
+	mu     sync.Mutex
+	errs   []error // guarded by mu
+	closed chan struct{}
+	once   sync.Once
+}
+
+func newFakeListener(addr string, errs ...error) *fakeListener {
+	return &fakeListener{addr: fakeAddr(addr), errs: errs, closed: make(chan struct{})}
+}
+
+func (l *fakeListener) Accept() (net.Conn, error) {
+	l.mu.Lock()
+	if len(l.errs) > 0 {
+		err := l.errs[0]
+		l.errs = l.errs[1:]
+		l.mu.Unlock()
+		return nil, err
+	}
+	l.mu.Unlock()
+	<-l.closed
+	return nil, net.ErrClosed
+}
+
+func (l *fakeListener) Close() error {
+	l.once.Do(func() { close(l.closed) })
+	return nil
+}
+
+func (l *fakeListener) Addr() net.Addr { return l.addr }
+
+func (l *fakeListener) isClosed() bool {
+	select {
+	case <-l.closed:
+		return true
+	default:
+		return false
+	}
+}
+
+type fakeAddr string
+
+func (a fakeAddr) Network() string { return "tcp" }
+func (a fakeAddr) String() string  { return string(a) }
+
+func TestServeUnusableAddress(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ln := newFakeListener("not-an-address")
+	err := e.srv.Serve(t.Context(), ln)
+	require.ErrorContains(t, err, `advertise "not-an-address"`)
+	assert.True(t, ln.isClosed(), "Serve closes the listener it was given")
+}
+
+func TestServeRetriesAcceptErrors(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ln := newFakeListener("127.0.0.1:9", errors.New("too many open files"), errors.New("too many open files"))
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- e.srv.Serve(ctx, ln) }()
+	eventually(t, testTimeout, func() bool { return len(e.logs.find("accept failed")) == 2 }, "both accept errors are logged")
+	select {
+	case <-done:
+		t.Fatal("Serve returned on an accept error")
+	default:
+	}
+	logged := e.logs.find("accept failed")
+	assert.Equal(t, slog.LevelWarn, logged[0].level)
+	assert.Equal(t, "5ms", logged[0].attrs["backoff"])
+	assert.Equal(t, "10ms", logged[1].attrs["backoff"], "the backoff doubles")
+	cancel()
+	select {
+	case err := <-done:
+		require.NoError(t, err)
+	case <-time.After(testTimeout):
+		t.Fatal("Serve did not return after cancel")
+	}
+}
+
+// TestServeAcceptBackoffWatchesContext cancels Serve while it backs off
+// after an accept error.
+func TestServeAcceptBackoffWatchesContext(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	errs := make([]error, 20) // enough to reach a long backoff
+	for i := range errs {
+		errs[i] = errors.New("transient")
+	}
+	ln := newFakeListener("127.0.0.1:9", errs...)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- e.srv.Serve(ctx, ln) }()
+	eventually(t, testTimeout, func() bool { return len(e.logs.find("accept failed")) >= 5 }, "backing off")
+	start := time.Now()
+	cancel()
+	select {
+	case err := <-done:
+		require.NoError(t, err)
+	case <-time.After(testTimeout):
+		t.Fatal("Serve did not return after cancel")
+	}
+	assert.Less(t, time.Since(start), 900*time.Millisecond, "the backoff wait watches ctx")
+}
+
+// TestExpiryTicker runs the expiry step on the real clock: a member that
+// joined with a 10 ms session and never heartbeats is removed.
+func TestExpiryTicker(t *testing.T) {
+	t.Parallel()
+	e := newEnvWith(t, envOptions{realClock: true, config: func(cfg *Config) { cfg.ExpiryInterval = 5 * time.Millisecond }})
+	e.serve()
+	req := joinRequest(3, "g", "", "orders")
+	req.SessionTimeoutMillis = 10
+	resp := e.srv.handleJoinGroup(e.req("c", 3), req).(*kmsg.JoinGroupResponse)
+	require.Zero(t, resp.ErrorCode)
+	require.Equal(t, "c-000001", resp.MemberID)
+
+	describe := func() kmsg.DescribeGroupsResponseGroup {
+		d := kmsg.NewPtrDescribeGroupsRequest()
+		d.Version, d.Groups = 5, []string{"g"}
+		return e.srv.handleDescribeGroups(e.req("c", 5), d).(*kmsg.DescribeGroupsResponse).Groups[0]
+	}
+	eventually(t, 5*time.Second, func() bool { return len(describe().Members) == 0 }, "the member expires")
+	g := describe()
+	assert.Equal(t, "Empty", g.State, "the group stays, Empty")
+	view, _ := e.coord.Describe("g")
+	assert.Equal(t, int32(2), view.Generation, "expiry is one rebalance")
+	eventually(t, testTimeout, func() bool { return len(e.logs.find("member expired")) == 1 }, "the expiry is logged")
+	logged := e.logs.find("member expired")[0]
+	assert.Equal(t, "c-000001", logged.attrs["member"])
+	assert.Equal(t, "g", logged.attrs["group"])
+}
+
+// TestExpiryOnlyWithInterval: without ExpiryInterval (the manual clock's
+// setting) nothing expires on its own, however much time passes.
+func TestExpiryOnlyWithInterval(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.serve()
+	e.join("c", "g", "", "orders")
+	_, err := e.clock.Advance(time.Hour)
+	require.NoError(t, err)
+	view, _ := e.coord.Describe("g")
+	assert.Len(t, view.Members, 1, "no ticker runs the expiry step")
+	assert.Equal(t, []coordinator.Expired{{Group: "g", MemberID: "c-000001"}}, e.coord.Expire(), "an explicit step does")
+}
+
+func TestAdvertise(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name      string
+		advertise string
+		wantHost  string
+		wantPort  func(bound string) int32
+	}{
+		{"configured", "broker.example:19092", "broker.example", func(string) int32 { return 19092 }},
+		{"default is the bound address", "", "127.0.0.1", func(bound string) int32 {
+			_, port, err := splitHostPort(bound)
+			require.NoError(t, err)
+			return port
+		}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			e := newEnvWith(t, envOptions{config: func(cfg *Config) { cfg.Advertise = tc.advertise }})
+			addr := e.serve()
+			c := dial(t, addr, "c")
+			wantPort := tc.wantPort(addr)
+
+			md := kmsg.NewPtrMetadataRequest()
+			md.Version = 12
+			mresp := roundTrip[*kmsg.MetadataResponse](t, c, md)
+			require.Len(t, mresp.Brokers, 1)
+			assert.Equal(t, kmsg.MetadataResponseBroker{NodeID: 0, Host: tc.wantHost, Port: wantPort}, mresp.Brokers[0])
+
+			for _, v := range []int16{0, 3} {
+				fc := kmsg.NewPtrFindCoordinatorRequest()
+				fc.Version, fc.CoordinatorKey = v, "g"
+				fresp := roundTrip[*kmsg.FindCoordinatorResponse](t, c, fc)
+				assert.Equal(t, tc.wantHost, fresp.Host, "v%d", v)
+				assert.Equal(t, wantPort, fresp.Port, "v%d", v)
+			}
+			fc := kmsg.NewPtrFindCoordinatorRequest()
+			fc.Version, fc.CoordinatorKeys = 6, []string{"g"}
+			fresp := roundTrip[*kmsg.FindCoordinatorResponse](t, c, fc)
+			require.Len(t, fresp.Coordinators, 1)
+			assert.Equal(t, tc.wantHost, fresp.Coordinators[0].Host)
+			assert.Equal(t, wantPort, fresp.Coordinators[0].Port)
+		})
+	}
+}
