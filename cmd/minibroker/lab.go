@@ -2,12 +2,75 @@ package main
 
 import (
 	"context"
+	"errors"
+	"flag"
 	"fmt"
 	"io"
+	"strings"
+	"time"
+
+	labs "github.com/minibroker/minibroker/internal/lab"
 )
 
-// lab runs one of the chapter's labs.
-func lab(_ context.Context, args []string, _ io.Writer, stderr io.Writer) int {
-	fmt.Fprintf(stderr, "minibroker lab: not yet available (%v)\n", args)
-	return 2
+const labUsage = `usage: minibroker lab rebalance|fencing|expiry [--broker ADDR]
+
+Runs one of the chapter's experiments over a real TCP socket and prints each
+step with the Kafka requests sent and the answers received.
+
+By default the lab starts its own broker in this process (ephemeral port,
+temporary data dir, manual clock), so the output is the same on every run.
+--broker ADDR runs rebalance or fencing against a running minibroker instead;
+member ids then depend on that broker. The expiry lab moves the broker's
+manual clock and runs its expiry step from inside the process, so it has no
+--broker form.
+`
+
+// labTimeout bounds one lab run; an in-process lab takes milliseconds.
+const labTimeout = 30 * time.Second
+
+// lab runs one of the chapter's labs: "minibroker lab NAME [--broker ADDR]".
+func lab(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("minibroker lab", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() { fmt.Fprint(stderr, labUsage) }
+	broker := fs.String("broker", "", "`ADDR` of a running minibroker (default: an in-process broker)")
+	var name string
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		name, args = args[0], args[1:]
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if name == "" && fs.NArg() > 0 {
+		name = fs.Arg(0)
+		fs.Parse(fs.Args()[1:])
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "minibroker lab: unexpected argument %q\n%s", fs.Arg(0), labUsage)
+		return 2
+	}
+	if name == "" {
+		fmt.Fprint(stderr, labUsage)
+		return 2
+	}
+
+	ctx, cancel := context.WithTimeout(ctx, labTimeout)
+	defer cancel()
+	err := labs.Run(ctx, name, stdout, *broker)
+	switch {
+	case err == nil:
+		return 0
+	case errors.Is(err, labs.ErrUnknownLab):
+		fmt.Fprintf(stderr, "minibroker lab: %v\n%s", err, labUsage)
+		return 2
+	case errors.Is(err, labs.ErrNeedsInProcess):
+		fmt.Fprintf(stderr, "minibroker lab %s: %v; run it without --broker\n", name, err)
+		return 2
+	default:
+		fmt.Fprintf(stderr, "minibroker lab %s: %v\n", name, err)
+		return 1
+	}
 }

@@ -2,6 +2,7 @@
 //
 //	minibroker serve [flags]                  serve the Kafka protocol
 //	minibroker lab rebalance|fencing|expiry   the chapter's experiments over a real socket
+//	minibroker compare [--broker ADDR]        the same scenarios against minibroker and kfake
 package main
 
 import (
@@ -16,6 +17,7 @@ import (
 const usage = `usage:
   minibroker serve [flags]                  serve the Kafka group protocol
   minibroker lab rebalance|fencing|expiry   run one of the chapter's labs
+  minibroker compare [--broker ADDR]        run the fencing scenarios against minibroker and kfake
 
 Run "minibroker serve -h" for the serve flags.
 `
@@ -42,6 +44,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return serve(ctx, args[1:], stderr)
 	case "lab":
 		return lab(ctx, args[1:], stdout, stderr)
+	case "compare":
+		return compareCmd(ctx, args[1:], stdout, stderr)
 	case "-h", "-help", "--help", "help":
 		fmt.Fprint(stdout, usage)
 		return 0

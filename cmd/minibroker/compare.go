@@ -1,0 +1,77 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/minibroker/minibroker/internal/compare"
+	labs "github.com/minibroker/minibroker/internal/lab"
+)
+
+const compareUsage = `usage: minibroker compare [--broker ADDR]
+
+Runs the same scripted consumer-group scenarios against minibroker and
+against kfake (franz-go's in-process Kafka fake) over real sockets, and
+prints each side's answer, whether they agree, and the row of
+docs/behavior-matrix.md that explains them. Answers that differ from the
+documented ones are marked "!" and make the command exit 1.
+
+By default both brokers run in this process. --broker ADDR runs the
+minibroker side against a running minibroker instead (it needs the real
+clock for the session-expiry scenario; topics orders:4 and payments:1 are
+created if missing).
+`
+
+// compareTimeout bounds the whole comparison; it takes about half a second.
+const compareTimeout = 30 * time.Second
+
+// compareCmd runs "minibroker compare [--broker ADDR]".
+func compareCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("minibroker compare", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() { fmt.Fprint(stderr, compareUsage) }
+	broker := fs.String("broker", "", "`ADDR` of a running minibroker (default: an in-process one)")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "minibroker compare: unexpected argument %q\n%s", fs.Arg(0), compareUsage)
+		return 2
+	}
+	ctx, cancel := context.WithTimeout(ctx, compareTimeout)
+	defer cancel()
+
+	addrs := map[compare.Side]string{compare.Minibroker: *broker}
+	if *broker == "" {
+		b, err := compare.StartMinibroker()
+		if err != nil {
+			fmt.Fprintf(stderr, "minibroker compare: %v\n", err)
+			return 1
+		}
+		defer b.Close()
+		addrs[compare.Minibroker] = b.Addr
+	} else if err := labs.EnsureTopics(ctx, *broker, compare.Topics()); err != nil {
+		fmt.Fprintf(stderr, "minibroker compare: %v\n", err)
+		return 1
+	}
+	kfakeAddr, stop, err := compare.StartKfake()
+	if err != nil {
+		fmt.Fprintf(stderr, "minibroker compare: %v\n", err)
+		return 1
+	}
+	defer stop()
+	addrs[compare.Kfake] = kfakeAddr
+
+	unexpected, err := compare.WriteTable(stdout, compare.Run(ctx, addrs))
+	if err != nil || unexpected > 0 {
+		return 1
+	}
+	return 0
+}

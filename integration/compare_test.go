@@ -1,0 +1,57 @@
+package integration
+
+import (
+	"context"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/minibroker/minibroker/internal/compare"
+)
+
+// TestCompareScenarios runs every comparison scenario against an
+// in-process minibroker and an in-process kfake cluster in one test run,
+// and asserts the answer each side is documented to give (the scenario
+// table in internal/compare, explained row by row in
+// docs/behavior-matrix.md). A change on either side fails the subtest of
+// the scenario that sees it.
+func TestCompareScenarios(t *testing.T) {
+	t.Parallel()
+	mb, err := compare.StartMinibroker()
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, mb.Close()) })
+	kfakeAddr, stopKfake, err := compare.StartKfake()
+	require.NoError(t, err)
+	t.Cleanup(stopKfake)
+	addrs := map[compare.Side]string{compare.Minibroker: mb.Addr, compare.Kfake: kfakeAddr}
+	runID := strconv.FormatInt(time.Now().UnixNano(), 36)
+
+	for _, sc := range compare.Scenarios() {
+		t.Run(sc.Name, func(t *testing.T) {
+			t.Parallel()
+			type answer struct {
+				got string
+				err error
+			}
+			answers := map[compare.Side]chan answer{}
+			for _, side := range compare.Sides() { // both sides at once: some scenarios wait on the clock
+				ch := make(chan answer, 1)
+				answers[side] = ch
+				go func() {
+					// Generous: a loaded machine may delay a broker's timers.
+					ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+					defer cancel()
+					got, err := compare.RunScenario(ctx, sc, addrs[side], runID)
+					ch <- answer{got, err}
+				}()
+			}
+			for _, side := range compare.Sides() {
+				a := <-answers[side]
+				require.NoError(t, a.err, "%s on %s", sc.Name, side)
+				require.Equal(t, sc.Want(side), a.got, "%s on %s; see row %s of docs/behavior-matrix.md", sc.Name, side, sc.Row)
+			}
+		})
+	}
+}

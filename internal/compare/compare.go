@@ -1,0 +1,109 @@
+package compare
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"sync"
+	"text/tabwriter"
+	"time"
+)
+
+// scenarioTimeout bounds one scenario on one side in Run. Every scenario
+// takes well under 2 s; only a broker that fails to act (a session that
+// never expires) makes one wait this long.
+const scenarioTimeout = 5 * time.Second
+
+// Result is what one scenario observed on each side.
+type Result struct {
+	Scenario Scenario
+	// Answer holds each side's answer; a failed run's answer is "error: "
+	// and the error.
+	Answer map[Side]string
+}
+
+// Same reports whether both sides gave the same answer.
+func (r Result) Same() bool { return r.Answer[Minibroker] == r.Answer[Kfake] }
+
+// Expected reports whether side gave the answer it is documented to give.
+func (r Result) Expected(side Side) bool { return r.Answer[side] == r.Scenario.Want(side) }
+
+// RunScenario plays sc once against the broker at addr, in a group of its
+// own (its name plus runID), and returns the answer, or an error if the
+// script could not finish. ctx bounds the whole script: a scenario that
+// waits for the broker to act (session-expiry) waits until ctx ends.
+func RunScenario(ctx context.Context, sc Scenario, addr, runID string) (string, error) {
+	s := &Script{addr: addr, group: "compare-" + sc.Name + "-" + runID}
+	defer s.Close()
+	return sc.Run(ctx, s)
+}
+
+// Run plays every scenario against both brokers, all at once (each in its
+// own group), and returns the results in table order.
+func Run(ctx context.Context, addrs map[Side]string) []Result {
+	runID := strconv.FormatInt(time.Now().UnixNano(), 36)
+	scenarios := Scenarios()
+	results := make([]Result, len(scenarios))
+	var mu sync.Mutex // guards the Answer maps
+	var wg sync.WaitGroup
+	for i, sc := range scenarios {
+		results[i] = Result{Scenario: sc, Answer: map[Side]string{}}
+		for _, side := range Sides() {
+			wg.Go(func() {
+				ctx, cancel := context.WithTimeout(ctx, scenarioTimeout)
+				defer cancel()
+				answer, err := RunScenario(ctx, sc, addrs[side], runID)
+				if err != nil {
+					answer = "error: " + err.Error()
+				}
+				mu.Lock()
+				results[i].Answer[side] = answer
+				mu.Unlock()
+			})
+		}
+	}
+	wg.Wait()
+	return results
+}
+
+// WriteTable prints results as a table: scenario, minibroker's answer,
+// kfake's, whether they agree, and the behaviour-matrix row that explains
+// them. An answer that is not the documented one is marked with "!", and
+// a closing line counts agreements and surprises. It returns the number of
+// surprises.
+func WriteTable(w io.Writer, results []Result) (unexpected int, err error) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "SCENARIO\tMINIBROKER\tKAFKA (KFAKE)\tSAME\tMATRIX ROW")
+	same := 0
+	var surprises []string
+	for _, r := range results {
+		cells := make([]string, 0, 2)
+		for _, side := range Sides() {
+			cell := r.Answer[side]
+			if !r.Expected(side) {
+				cell = "! " + cell
+				unexpected++
+				surprises = append(surprises, fmt.Sprintf("  %s on %s: got %q, documented %q", r.Scenario.Name, side, r.Answer[side], r.Scenario.Want(side)))
+			}
+			cells = append(cells, cell)
+		}
+		verdict := "different"
+		if r.Same() {
+			verdict = "same"
+			same++
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.Scenario.Name, cells[0], cells[1], verdict, r.Scenario.Row)
+	}
+	if err := tw.Flush(); err != nil {
+		return unexpected, err
+	}
+	fmt.Fprintf(w, "\n%d scenarios: %d same, %d different. Rows are in docs/behavior-matrix.md.\n", len(results), same, len(results)-same)
+	if unexpected == 0 {
+		_, err = fmt.Fprintln(w, "Every answer is the documented one.")
+		return 0, err
+	}
+	_, err = fmt.Fprintf(w, "%d answers (marked !) differ from the documented ones:\n%s\n", unexpected, strings.Join(surprises, "\n"))
+	return unexpected, err
+}

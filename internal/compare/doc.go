@@ -1,0 +1,19 @@
+// Package compare runs the same scripted consumer-group scenarios against
+// minibroker and against kfake, franz-go's in-process fake Kafka cluster,
+// and reports what each answered.
+//
+// Each Scenario drives raw kmsg requests through lab.Member over real TCP
+// connections and reduces what it saw to a short answer (error code names,
+// generation deltas, whether an offset was stored). The answer each side is
+// documented to give lives beside the script, in the scenario table, and
+// names the row of docs/behavior-matrix.md that explains it; the tests
+// assert both sides, so a change in minibroker or in kfake shows up.
+//
+// kfake implements Kafka's classic group protocol with its join barrier: a
+// JoinGroup that starts a rebalance returns only when every member has
+// re-joined. The scripts therefore behave as real clients do: a member
+// learns of a rebalance from its heartbeat and re-joins, joins that must
+// meet at the barrier run concurrently, and the leader sends a plan in its
+// SyncGroup (minibroker ignores it). Against minibroker the same scripts
+// never wait: every join completes on its own.
+package compare

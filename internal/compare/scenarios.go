@@ -1,0 +1,206 @@
+package compare
+
+import (
+	"context"
+	"time"
+)
+
+// Side names the broker a scenario runs against.
+type Side string
+
+// The two sides of every comparison.
+const (
+	Minibroker Side = "minibroker"
+	Kfake      Side = "kfake"
+)
+
+// Sides lists both sides, minibroker first.
+func Sides() []Side { return []Side{Minibroker, Kfake} }
+
+// Scenario is one scripted situation, run the same way against both
+// brokers.
+type Scenario struct {
+	// Name is short, unique and kebab-case; tests use it as a subtest name.
+	Name string
+	// Row is the id of the docs/behavior-matrix.md row that explains the
+	// answers.
+	Row string
+	// Run plays the scenario and returns the answer it observed.
+	Run func(ctx context.Context, s *Script) (string, error)
+	// Minibroker and Kfake are the answers each side is documented to give.
+	Minibroker, Kfake string
+}
+
+// Want returns the answer side is documented to give.
+func (sc Scenario) Want(side Side) string {
+	if side == Kfake {
+		return sc.Kfake
+	}
+	return sc.Minibroker
+}
+
+// sessionExpiryTimeout is the session of the session-expiry scenario:
+// long enough that the member is certainly still there when the script
+// first looks, short enough to keep the comparison fast.
+const sessionExpiryTimeout = 400 * time.Millisecond
+
+// Scenarios returns every scenario, in the order the table prints them.
+func Scenarios() []Scenario {
+	return []Scenario{
+		{
+			Name: "stale-generation-commit", Row: "commit-generation", Run: staleGenerationCommit,
+			Minibroker: "ILLEGAL_GENERATION, not stored; after refresh NONE",
+			Kfake:      "ILLEGAL_GENERATION, not stored; after refresh NONE",
+		},
+		{
+			Name: "ownership-violation", Row: "commit-ownership", Run: ownershipViolation,
+			Minibroker: "REBALANCE_IN_PROGRESS, not stored",
+			Kfake:      "NONE, stored",
+		},
+		{
+			Name: "commit-unknown-member", Row: "commit-unknown-member", Run: commitUnknownMember,
+			Minibroker: "UNKNOWN_MEMBER_ID, not stored",
+			Kfake:      "UNKNOWN_MEMBER_ID, not stored",
+		},
+		{
+			Name: "commit-unknown-partition", Row: "commit-unknown-partition", Run: commitUnknownPartition,
+			Minibroker: "REBALANCE_IN_PROGRESS",
+			Kfake:      "UNKNOWN_TOPIC_OR_PARTITION",
+		},
+		{
+			Name: "stale-heartbeat", Row: "heartbeat-generation", Run: staleHeartbeat,
+			Minibroker: "ILLEGAL_GENERATION",
+			Kfake:      "ILLEGAL_GENERATION",
+		},
+		{
+			Name: "heartbeat-while-another-joins", Row: "no-join-barrier", Run: heartbeatWhileAnotherJoins,
+			Minibroker: "ILLEGAL_GENERATION",
+			Kfake:      "REBALANCE_IN_PROGRESS",
+		},
+		{
+			Name: "heartbeat-unknown-member", Row: "heartbeat-unknown-member", Run: heartbeatUnknownMember,
+			Minibroker: "UNKNOWN_MEMBER_ID",
+			Kfake:      "UNKNOWN_MEMBER_ID",
+		},
+		{
+			Name: "heartbeat-check-order", Row: "heartbeat-check-order", Run: heartbeatCheckOrder,
+			Minibroker: "ILLEGAL_GENERATION",
+			Kfake:      "UNKNOWN_MEMBER_ID",
+		},
+		{
+			Name: "sync-wrong-protocol", Row: "sync-group", Run: syncWrongProtocol,
+			Minibroker: "NONE",
+			Kfake:      "INCONSISTENT_GROUP_PROTOCOL",
+		},
+		{
+			Name: "leave-unknown-member", Row: "leave-unknown-member", Run: leaveUnknownMember,
+			Minibroker: "NONE",
+			Kfake:      "UNKNOWN_MEMBER_ID",
+		},
+		{
+			Name: "direct-commit-with-members", Row: "direct-commit", Run: directCommitWithMembers,
+			Minibroker: "NONE, stored",
+			Kfake:      "UNKNOWN_MEMBER_ID, not stored",
+		},
+		{
+			Name: "direct-commit-empty-group", Row: "direct-commit", Run: directCommitEmptyGroup,
+			Minibroker: "NONE, stored",
+			Kfake:      "NONE, stored",
+		},
+		{
+			Name: "commit-empty-group", Row: "commit-not-stable", Run: commitEmptyGroup,
+			Minibroker: "REBALANCE_IN_PROGRESS, not stored",
+			Kfake:      "ILLEGAL_GENERATION, not stored",
+		},
+		{
+			Name: "unknown-group", Row: "unknown-group", Run: unknownGroup,
+			Minibroker: "heartbeat UNKNOWN_MEMBER_ID, commit UNKNOWN_MEMBER_ID, fetch -1",
+			Kfake:      "heartbeat GROUP_ID_NOT_FOUND, commit ILLEGAL_GENERATION, fetch GROUP_ID_NOT_FOUND",
+		},
+		{
+			Name: "member-id-required", Row: "member-id-required", Run: memberIDRequired,
+			Minibroker: "MEMBER_ID_REQUIRED, then NONE at generation 1",
+			Kfake:      "MEMBER_ID_REQUIRED, then NONE at generation 1",
+		},
+		{
+			Name: "join-unknown-member-id", Row: "join-unknown-member", Run: joinUnknownMemberID,
+			Minibroker: "UNKNOWN_MEMBER_ID",
+			Kfake:      "UNKNOWN_MEMBER_ID",
+		},
+		{
+			Name: "static-member", Row: "static-membership", Run: staticMember,
+			Minibroker: "MEMBER_ID_REQUIRED",
+			Kfake:      "NONE",
+		},
+		{
+			Name: "unchanged-rejoin", Row: "refresh-rejoin", Run: unchangedRejoin,
+			Minibroker: "NONE, generation +0, same assignment",
+			Kfake:      "NONE, generation +0, same assignment",
+		},
+		{
+			Name: "unchanged-rejoin-leader", Row: "refresh-rejoin-leader", Run: unchangedRejoinLeader,
+			Minibroker: "NONE, generation +0",
+			Kfake:      "NONE, generation +1",
+		},
+		{
+			Name: "changed-rejoin", Row: "changed-rejoin", Run: changedRejoin,
+			Minibroker: "NONE, generation +1",
+			Kfake:      "NONE, generation +1",
+		},
+		{
+			Name: "unknown-topic-subscription", Row: "subscription-topics", Run: unknownTopicSubscription,
+			Minibroker: "UNKNOWN_TOPIC_OR_PARTITION",
+			Kfake:      "NONE",
+		},
+		{
+			Name: "invalid-session-timeout", Row: "join-validation", Run: invalidSessionTimeout,
+			Minibroker: "INVALID_SESSION_TIMEOUT",
+			Kfake:      "INVALID_SESSION_TIMEOUT",
+		},
+		{
+			Name: "session-expiry", Row: "session-expiry", Run: sessionExpiry,
+			Minibroker: "Stable, then Empty after the session timeout",
+			Kfake:      "Stable, then Empty after the session timeout",
+		},
+		{
+			Name: "leader-plan-ignored", Row: "assignment-coordinator", Run: leaderPlanIgnored,
+			Minibroker: "leader 2 partitions, other member 2",
+			Kfake:      "leader 4 partitions, other member 0",
+		},
+		{
+			Name: "commit-does-not-extend-session", Row: "commit-session", Run: commitDoesNotExtendSession,
+			Minibroker: "Empty after 1.5s of commits and no heartbeat",
+			Kfake:      "Stable after 1.5s of commits and no heartbeat",
+		},
+		{
+			Name: "group-states", Row: "describe-list-groups", Run: groupStates,
+			Minibroker: "Stable (listed Stable); after leave Empty; unknown group Dead",
+			Kfake:      "Stable (listed Stable); after leave Empty; unknown group Dead",
+		},
+		{
+			Name: "find-coordinator-and-metadata", Row: "wire-metadata-coordinator", Run: findCoordinator,
+			Minibroker: "NONE, coordinator here; orders: 4 partitions, 4 led here",
+			Kfake:      "NONE, coordinator here; orders: 4 partitions, 4 led here",
+		},
+		{
+			Name: "list-offsets-and-fetch", Row: "wire-fetch-empty", Run: listOffsetsAndFetch,
+			Minibroker: "offsets 0..0; Fetch NONE, high watermark 0, no records",
+			Kfake:      "offsets 0..0; Fetch NONE, high watermark 0, no records",
+		},
+		{
+			Name: "pipelined-requests", Row: "wire-response-order", Run: pipelinedInOrder,
+			Minibroker: "4 answers, in request order",
+			Kfake:      "4 answers, in request order",
+		},
+		{
+			Name: "apiversions-unsupported-version", Row: "wire-apiversions-fallback", Run: apiVersionsUnsupported,
+			Minibroker: "UNSUPPORTED_VERSION, v0 body with its range; stays open",
+			Kfake:      "UNSUPPORTED_VERSION, v0 body with its range; stays open",
+		},
+		{
+			Name: "unsupported-version", Row: "wire-connection-rules", Run: unsupportedVersion,
+			Minibroker: "connection closed",
+			Kfake:      "connection closed",
+		},
+	}
+}

@@ -1,0 +1,55 @@
+package lab
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/*.golden from the labs' current output")
+
+// runGolden runs a lab twice against fresh in-process brokers and
+// compares its output byte for byte with testdata/<name>.golden.
+func runGolden(t *testing.T, name string) {
+	t.Helper()
+	var first, second bytes.Buffer
+	require.NoError(t, Run(testContext(t), name, &first, ""))
+	require.NoError(t, Run(testContext(t), name, &second, ""))
+	require.Equal(t, first.String(), second.String(), "two runs printed different output")
+
+	path := filepath.Join("testdata", name+".golden")
+	if *update {
+		require.NoError(t, os.WriteFile(path, first.Bytes(), 0o644))
+	}
+	want, err := os.ReadFile(path)
+	require.NoError(t, err, "run go test ./internal/lab -update to create it")
+	require.Equal(t, string(want), first.String(), "output differs from %s; if the change is intended, run go test ./internal/lab -run %s -update", path, t.Name())
+}
+
+func golden(t *testing.T, name string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", name+".golden"))
+	require.NoError(t, err)
+	return string(b)
+}
+
+func testContext(t *testing.T) context.Context {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// lastStepMember1 returns member 1's last assignment line.
+func lastStepMember1(out string) string {
+	i := strings.LastIndex(out, "  member 1: ")
+	line := out[i+len("  member 1: "):]
+	return line[:strings.IndexByte(line, '\n')]
+}

@@ -1,0 +1,124 @@
+package lab
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/minibroker/minibroker/assignor"
+)
+
+// PartitionOffset is one partition's offset in a commit or a fetch: the
+// next offset the group will consume.
+type PartitionOffset struct {
+	assignor.TopicPartition
+	Offset int64
+}
+
+// PartitionCode is one partition's error code in a commit answer.
+type PartitionCode struct {
+	assignor.TopicPartition
+	Code int16
+}
+
+// OneCode returns the code every partition carries, and false when the
+// partitions disagree or there are none.
+func OneCode(codes []PartitionCode) (int16, bool) {
+	if len(codes) == 0 {
+		return 0, false
+	}
+	for _, pc := range codes[1:] {
+		if pc.Code != codes[0].Code {
+			return 0, false
+		}
+	}
+	return codes[0].Code, true
+}
+
+// Commit commits offs as this member, under generation.
+func (m *Member) Commit(ctx context.Context, generation int32, offs ...PartitionOffset) ([]PartitionCode, error) {
+	return m.CommitAs(ctx, m.ID, generation, offs...)
+}
+
+// CommitAs sends one OffsetCommit naming any member id and generation:
+// generation -1 with an empty member id is a direct commit (a consumer
+// with a manual assignment). It returns each partition's code in request
+// order.
+func (m *Member) CommitAs(ctx context.Context, memberID string, generation int32, offs ...PartitionOffset) ([]PartitionCode, error) {
+	req := kmsg.NewPtrOffsetCommitRequest()
+	req.Version = OffsetCommitVersion
+	req.Group = m.cfg.Group
+	req.MemberID = memberID
+	req.Generation = generation
+	for _, po := range offs {
+		n := len(req.Topics)
+		if n == 0 || req.Topics[n-1].Topic != po.Topic {
+			t := kmsg.NewOffsetCommitRequestTopic()
+			t.Topic = po.Topic
+			req.Topics = append(req.Topics, t)
+			n++
+		}
+		p := kmsg.NewOffsetCommitRequestTopicPartition()
+		p.Partition, p.Offset = po.Partition, po.Offset
+		req.Topics[n-1].Partitions = append(req.Topics[n-1].Partitions, p)
+	}
+	m.tracef("  > OffsetCommit v%d member=%s generation=%d %s", req.Version, quoteID(memberID), generation, offsetList(offs))
+	resp, err := Request[*kmsg.OffsetCommitResponse](ctx, m.conn, req)
+	if err != nil {
+		return nil, err
+	}
+	var codes []PartitionCode
+	var b strings.Builder
+	for _, t := range resp.Topics {
+		for _, p := range t.Partitions {
+			tp := assignor.TopicPartition{Topic: t.Topic, Partition: p.Partition}
+			codes = append(codes, PartitionCode{TopicPartition: tp, Code: p.ErrorCode})
+			fmt.Fprintf(&b, " %s=%s", tp, CodeName(p.ErrorCode))
+		}
+	}
+	m.tracef("  < OffsetCommit v%d%s", resp.Version, b.String())
+	return codes, nil
+}
+
+// Fetch sends one OffsetFetch for the member's group and returns the
+// group's error code and the committed offset of each named partition
+// (-1 for none), in request order.
+func (m *Member) Fetch(ctx context.Context, parts ...assignor.TopicPartition) (int16, []PartitionOffset, error) {
+	req := kmsg.NewPtrOffsetFetchRequest()
+	req.Version = OffsetFetchVersion
+	g := kmsg.NewOffsetFetchRequestGroup()
+	g.Group = m.cfg.Group
+	for _, tp := range parts {
+		n := len(g.Topics)
+		if n == 0 || g.Topics[n-1].Topic != tp.Topic {
+			t := kmsg.NewOffsetFetchRequestGroupTopic()
+			t.Topic = tp.Topic
+			g.Topics = append(g.Topics, t)
+			n++
+		}
+		g.Topics[n-1].Partitions = append(g.Topics[n-1].Partitions, tp.Partition)
+	}
+	req.Groups = []kmsg.OffsetFetchRequestGroup{g}
+	m.tracef("  > OffsetFetch v%d group=%s %s", req.Version, m.cfg.Group, compact(parts))
+	resp, err := Request[*kmsg.OffsetFetchResponse](ctx, m.conn, req)
+	if err != nil {
+		return 0, nil, err
+	}
+	if len(resp.Groups) != 1 {
+		return 0, nil, fmt.Errorf("lab: OffsetFetch answered %d groups, want 1", len(resp.Groups))
+	}
+	rg := resp.Groups[0]
+	var out []PartitionOffset
+	for _, t := range rg.Topics {
+		for _, p := range t.Partitions {
+			out = append(out, PartitionOffset{
+				TopicPartition: assignor.TopicPartition{Topic: t.Topic, Partition: p.Partition},
+				Offset:         p.Offset,
+			})
+		}
+	}
+	m.tracef("  < OffsetFetch v%d %s %s", resp.Version, CodeName(rg.ErrorCode), offsetList(out))
+	return rg.ErrorCode, out, nil
+}

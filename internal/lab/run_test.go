@@ -1,0 +1,41 @@
+package lab
+
+import (
+	"bytes"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestLabRunUnknownLab(t *testing.T) {
+	t.Parallel()
+	require.ErrorIs(t, Run(testContext(t), "nope", &bytes.Buffer{}, ""), ErrUnknownLab)
+}
+
+func TestLabRunExpiryNeedsInProcessBroker(t *testing.T) {
+	t.Parallel()
+	var out bytes.Buffer
+	require.ErrorIs(t, Run(testContext(t), "expiry", &out, "127.0.0.1:1"), ErrNeedsInProcess)
+	require.Empty(t, out.String())
+	require.ErrorIs(t, Expiry(testContext(t), &out, nil, "g"), ErrNeedsInProcess)
+}
+
+// TestLabAgainstRunningBroker runs the wire labs twice against one broker
+// that outlives them, as --broker does: each run uses its own group, so the
+// second run is not disturbed by the first, and topic orders is created
+// when the broker lacks it.
+func TestLabAgainstRunningBroker(t *testing.T) {
+	t.Parallel()
+	b, err := StartBroker(BrokerConfig{Topics: map[string]int32{}})
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, b.Close()) })
+	for _, name := range []string{"rebalance", "fencing", "rebalance", "fencing"} {
+		var out bytes.Buffer
+		require.NoError(t, Run(testContext(t), name, &out, b.Addr), "lab %s:\n%s", name, out.String())
+		require.Contains(t, out.String(), "group "+Group(name)+"-")
+	}
+	require.Equal(t, map[string]int32{"orders": 4}, b.Coordinator.Topics())
+	for _, g := range b.Coordinator.Groups() {
+		require.Equal(t, "Empty", g.State.String(), "group %s: every lab member leaves at the end", g.Group)
+	}
+}
