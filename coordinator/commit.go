@@ -15,12 +15,23 @@ import (
 // current one (ErrIllegalGeneration), an unknown member
 // (ErrUnknownMemberID), any partition not assigned to the member, existing
 // or not (ErrNotPartitionOwner), a negative offset (ErrInvalidOffset) or
-// metadata over 4096 bytes (ErrOffsetMetadataTooLarge) stores nothing.
+// metadata over Config.MaxMetadataBytes (ErrOffsetMetadataTooLarge) stores
+// nothing.
 //
 // The commit is validated and ordered under the coordinator's lock and
 // made durable after it is released; Commit returns once the store reports
 // it durable. A commit does not renew the member's session.
+//
+// Before all that, an over-long or non-text group id is ErrInvalidGroupID
+// (the empty group id is allowed, as Kafka allows it in OffsetCommit) and
+// an over-long or non-text member id ErrInvalidMemberID.
 func (c *Coordinator) Commit(group, memberID string, generation int32, entries []offsets.Entry) error {
+	if err := c.checkGroupID(group); err != nil {
+		return err
+	}
+	if err := c.checkMemberID(memberID); err != nil {
+		return err
+	}
 	c.mu.Lock()
 	wait, err := c.enqueueGroupCommit(group, memberID, generation, entries)
 	c.mu.Unlock()
@@ -58,8 +69,12 @@ func (c *Coordinator) enqueueGroupCommit(group, memberID string, generation int3
 // for directly assigned consumers. Kafka accepts such commits only while
 // the group is Empty; see docs/behavior-matrix.md. Every partition must
 // exist (ErrUnknownTopic); offsets and metadata are checked as for Commit.
-// All-or-nothing.
+// All-or-nothing. The group id is checked as for Commit; a commit that
+// would create a group beyond Config.MaxGroups is ErrTooManyGroups.
 func (c *Coordinator) CommitDirect(group string, entries []offsets.Entry) error {
+	if err := c.checkGroupID(group); err != nil {
+		return err
+	}
 	c.mu.Lock()
 	wait, err := c.enqueueDirectCommit(group, entries)
 	c.mu.Unlock()
@@ -75,7 +90,19 @@ func (c *Coordinator) enqueueDirectCommit(group string, entries []offsets.Entry)
 			return nil, fmt.Errorf("%w: %s-%d", ErrUnknownTopic, e.Topic, e.Partition)
 		}
 	}
-	return c.enqueue(group, entries)
+	if err := c.validateEntries(entries); err != nil {
+		return nil, err
+	}
+	if len(entries) == 0 {
+		return func() error { return nil }, nil
+	}
+	// After every other check, so a rejected commit admits no group. A
+	// commit the disk then refuses leaves its group counted: the count
+	// can only err on the safe side.
+	if err := c.admitGroup(group); err != nil {
+		return nil, err
+	}
+	return c.store.Enqueue(group, entries), nil
 }
 
 // enqueue validates entries and fixes their place in the store's order.
@@ -83,20 +110,34 @@ func (c *Coordinator) enqueueDirectCommit(group string, entries []offsets.Entry)
 // changes; the returned function waits for the disk and must be called
 // after mu is released.
 func (c *Coordinator) enqueue(group string, entries []offsets.Entry) (func() error, error) {
-	if err := offsets.Validate(entries); err != nil {
-		switch {
-		case errors.Is(err, offsets.ErrNegativeOffset):
-			return nil, fmt.Errorf("%w: %w", ErrInvalidOffset, err)
-		case errors.Is(err, offsets.ErrMetadataTooLarge):
-			return nil, fmt.Errorf("%w: %w", ErrOffsetMetadataTooLarge, err)
-		default:
-			return nil, err // offsets.ErrInvalidEntry: text the file cannot hold
-		}
+	if err := c.validateEntries(entries); err != nil {
+		return nil, err
 	}
 	if len(entries) == 0 {
 		return func() error { return nil }, nil
 	}
 	return c.store.Enqueue(group, entries), nil
+}
+
+// validateEntries checks what the store checks, in its order, then the
+// configured metadata limit, which may be below the store's.
+func (c *Coordinator) validateEntries(entries []offsets.Entry) error {
+	if err := offsets.Validate(entries); err != nil {
+		switch {
+		case errors.Is(err, offsets.ErrNegativeOffset):
+			return fmt.Errorf("%w: %w", ErrInvalidOffset, err)
+		case errors.Is(err, offsets.ErrMetadataTooLarge):
+			return fmt.Errorf("%w: %w", ErrOffsetMetadataTooLarge, err)
+		default:
+			return err // offsets.ErrInvalidEntry: text the file cannot hold
+		}
+	}
+	for _, e := range entries {
+		if len(e.Metadata) > c.maxMetadata {
+			return fmt.Errorf("%w: %s-%d has %d bytes, limit %d", ErrOffsetMetadataTooLarge, e.Topic, e.Partition, len(e.Metadata), c.maxMetadata)
+		}
+	}
+	return nil
 }
 
 // Committed returns group's committed offsets, sorted by topic and

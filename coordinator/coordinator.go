@@ -1,6 +1,7 @@
 package coordinator
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -37,6 +38,27 @@ type Config struct {
 	// group.max.session.timeout.ms (default 30 min, as Kafka).
 	MinSessionTimeout time.Duration
 	MaxSessionTimeout time.Duration
+	// MaxGroupSize caps the members of one group, pending member ids
+	// (KIP-394) included: a join that would add one more gets
+	// ErrGroupMaxSizeReached (Kafka's group.max.size, default 2147483647
+	// there). Default DefaultMaxGroupSize (1000).
+	MaxGroupSize int
+	// MaxGroups caps the number of groups: those joined and those known
+	// only by committed offsets. A join or direct commit that would create
+	// one more gets ErrTooManyGroups. Kafka has no such setting. Default
+	// DefaultMaxGroups (100,000).
+	MaxGroups int
+	// MaxMetadataBytes caps the metadata of each committed offset, in
+	// bytes (Kafka's offset.metadata.max.bytes, 4096 there): larger gets
+	// ErrOffsetMetadataTooLarge. Default, and largest allowed,
+	// offsets.MaxMetadataBytes (4096), which the store itself enforces.
+	MaxMetadataBytes int
+	// MaxIDBytes bounds group ids and client ids, in bytes; member ids may
+	// be MemberIDSlackBytes longer. Longer ids get ErrInvalidGroupID,
+	// ErrInvalidClientID or ErrInvalidMemberID. Kafka bounds them only by
+	// the protocol's 32767 bytes. Default DefaultMaxIDBytes (255); at most
+	// MaxIDBytesLimit.
+	MaxIDBytes int
 	// Logger receives one Info event per rebalance. Default: discard.
 	Logger *slog.Logger
 	// OnRebalance, if set, is called after every rebalance, without the
@@ -59,6 +81,15 @@ func (cfg *Config) Validate() error {
 	if cfg.MinSessionTimeout < 0 || cfg.MaxSessionTimeout < 0 {
 		return errors.New("coordinator: session timeout bounds must not be negative")
 	}
+	if cfg.MaxGroupSize < 0 || cfg.MaxGroups < 0 {
+		return errors.New("coordinator: MaxGroupSize and MaxGroups must not be negative")
+	}
+	if cfg.MaxIDBytes < 0 || cfg.MaxIDBytes > MaxIDBytesLimit {
+		return fmt.Errorf("coordinator: MaxIDBytes %d is outside [0, %d]", cfg.MaxIDBytes, MaxIDBytesLimit)
+	}
+	if cfg.MaxMetadataBytes < 0 || cfg.MaxMetadataBytes > offsets.MaxMetadataBytes {
+		return fmt.Errorf("coordinator: MaxMetadataBytes %d is outside [0, %d]", cfg.MaxMetadataBytes, offsets.MaxMetadataBytes)
+	}
 	lo, hi := cfg.sessionBounds()
 	if lo > hi {
 		return fmt.Errorf("coordinator: min session timeout %v is above max %v", lo, hi)
@@ -67,6 +98,9 @@ func (cfg *Config) Validate() error {
 		if err := validateTopic(name, n); err != nil {
 			return fmt.Errorf("coordinator: topic %q: %w", name, err)
 		}
+	}
+	if n := catalogPartitions(cfg.Topics); n > MaxCatalogPartitions {
+		return fmt.Errorf("coordinator: %w: the topics hold %d partitions, limit %d", ErrInvalidPartitions, n, MaxCatalogPartitions)
 	}
 	return nil
 }
@@ -86,17 +120,24 @@ func (cfg *Config) sessionBounds() (time.Duration, time.Duration) {
 // for concurrent use; each method holds mu for its whole (short, non-
 // blocking) run, except that Commit waits for the disk after releasing it.
 type Coordinator struct {
-	clock       Clock
-	store       OffsetStore
-	logger      *slog.Logger
-	onRebalance func(Rebalance)
-	minSession  time.Duration
-	maxSession  time.Duration
+	clock        Clock
+	store        OffsetStore
+	logger       *slog.Logger
+	onRebalance  func(Rebalance)
+	minSession   time.Duration
+	maxSession   time.Duration
+	maxGroupSize int
+	maxGroups    int
+	maxMetadata  int
+	maxIDBytes   int
 
 	mu     sync.Mutex
 	groups map[string]*group // guarded by mu; groups are never deleted
-	topics map[string]int32  // guarded by mu; topics are never deleted
-	seq    uint64            // guarded by mu; the last member id sequence
+	// known holds the name of every group: those in groups and those
+	// known only by committed offsets. Guarded by mu; never shrinks.
+	known  map[string]struct{}
+	topics map[string]int32 // guarded by mu; topics are never deleted
+	seq    uint64           // guarded by mu; the last member id sequence
 }
 
 // New returns a Coordinator with no groups.
@@ -105,18 +146,28 @@ func New(cfg Config) (*Coordinator, error) {
 		return nil, err
 	}
 	c := &Coordinator{
-		clock:       cfg.Clock,
-		store:       cfg.Store,
-		logger:      cfg.Logger,
-		onRebalance: cfg.OnRebalance,
-		groups:      make(map[string]*group),
-		topics:      maps.Clone(cfg.Topics),
+		clock:        cfg.Clock,
+		store:        cfg.Store,
+		logger:       cfg.Logger,
+		onRebalance:  cfg.OnRebalance,
+		maxGroupSize: cmp.Or(cfg.MaxGroupSize, DefaultMaxGroupSize),
+		maxGroups:    cmp.Or(cfg.MaxGroups, DefaultMaxGroups),
+		maxMetadata:  cmp.Or(cfg.MaxMetadataBytes, offsets.MaxMetadataBytes),
+		maxIDBytes:   cmp.Or(cfg.MaxIDBytes, DefaultMaxIDBytes),
+		groups:       make(map[string]*group),
+		known:        make(map[string]struct{}),
+		topics:       maps.Clone(cfg.Topics),
 	}
 	if c.topics == nil {
 		c.topics = make(map[string]int32)
 	}
 	if c.store == nil {
 		c.store = offsets.NewMemory()
+	}
+	// Groups already in the store count against MaxGroups, even beyond it:
+	// a lower limit refuses new groups, never offsets already committed.
+	for _, g := range c.store.Groups() {
+		c.known[g] = struct{}{}
 	}
 	if c.logger == nil {
 		c.logger = slog.New(slog.DiscardHandler)

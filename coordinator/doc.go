@@ -9,6 +9,11 @@
 // fences commits for partitions the member does not own, and sessions are
 // leases that end only inside Expire.
 //
+// What a peer can make the coordinator hold is bounded (limits.go): the
+// members of a group (Config.MaxGroupSize), the number of groups
+// (Config.MaxGroups), the length and characters of ids, commit metadata
+// (Config.MaxMetadataBytes) and the partitions of the catalog.
+//
 // Concurrency: every exported method takes mu, works and returns. Nothing
 // here blocks, parks, starts goroutines or timers, or reads the time other
 // than through the injected Clock. A group commit is validated and ordered

@@ -24,12 +24,30 @@ var (
 	// REBALANCE_IN_PROGRESS (DESIGN.md section 4).
 	ErrNotPartitionOwner = errors.New("member does not own partition")
 
-	// ErrInvalidGroupID (INVALID_GROUP_ID): the group id is empty.
+	// ErrInvalidGroupID (INVALID_GROUP_ID): the group id is empty where a
+	// group id is required, longer than Config.MaxIDBytes, or not text
+	// (Coordinator.ValidateGroupID).
 	ErrInvalidGroupID = errors.New("invalid group id")
 
 	// ErrInvalidMemberID (INVALID_REQUEST): a chapter-style join named no
-	// member.
+	// member, or a member id is longer than Config.MaxIDBytes plus
+	// MemberIDSlackBytes, or not text.
 	ErrInvalidMemberID = errors.New("invalid member id")
+
+	// ErrInvalidClientID (INVALID_REQUEST): a join's client id, which
+	// prefixes new member ids and is kept with the member, is longer than
+	// Config.MaxIDBytes or not text.
+	ErrInvalidClientID = errors.New("invalid client id")
+
+	// ErrGroupMaxSizeReached (GROUP_MAX_SIZE_REACHED): a join would add a
+	// member (or a pending member id) to a group that already holds
+	// Config.MaxGroupSize of them (Kafka's group.max.size).
+	ErrGroupMaxSizeReached = errors.New("group max size reached")
+
+	// ErrTooManyGroups (POLICY_VIOLATION): a join or a direct commit would
+	// create a group beyond Config.MaxGroups. Kafka has no such limit, so
+	// no code of its own; see docs/reliability.md.
+	ErrTooManyGroups = errors.New("too many groups")
 
 	// ErrInvalidSessionTimeout (INVALID_SESSION_TIMEOUT): the session
 	// timeout is outside the configured bounds.
@@ -54,7 +72,8 @@ var (
 	// ErrTopicExists (TOPIC_ALREADY_EXISTS): CreateTopic of a known topic.
 	ErrTopicExists = errors.New("topic already exists")
 
-	// ErrInvalidPartitions (INVALID_PARTITIONS): a partition count below 1.
+	// ErrInvalidPartitions (INVALID_PARTITIONS): a partition count below 1,
+	// or one that would take the catalog past MaxCatalogPartitions.
 	ErrInvalidPartitions = errors.New("invalid partition count")
 
 	// ErrInvalidOffset (OFFSET_OUT_OF_RANGE): a commit of a negative offset.

@@ -8,7 +8,12 @@ import "fmt"
 // generation other than the current one is ErrIllegalGeneration, and only
 // then is an unknown member ErrUnknownMemberID. Kafka checks membership
 // first; see docs/behavior-matrix.md. A heartbeat never expires anyone.
+// Before all that, a group id that ValidateGroupID refuses is
+// ErrInvalidGroupID and an over-long member id ErrInvalidMemberID.
 func (c *Coordinator) Heartbeat(group, memberID string, generation int32) error {
+	if err := c.checkIDs(group, memberID); err != nil {
+		return err
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	g := c.groups[group]

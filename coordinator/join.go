@@ -65,7 +65,10 @@ type JoinResult struct {
 // Join adds or replaces a member and rebalances the group (the chapter's
 // GroupCoordinator.join), with the wire's refresh and member-id rules when
 // req asks for them. Checks run in DESIGN.md's order: group id, session
-// timeout, protocols, topics, member id.
+// timeout, the format of the member and client ids, protocols, topics,
+// then against the group: an unknown member id, the group count
+// (ErrTooManyGroups) or the group's size (ErrGroupMaxSizeReached), and the
+// protocol vote.
 func (c *Coordinator) Join(req JoinRequest) (JoinResult, error) {
 	c.mu.Lock()
 	res, reb, err := c.join(req)
@@ -101,14 +104,21 @@ func (c *Coordinator) join(req JoinRequest) (JoinResult, *Rebalance, error) {
 		topics:         sortedSet(req.Topics),
 		protocols:      cloneProtocols(req.Protocols),
 	}
-	if g != nil {
+	if g == nil {
+		if err := c.admitGroup(req.Group); err != nil {
+			return JoinResult{}, nil, err
+		}
+		g = newGroup(req.Group)
+		c.groups[req.Group] = g
+	} else {
+		// Kafka checks the group's size before the protocols
+		// (GroupMetadataManager.classicGroupJoinToClassicGroup).
+		if err := c.admitMember(g, req.MemberID); err != nil {
+			return JoinResult{}, nil, err
+		}
 		if _, ok := vote(g.members, joining); !ok {
 			return JoinResult{}, nil, fmt.Errorf("%w: group %q shares no protocol with this member", ErrInconsistentGroupProtocol, req.Group)
 		}
-	}
-	if g == nil {
-		g = newGroup(req.Group)
-		c.groups[req.Group] = g
 	}
 	if req.MemberID == "" {
 		joining.id = c.newMemberID(req.ClientID)
@@ -136,14 +146,20 @@ func (c *Coordinator) join(req JoinRequest) (JoinResult, *Rebalance, error) {
 
 // validateJoin runs the checks that need no group state.
 func (c *Coordinator) validateJoin(req JoinRequest) error {
-	if req.Group == "" {
-		return fmt.Errorf("%w: empty group id", ErrInvalidGroupID)
+	if err := c.ValidateGroupID(req.Group); err != nil {
+		return err
 	}
 	if req.SessionTimeout < c.minSession || req.SessionTimeout > c.maxSession {
 		return fmt.Errorf("%w: %v is outside [%v, %v]", ErrInvalidSessionTimeout, req.SessionTimeout, c.minSession, c.maxSession)
 	}
 	if req.MemberID == "" && !req.WireRules {
 		return fmt.Errorf("%w: empty member id", ErrInvalidMemberID)
+	}
+	if err := c.checkMemberID(req.MemberID); err != nil {
+		return err
+	}
+	if err := c.checkClientID(req.ClientID); err != nil {
+		return err
 	}
 	if req.WireRules && (req.ProtocolType != ConsumerProtocolType || len(req.Protocols) == 0) {
 		return fmt.Errorf("%w: protocol type %q with %d protocols; want %q with at least one",
@@ -167,9 +183,13 @@ func (c *Coordinator) validateJoin(req JoinRequest) error {
 	return nil
 }
 
-// checkTopic rejects a subscription to a topic the catalog lacks, as the
-// chapter's join does. Called with mu held.
+// checkTopic rejects a subscription to a name Kafka would not accept as a
+// topic (ErrInvalidTopic), or to a topic the catalog lacks, as the
+// chapter's join does (ErrUnknownTopic). Called with mu held.
 func (c *Coordinator) checkTopic(t string) error {
+	if !ValidTopicName(t) {
+		return fmt.Errorf("%w: subscription to %q", ErrInvalidTopic, t)
+	}
 	if _, ok := c.topics[t]; !ok {
 		return fmt.Errorf("%w: subscription to %q", ErrUnknownTopic, t)
 	}

@@ -26,8 +26,12 @@ func (c *Coordinator) Assignment(group, memberID string) (int32, []assignor.Topi
 
 // Sync answers a SyncGroup: the member's partitions in generation. It is
 // the refresh with a generation check; the leader's plan plays no part,
-// because the coordinator already assigned every partition at join.
+// because the coordinator already assigned every partition at join. Ids
+// are checked first, as for Heartbeat.
 func (c *Coordinator) Sync(group, memberID string, generation int32) ([]assignor.TopicPartition, error) {
+	if err := c.checkIDs(group, memberID); err != nil {
+		return nil, err
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	g, err := c.knownMember(group, memberID)

@@ -8,8 +8,9 @@ import (
 // maxTopicNameLength is Kafka's limit (Topic.MAX_NAME_LENGTH).
 const maxTopicNameLength = 249
 
-// CreateTopic adds a topic with partitions partitions to the catalog.
-// Topics are never deleted, and existing groups are not rebalanced: a
+// CreateTopic adds a topic with partitions partitions to the catalog,
+// unless the catalog would then hold more than MaxCatalogPartitions
+// partitions (ErrInvalidPartitions). Topics are never deleted, and existing groups are not rebalanced: a
 // subscriber sees the new topic at its next join, as in the chapter.
 func (c *Coordinator) CreateTopic(name string, partitions int32) error {
 	if err := validateTopic(name, partitions); err != nil {
@@ -19,6 +20,9 @@ func (c *Coordinator) CreateTopic(name string, partitions int32) error {
 	defer c.mu.Unlock()
 	if _, ok := c.topics[name]; ok {
 		return fmt.Errorf("%w: %q", ErrTopicExists, name)
+	}
+	if n := catalogPartitions(c.topics) + int64(partitions); n > MaxCatalogPartitions {
+		return fmt.Errorf("%w: %d for %q would make %d partitions in all, limit %d", ErrInvalidPartitions, partitions, name, n, MaxCatalogPartitions)
 	}
 	c.topics[name] = partitions
 	return nil

@@ -52,11 +52,18 @@ func Dial(ctx context.Context, addr, clientID string) (*Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("protocol: dial %s: %w", addr, err)
 	}
+	return NewClient(conn, clientID), nil
+}
+
+// NewClient returns a Client over a connection the caller opened, such as
+// a *tls.Conn, that sends clientID in every request header. The Client
+// owns conn from then on.
+func NewClient(conn net.Conn, clientID string) *Client {
 	return &Client{
 		conn: conn,
 		br:   bufio.NewReader(conn),
 		fmtr: kmsg.NewRequestFormatter(kmsg.FormatterClientID(clientID)),
-	}, nil
+	}
 }
 
 // Request sends req with the next correlation id and returns its response.

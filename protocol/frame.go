@@ -16,8 +16,11 @@ const DefaultMaxFrameBytes = 16 << 20
 
 // frameChunk is how much of a large frame we allocate before its bytes
 // arrive. A peer that announces a large frame and then stalls costs us at
-// most this much, not the announced size.
-const frameChunk = 64 << 10
+// most this much, not the announced size; one that trickles bytes costs at
+// most twice what it has sent (readChunked doubles only once the previous
+// part is full). Small, because a server may hold one such frame per
+// connection, for thousands of connections.
+const frameChunk = 4 << 10
 
 // ErrFrameTooLarge matches every *FrameSizeError: a size prefix that is
 // negative or above the cap. Kafka answers both with InvalidReceiveException

@@ -3,6 +3,7 @@ package protocol
 import (
 	"bytes"
 	"errors"
+	"reflect"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -199,6 +200,43 @@ func TestDecodeRequestEveryVersion(t *testing.T) {
 			})
 		}
 	}
+}
+
+// FuzzParseHeader checks the request header alone: no input panics, a
+// refusal is ErrMalformedHeader, and what parses re-encodes (key, version,
+// correlation id, client id with an int16 length) to bytes that parse to
+// the same header and rest. Only a null client id may change its bytes:
+// Kafka reads any negative length as null, and null is written as -1.
+func FuzzParseHeader(f *testing.F) {
+	f.Add(headerBytes(12, 4, 1, ptr("kgo"), []byte{0}))
+	f.Add(headerBytes(18, 3, -1, nil, nil))
+	f.Add(headerBytes(11, 9, 7, ptr(""), []byte{1, 0, 1, 'x'}))
+	f.Add([]byte{0, 12, 0, 3, 0, 0, 0, 1, 0xff, 0xfe})
+	f.Add([]byte{0, 12, 0, 3, 0, 0, 0, 1, 0x7f, 0xff, 'a'})
+	f.Add([]byte{0, 1})
+	f.Fuzz(func(t *testing.T, frame []byte) {
+		h, rest, err := ParseHeader(frame)
+		if err != nil {
+			if !errors.Is(err, ErrMalformedHeader) {
+				t.Fatalf("unexpected error kind: %v", err)
+			}
+			return
+		}
+		if len(rest) > len(frame)-10 {
+			t.Fatalf("rest of %d bytes from a %d-byte frame", len(rest), len(frame))
+		}
+		again := headerBytes(h.APIKey, h.APIVersion, h.CorrelationID, h.ClientID, rest)
+		h2, rest2, err := ParseHeader(again)
+		if err != nil {
+			t.Fatalf("re-encoded header does not parse: %v", err)
+		}
+		if !reflect.DeepEqual(h, h2) || !bytes.Equal(rest, rest2) {
+			t.Fatalf("round trip differs: %+v %x, then %+v %x", h, rest, h2, rest2)
+		}
+		if h.ClientID != nil && !bytes.Equal(again, frame) {
+			t.Fatalf("a header with a client id re-encodes differently:\n%x\n%x", frame, again)
+		}
+	})
 }
 
 // FuzzParseRequest checks that no header or body panics the decoder, that

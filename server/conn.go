@@ -3,8 +3,10 @@ package server
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -16,8 +18,28 @@ import (
 	"github.com/minibroker/minibroker/protocol"
 )
 
-// connBufferBytes sizes each connection's read and write buffers.
-const connBufferBytes = 16 << 10
+// connReadBufferBytes sizes each connection's read buffer. It holds many
+// small pipelined requests at once (a Heartbeat is under 100 bytes), so
+// that their answers can share a write, yet 10,000 connections cost only
+// 40 MiB of it. A frame larger than the buffer is read straight into a
+// buffer of its own, which grows only as its bytes arrive
+// (protocol.ReadFrame).
+const connReadBufferBytes = 4 << 10
+
+// coalesceBytes caps the answers collected for one write: past it they go
+// out even if more requests are already buffered.
+const coalesceBytes = 16 << 10
+
+// keepOutputBytes is the largest output buffer a connection keeps between
+// writes; a larger one (a big Metadata answer) is dropped after its write,
+// so an idle connection never pins it.
+const keepOutputBytes = 4 << 10
+
+// errIdle and errFrameTimeout say why readFrame gave up on a peer.
+var (
+	errIdle         = errors.New("connection idle")
+	errFrameTimeout = errors.New("request frame not completed in time")
+)
 
 // request is what a handler knows about the request beyond its body. It is
 // owned by the connection goroutine.
@@ -30,11 +52,13 @@ type request struct {
 }
 
 // serveConn reads, handles and answers requests on conn one at a time
-// until the peer closes, breaks the protocol, or the server shuts down.
-// Requests that are already buffered are handled before the responses are
-// flushed, so pipelined requests share writes but still get their answers
-// strictly in order. A panic is recovered, logged with its stack, and
-// closes only this connection.
+// until the peer closes, breaks the protocol, idles past IdleTimeout,
+// stalls inside a frame or a write past FrameReadTimeout, or the server
+// shuts down. Requests that are already buffered are handled before their
+// answers are written, so pipelined requests share writes but still get
+// their answers strictly in order. A panic is recovered, logged with its
+// stack, and closes only this connection. With Config.TLS, the TLS
+// handshake comes first.
 func (s *Server) serveConn(ctx context.Context, conn net.Conn) {
 	logger := s.logger.With("remote", conn.RemoteAddr().String())
 	defer func() {
@@ -46,11 +70,18 @@ func (s *Server) serveConn(ctx context.Context, conn net.Conn) {
 	if addr, ok := conn.RemoteAddr().(*net.TCPAddr); ok {
 		host += addr.IP.String()
 	}
-	br := bufio.NewReaderSize(conn, connBufferBytes)
-	bw := bufio.NewWriterSize(conn, connBufferBytes)
-	var out []byte
+	if s.tls != nil {
+		tc, err := s.handshake(conn)
+		if err != nil {
+			s.logHandshakeError(logger, err)
+			return
+		}
+		conn = tc
+	}
+	br := bufio.NewReaderSize(conn, connReadBufferBytes)
+	var out []byte // answers not yet written
 	for {
-		frame, err := protocol.ReadFrame(br, s.maxFrame, nil)
+		frame, err := s.readFrame(conn, br)
 		if err != nil {
 			s.logReadError(logger, err)
 			return
@@ -59,24 +90,74 @@ func (s *Server) serveConn(ctx context.Context, conn net.Conn) {
 		resp, corr, err := s.handleFrame(ctx, logger, host, frame)
 		if err != nil {
 			logger.Warn("closing connection", "err", err)
-			bw.Flush()
+			_ = s.write(conn, out) // the answers before it are owed
 			return
 		}
 		// Before the write, so a client that has read the response can
 		// count on the observer having seen it.
 		s.observer.RequestDone(resp.Key(), resp.GetVersion(), ResponseErrorCode(resp), time.Since(start))
-		out = protocol.AppendResponse(out[:0], corr, resp)
-		if _, err := bw.Write(out); err != nil {
-			logger.Debug("write failed", "err", err)
+		out = protocol.AppendResponse(out, corr, resp)
+		if len(out) < coalesceBytes && frameBuffered(br) {
+			continue
+		}
+		if err := s.write(conn, out); err != nil {
+			s.logWriteError(logger, err)
 			return
 		}
-		if !frameBuffered(br) {
-			if err := bw.Flush(); err != nil {
-				logger.Debug("write failed", "err", err)
-				return
-			}
+		if cap(out) > keepOutputBytes {
+			out = nil
+		} else {
+			out = out[:0]
 		}
 	}
+}
+
+// readFrame reads the next request frame: it waits up to IdleTimeout for
+// the frame's first byte, unless that is buffered already, then up to
+// FrameReadTimeout for the rest.
+func (s *Server) readFrame(conn net.Conn, br *bufio.Reader) ([]byte, error) {
+	if br.Buffered() == 0 {
+		_ = conn.SetReadDeadline(time.Now().Add(s.idleTimeout))
+		if _, err := br.Peek(1); err != nil {
+			if isTimeout(err) {
+				return nil, fmt.Errorf("%w: no request for %v", errIdle, s.idleTimeout)
+			}
+			return nil, err
+		}
+	}
+	_ = conn.SetReadDeadline(time.Now().Add(s.frameTimeout))
+	frame, err := protocol.ReadFrame(br, s.maxFrame, nil)
+	if err != nil && isTimeout(err) {
+		return nil, fmt.Errorf("%w: not whole within %v", errFrameTimeout, s.frameTimeout)
+	}
+	return frame, err
+}
+
+// write sends out, if anything, within FrameReadTimeout.
+func (s *Server) write(conn net.Conn, out []byte) error {
+	if len(out) == 0 {
+		return nil
+	}
+	_ = conn.SetWriteDeadline(time.Now().Add(s.frameTimeout))
+	_, err := conn.Write(out)
+	return err
+}
+
+// handshake runs the TLS server handshake on conn within FrameReadTimeout.
+// Shutdown closes conn, which ends a handshake in progress.
+func (s *Server) handshake(conn net.Conn) (*tls.Conn, error) {
+	tc := tls.Server(conn, s.tls)
+	_ = conn.SetDeadline(time.Now().Add(s.frameTimeout))
+	if err := tc.Handshake(); err != nil {
+		return nil, err
+	}
+	_ = conn.SetDeadline(time.Time{})
+	return tc, nil
+}
+
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
 }
 
 // handleFrame decodes one request and dispatches it. An error means the
@@ -126,9 +207,32 @@ func (s *Server) logReadError(logger *slog.Logger, err error) {
 	switch {
 	case errors.Is(err, io.EOF), errors.Is(err, net.ErrClosed):
 		logger.Debug("connection closed")
-	case errors.Is(err, protocol.ErrFrameTooLarge):
+	case errors.Is(err, errIdle):
+		// Kafka's Selector closes idle connections at Debug too: clients
+		// reconnect when they need to.
+		logger.Debug("closing idle connection", "err", err)
+	case errors.Is(err, protocol.ErrFrameTooLarge), errors.Is(err, errFrameTimeout):
 		logger.Warn("closing connection", "err", err)
 	default:
 		logger.Debug("read failed", "err", err)
 	}
+}
+
+func (s *Server) logWriteError(logger *slog.Logger, err error) {
+	if isTimeout(err) {
+		logger.Warn("closing connection", "err", fmt.Errorf("answer not read within %v: %w", s.frameTimeout, err))
+		return
+	}
+	logger.Debug("write failed", "err", err)
+}
+
+// logHandshakeError logs a failed TLS handshake at Warn (a plaintext
+// client, a bad or missing client certificate, a stall), except for a peer
+// that connected and left without a byte, such as a port probe.
+func (s *Server) logHandshakeError(logger *slog.Logger, err error) {
+	if errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed) {
+		logger.Debug("connection closed before the tls handshake", "err", err)
+		return
+	}
+	logger.Warn("tls handshake failed, closing connection", "err", err)
 }

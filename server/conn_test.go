@@ -2,6 +2,7 @@ package server
 
 import (
 	"bytes"
+	"crypto/tls"
 	"encoding/binary"
 	"fmt"
 	"log/slog"
@@ -270,4 +271,226 @@ func TestAnswersDoNotWaitForAFetch(t *testing.T) {
 	frame, err := c.ReadFrame()
 	require.NoError(t, err, "the ApiVersions answer must not wait for the Fetch")
 	assert.Equal(t, int32(1), int32(binary.BigEndian.Uint32(frame)))
+}
+
+// TestIdleConnectionIsClosed: a connection that starts no request for
+// IdleTimeout is closed (Kafka's connections.max.idle.ms), logged at Debug
+// as Kafka does; one that keeps sending requests more often stays open.
+func TestIdleConnectionIsClosed(t *testing.T) {
+	t.Parallel()
+	const idle = 200 * time.Millisecond
+	e := newEnvWith(t, envOptions{config: func(cfg *Config) { cfg.IdleTimeout = idle }})
+	addr := e.serve()
+	quiet := dial(t, addr, "quiet")
+	roundTrip[*kmsg.ApiVersionsResponse](t, quiet, apiVersionsRequest(3))
+	quietSince := time.Now()
+	busy := dial(t, addr, "busy")
+
+	closed := make(chan time.Time, 1)
+	go func() { // owns quiet's reads from here on
+		_ = quiet.SetDeadline(time.Now().Add(testTimeout))
+		_, _ = quiet.ReadFrame()
+		closed <- time.Now()
+	}()
+	tick := time.NewTicker(idle / 4)
+	defer tick.Stop()
+	for start := time.Now(); time.Since(start) < 3*idle; <-tick.C {
+		roundTrip[*kmsg.ApiVersionsResponse](t, busy, apiVersionsRequest(3))
+	}
+	select {
+	case at := <-closed:
+		assert.GreaterOrEqual(t, at.Sub(quietSince), idle, "not closed before the idle timeout")
+	case <-time.After(testTimeout):
+		t.Fatal("the idle connection was not closed")
+	}
+	resp := roundTrip[*kmsg.ApiVersionsResponse](t, busy, apiVersionsRequest(3))
+	assert.Zero(t, resp.ErrorCode, "the busy connection is still served")
+
+	eventually(t, testTimeout, func() bool { return len(e.logs.find("closing idle connection")) == 1 }, "the close is logged")
+	logged := e.logs.find("closing idle connection")[0]
+	assert.Equal(t, slog.LevelDebug, logged.level)
+	assert.Contains(t, logged.attrs["err"], "no request for 200ms")
+	assert.Empty(t, e.logs.atLevel(slog.LevelWarn))
+}
+
+// TestPartialFrameIsClosedAfterFrameReadTimeout: once a frame has started
+// it must be whole within FrameReadTimeout, however the peer stalls: after
+// a few bytes, after part of the size, or while trickling a byte at a time
+// more often than any idle timer. The peer is closed and logged at Warn,
+// and a bystander is served throughout.
+func TestPartialFrameIsClosedAfterFrameReadTimeout(t *testing.T) {
+	t.Parallel()
+	const frameTimeout = 300 * time.Millisecond
+	hb := rawRequest(heartbeatRequest(4, "g", "m", 1), 1, "c")
+	tests := []struct {
+		name    string
+		first   []byte
+		trickle bool
+	}{
+		{"silent inside the size", hb[:2], false},
+		{"silent inside the header", hb[:9], false},
+		{"silent before the last byte", hb[:len(hb)-1], false},
+		{"a large frame announced, silent", []byte{0, 1, 0, 0, 0, 12}, false},
+		{"trickling a byte every 20ms", hb[:5], true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			e := newEnvWith(t, envOptions{config: func(cfg *Config) {
+				cfg.FrameReadTimeout, cfg.IdleTimeout = frameTimeout, time.Minute
+			}})
+			addr := e.serve()
+			bystander := dial(t, addr, "bystander")
+			c := dial(t, addr, "slow")
+			start := time.Now()
+			require.NoError(t, c.Send(tc.first))
+			stop := make(chan struct{})
+			defer close(stop)
+			if tc.trickle {
+				go func() { // writes only; the test goroutine reads
+					tick := time.NewTicker(20 * time.Millisecond)
+					defer tick.Stop()
+					for i := 0; ; i++ {
+						select {
+						case <-stop:
+							return
+						case <-tick.C:
+						}
+						if c.Send([]byte{0}) != nil {
+							return
+						}
+					}
+				}()
+			}
+			roundTrip[*kmsg.ApiVersionsResponse](t, bystander, apiVersionsRequest(3))
+			requireClosed(t, c)
+			elapsed := time.Since(start)
+			assert.GreaterOrEqual(t, elapsed, frameTimeout)
+			assert.Less(t, elapsed, time.Minute/2, "closed by the frame timeout, not the idle timeout")
+			roundTrip[*kmsg.ApiVersionsResponse](t, bystander, apiVersionsRequest(3))
+
+			eventually(t, testTimeout, func() bool { return len(e.logs.find("closing connection")) == 1 }, "the close is logged")
+			logged := e.logs.find("closing connection")[0]
+			assert.Equal(t, slog.LevelWarn, logged.level)
+			assert.Contains(t, logged.attrs["err"], "request frame not completed in time: not whole within 300ms")
+		})
+	}
+}
+
+// smallBufferListener shrinks the send buffer of accepted connections, so
+// that a peer that stops reading blocks our writes quickly.
+type smallBufferListener struct{ net.Listener }
+
+func (l smallBufferListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if tc, ok := c.(*net.TCPConn); ok {
+		_ = tc.SetWriteBuffer(4 << 10)
+	}
+	return c, err
+}
+
+// TestUnreadAnswersCloseTheConnection: a client that sends requests but
+// never reads the answers blocks our write; after FrameReadTimeout the
+// connection is closed and logged at Warn, so it holds no goroutine.
+func TestUnreadAnswersCloseTheConnection(t *testing.T) {
+	t.Parallel()
+	o := &recordingObserver{}
+	e := newEnvWith(t, envOptions{config: func(cfg *Config) {
+		cfg.FrameReadTimeout, cfg.Observer = 200*time.Millisecond, o
+	}})
+	inner, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := e.serveOn(smallBufferListener{inner})
+
+	conn, err := net.Dial("tcp", addr)
+	require.NoError(t, err)
+	defer conn.Close()
+	require.NoError(t, conn.(*net.TCPConn).SetReadBuffer(4<<10))
+	var reqs []byte
+	for i := range 2000 {
+		reqs = append(reqs, rawRequest(metadataRequest(12, nil), int32(i), "c")...)
+	}
+	go func() { _, _ = conn.Write(reqs) }() // may block once we stop answering; ends when the conn closes
+
+	eventually(t, testTimeout, func() bool { return len(e.logs.find("closing connection")) == 1 }, "the stuck write is given up")
+	logged := e.logs.find("closing connection")[0]
+	assert.Equal(t, slog.LevelWarn, logged.level)
+	assert.Contains(t, logged.attrs["err"], "answer not read within 200ms")
+	eventually(t, testTimeout, func() bool { s := o.snapshot(); return s.opened == 1 && s.closed == 1 }, "the connection's goroutine ends")
+}
+
+// TestTLS: with Config.TLS every connection speaks TLS. A client that
+// trusts our CA is served; a plaintext client, a client that sends no
+// handshake within FrameReadTimeout, and (with client authentication
+// required) a client without a certificate are closed and logged at Warn;
+// a peer that connects and leaves without a byte only at Debug.
+func TestTLS(t *testing.T) {
+	t.Parallel()
+	certs := newTestCerts(t)
+	serveTLS := func(t *testing.T, requireClientCert bool) (*env, string) {
+		cfg := &tls.Config{Certificates: []tls.Certificate{certs.server}, MinVersion: tls.VersionTLS12}
+		if requireClientCert {
+			cfg.ClientCAs, cfg.ClientAuth = certs.pool, tls.RequireAndVerifyClientCert
+		}
+		e := newEnvWith(t, envOptions{config: func(c *Config) { c.TLS, c.FrameReadTimeout = cfg, 300*time.Millisecond }})
+		return e, e.serve()
+	}
+	handshakeWarnings := func(e *env) int { return len(e.logs.find("tls handshake failed, closing connection")) }
+
+	t.Run("trusted client is served", func(t *testing.T) {
+		t.Parallel()
+		e, addr := serveTLS(t, false)
+		c, err := dialTLS(t, addr, certs, nil)
+		require.NoError(t, err)
+		join := roundTrip[*kmsg.JoinGroupResponse](t, c, joinRequest(3, "g", "", "orders"))
+		assert.Zero(t, join.ErrorCode)
+		assert.Equal(t, "tls-000001", join.MemberID)
+		hb := roundTrip[*kmsg.HeartbeatResponse](t, c, heartbeatRequest(4, "g", join.MemberID, join.Generation))
+		assert.Zero(t, hb.ErrorCode)
+		assert.Zero(t, handshakeWarnings(e))
+	})
+	t.Run("plaintext client is closed", func(t *testing.T) {
+		t.Parallel()
+		e, addr := serveTLS(t, false)
+		c := dial(t, addr, "plain")
+		require.NoError(t, c.Send(rawRequest(apiVersionsRequest(3), 1, "plain")))
+		requireClosed(t, c)
+		eventually(t, testTimeout, func() bool { return handshakeWarnings(e) == 1 }, "the failed handshake is logged")
+		assert.Contains(t, e.logs.find("tls handshake failed, closing connection")[0].attrs["err"], "does not look like a TLS handshake")
+	})
+	t.Run("silent client is closed after FrameReadTimeout", func(t *testing.T) {
+		t.Parallel()
+		e, addr := serveTLS(t, false)
+		c := dial(t, addr, "silent")
+		start := time.Now()
+		requireClosed(t, c)
+		assert.GreaterOrEqual(t, time.Since(start), 300*time.Millisecond)
+		eventually(t, testTimeout, func() bool { return handshakeWarnings(e) == 1 }, "the stalled handshake is logged")
+	})
+	t.Run("client that leaves at once is not a warning", func(t *testing.T) {
+		t.Parallel()
+		e, addr := serveTLS(t, false)
+		conn, err := net.Dial("tcp", addr)
+		require.NoError(t, err)
+		require.NoError(t, conn.Close())
+		eventually(t, testTimeout, func() bool { return len(e.logs.find("connection closed before the tls handshake")) == 1 }, "logged at Debug")
+		assert.Zero(t, handshakeWarnings(e))
+	})
+	t.Run("client certificate required", func(t *testing.T) {
+		t.Parallel()
+		e, addr := serveTLS(t, true)
+		c, err := dialTLS(t, addr, certs, &certs.client)
+		require.NoError(t, err)
+		assert.Zero(t, roundTrip[*kmsg.ApiVersionsResponse](t, c, apiVersionsRequest(3)).ErrorCode)
+
+		// Without a certificate the server refuses the handshake; with TLS
+		// 1.3 the client learns it at its first read.
+		anon, err := dialTLS(t, addr, certs, nil)
+		if err == nil {
+			_, err = anon.Request(t.Context(), apiVersionsRequest(3))
+		}
+		require.Error(t, err)
+		eventually(t, testTimeout, func() bool { return handshakeWarnings(e) == 1 }, "the refused client is logged")
+		assert.Contains(t, e.logs.find("tls handshake failed, closing connection")[0].attrs["err"], "certificate")
+	})
 }

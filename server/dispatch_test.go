@@ -1,9 +1,16 @@
 package server
 
 import (
+	"bytes"
+	"errors"
+	"fmt"
+	"log/slog"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kbin"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/minibroker/minibroker/protocol"
@@ -32,4 +39,157 @@ func TestHandlersMatchTheVersionTable(t *testing.T) {
 			assert.Equal(t, v, resp.GetVersion(), "%s v%d answers at its version", kmsg.NameForKey(vr.Key), v)
 		}
 	}
+}
+
+// fuzzCorr is the correlation id of every fuzzed request.
+const fuzzCorr = 7
+
+// fuzzEnv is one fresh server per fuzz input, so that a crasher replays
+// alone: a real coordinator on a manual clock with an in-memory store, the
+// chapter's topics, and group "g" holding member "c-000001" at generation
+// 1, owner of orders-0..3, so that fuzzed heartbeats, syncs, commits and
+// leaves can reach past the unknown-member checks. Fetch waits at most
+// 1 ms.
+func fuzzEnv(t *testing.T) *env {
+	e := newEnvWith(t, envOptions{config: func(cfg *Config) { cfg.MaxFetchWait = time.Millisecond }})
+	e.join("c", "g", "", "orders")
+	return e
+}
+
+// fuzzSeed is one valid request of every advertised API, filled in so that
+// it reaches the coordinator's paths in fuzzEnv: the member, its group and
+// generation, and the known topics.
+func fuzzSeed(key, version int16) kmsg.Request {
+	switch key {
+	case int16(kmsg.ApiVersions):
+		return apiVersionsRequest(version)
+	case int16(kmsg.Metadata):
+		return metadataRequest(version, []string{"orders", "nope"})
+	case int16(kmsg.FindCoordinator):
+		r := kmsg.NewPtrFindCoordinatorRequest()
+		r.CoordinatorKey, r.CoordinatorKeys = "g", []string{"g", "h"}
+		r.SetVersion(version)
+		return r
+	case int16(kmsg.JoinGroup):
+		return joinRequest(version, "g", "c-000001", "orders")
+	case int16(kmsg.SyncGroup):
+		r := kmsg.NewPtrSyncGroupRequest()
+		r.Group, r.MemberID, r.Generation = "g", "c-000001", 1
+		r.SetVersion(version)
+		return r
+	case int16(kmsg.Heartbeat):
+		return heartbeatRequest(version, "g", "c-000001", 1)
+	case int16(kmsg.LeaveGroup):
+		return leaveRequest(version, "g", "c-000001")
+	case int16(kmsg.OffsetCommit):
+		r := kmsg.NewPtrOffsetCommitRequest()
+		r.Group, r.MemberID, r.Generation = "g", "c-000001", 1
+		meta := "m"
+		r.Topics = []kmsg.OffsetCommitRequestTopic{{Topic: "orders", Partitions: []kmsg.OffsetCommitRequestTopicPartition{
+			{Partition: 0, Offset: 5, LeaderEpoch: -1, Metadata: &meta}, {Partition: 3, Offset: 9, LeaderEpoch: 2},
+		}}}
+		r.SetVersion(version)
+		return r
+	case int16(kmsg.OffsetFetch):
+		r := kmsg.NewPtrOffsetFetchRequest()
+		r.Group = "g"
+		r.Topics = []kmsg.OffsetFetchRequestTopic{{Topic: "orders", Partitions: []int32{0, 1}}}
+		r.Groups = []kmsg.OffsetFetchRequestGroup{{Group: "g"}, {Group: "h", Topics: []kmsg.OffsetFetchRequestGroupTopic{{Topic: "orders", Partitions: []int32{0}}}}}
+		r.SetVersion(version)
+		return r
+	case int16(kmsg.DescribeGroups):
+		return describeRequest(version, "g", "nope")
+	case int16(kmsg.ListGroups):
+		r := kmsg.NewPtrListGroupsRequest()
+		r.StatesFilter = []string{"Stable"}
+		r.SetVersion(version)
+		return r
+	case int16(kmsg.CreateTopics):
+		return createRequest(version, false, createTopic("invoices", 3, 1), createTopic("orders", 1, 1))
+	case int16(kmsg.ListOffsets):
+		r := kmsg.NewPtrListOffsetsRequest()
+		r.Topics = []kmsg.ListOffsetsRequestTopic{{Topic: "orders", Partitions: []kmsg.ListOffsetsRequestTopicPartition{{Partition: 0, Timestamp: -1}}}}
+		r.SetVersion(version)
+		return r
+	case int16(kmsg.Fetch):
+		return fetchRequest(version, 0, "orders", 0, 9)
+	}
+	panic(fmt.Sprintf("no fuzz seed for API key %d", key))
+}
+
+// fuzzBody returns what follows the client id in req's frame: header v2's
+// tags, if any, and the body.
+func fuzzBody(t testing.TB, req kmsg.Request) []byte {
+	frame := rawRequest(req, fuzzCorr, "c")[4:]
+	_, rest, err := protocol.ParseHeader(frame)
+	require.NoError(t, err)
+	return rest
+}
+
+// FuzzDispatch feeds (API key, version, client id, bytes after the client
+// id) through handleFrame, the path of every request: header parse,
+// DecodeRequest, dispatch and the handler, into a real coordinator. The
+// seeds are one valid request of every advertised API at its lowest and
+// highest version, plus testdata/fuzz/FuzzDispatch. Properties:
+//   - nothing panics;
+//   - a refused request is one of the close errors (DESIGN.md section 4);
+//   - otherwise the answer carries the request's correlation id, API key
+//     and version (or KIP-511's v0 ApiVersions answer), encodes, decodes
+//     as that API's response and re-encodes to the same bytes;
+//   - nothing is logged at Error (an unmapped error is our own failure).
+func FuzzDispatch(f *testing.F) {
+	for _, vr := range protocol.SupportedVersions() {
+		for _, v := range []int16{vr.Min, vr.Max} {
+			f.Add(vr.Key, v, "c", fuzzBody(f, fuzzSeed(vr.Key, v)))
+		}
+	}
+	f.Fuzz(func(t *testing.T, key, version int16, clientID string, rest []byte) {
+		if len(clientID) > 1<<10 || len(rest) > 1<<20 {
+			return // the frame cap bounds these on the wire
+		}
+		e := fuzzEnv(t)
+		frame := kbin.AppendInt16(nil, key)
+		frame = kbin.AppendInt16(frame, version)
+		frame = kbin.AppendInt32(frame, fuzzCorr)
+		frame = kbin.AppendString(frame, clientID)
+		frame = append(frame, rest...)
+
+		resp, corr, err := e.srv.handleFrame(t.Context(), e.srv.logger, "/127.0.0.1", frame)
+		if err != nil {
+			for _, closing := range []error{protocol.ErrMalformedHeader, protocol.ErrUnknownAPIKey,
+				protocol.ErrUnsupportedVersion, protocol.ErrMalformedRequest} {
+				if errors.Is(err, closing) {
+					return
+				}
+			}
+			t.Fatalf("%s v%d: refused with %v, which is not a close error", kmsg.NameForKey(key), version, err)
+		}
+		wantVersion := version
+		if !protocol.Supported(key, version) {
+			if key != int16(kmsg.ApiVersions) {
+				t.Fatalf("%s v%d answered, but it is not supported", kmsg.NameForKey(key), version)
+			}
+			wantVersion = 0 // KIP-511
+		}
+		if corr != fuzzCorr || resp.Key() != key || resp.GetVersion() != wantVersion {
+			t.Fatalf("request %s v%d corr %d answered by %s v%d corr %d",
+				kmsg.NameForKey(key), version, fuzzCorr, kmsg.NameForKey(resp.Key()), resp.GetVersion(), corr)
+		}
+		out := protocol.AppendResponse(nil, corr, resp)
+		body := out[8:] // size, correlation id
+		if resp.IsFlexible() && key != int16(kmsg.ApiVersions) {
+			body = body[1:] // response header v1's empty tags
+		}
+		again := kmsg.ResponseForKey(key)
+		again.SetVersion(wantVersion)
+		if err := again.ReadFrom(body); err != nil {
+			t.Fatalf("%s v%d: our answer does not decode: %v\n%x", kmsg.NameForKey(key), wantVersion, err, body)
+		}
+		if reencoded := again.AppendTo(nil); !bytes.Equal(reencoded, body) {
+			t.Fatalf("%s v%d: our answer does not round-trip:\n%x\n%x", kmsg.NameForKey(key), wantVersion, body, reencoded)
+		}
+		for _, r := range e.logs.atLevel(slog.LevelError) {
+			t.Fatalf("%s v%d: logged at Error: %s %v", kmsg.NameForKey(key), version, r.msg, r.attrs)
+		}
+	})
 }

@@ -6,6 +6,12 @@
 // calls, the one table from coordinator errors to Kafka error codes
 // (errors.go), the expiry ticker and shutdown.
 //
+// It also defends the process against its peers (docs/reliability.md):
+// at most Config.MaxConnections connections, each closed after
+// Config.IdleTimeout without a request or Config.FrameReadTimeout inside a
+// frame, an answer's write or the TLS handshake (Config.TLS), and each
+// holding memory in proportion to what its peer has sent.
+//
 // It is the only package that knows both the wire (protocol, kmsg, kerr)
 // and the rules (coordinator). Where its behaviour differs from Kafka's,
 // docs/behavior-matrix.md says so and names the test that shows it.

@@ -24,6 +24,15 @@ var errorCodes = [...]struct {
 	{coordinator.ErrNotPartitionOwner, kerr.RebalanceInProgress},
 	{coordinator.ErrInvalidGroupID, kerr.InvalidGroupID},
 	{coordinator.ErrInvalidMemberID, kerr.InvalidRequest},
+	{coordinator.ErrInvalidClientID, kerr.InvalidRequest},
+	{coordinator.ErrGroupMaxSizeReached, kerr.GroupMaxSizeReached},
+	// Kafka has no limit on the number of groups, so no code for it.
+	// POLICY_VIOLATION ("request parameters do not satisfy the configured
+	// policy") is not retriable, so clients report it instead of retrying
+	// a request that cannot succeed until the operator raises
+	// --max-groups; COORDINATOR_NOT_AVAILABLE would make them retry
+	// silently, GROUP_MAX_SIZE_REACHED would blame the group's members.
+	{coordinator.ErrTooManyGroups, kerr.PolicyViolation},
 	{coordinator.ErrInvalidSessionTimeout, kerr.InvalidSessionTimeout},
 	{coordinator.ErrInconsistentGroupProtocol, kerr.InconsistentGroupProtocol},
 	{coordinator.ErrMemberIDRequired, kerr.MemberIDRequired},

@@ -33,6 +33,9 @@ var sentinels = map[string]error{
 	"coordinator.ErrNotPartitionOwner":         coordinator.ErrNotPartitionOwner,
 	"coordinator.ErrInvalidGroupID":            coordinator.ErrInvalidGroupID,
 	"coordinator.ErrInvalidMemberID":           coordinator.ErrInvalidMemberID,
+	"coordinator.ErrInvalidClientID":           coordinator.ErrInvalidClientID,
+	"coordinator.ErrGroupMaxSizeReached":       coordinator.ErrGroupMaxSizeReached,
+	"coordinator.ErrTooManyGroups":             coordinator.ErrTooManyGroups,
 	"coordinator.ErrInvalidSessionTimeout":     coordinator.ErrInvalidSessionTimeout,
 	"coordinator.ErrInconsistentGroupProtocol": coordinator.ErrInconsistentGroupProtocol,
 	"coordinator.ErrMemberIDRequired":          coordinator.ErrMemberIDRequired,
@@ -145,6 +148,9 @@ func TestErrorCodes(t *testing.T) {
 		{coordinator.ErrRebalanceInProgress, kerr.RebalanceInProgress},
 		{coordinator.ErrInvalidGroupID, kerr.InvalidGroupID},
 		{coordinator.ErrInvalidMemberID, kerr.InvalidRequest},
+		{coordinator.ErrInvalidClientID, kerr.InvalidRequest},
+		{coordinator.ErrGroupMaxSizeReached, kerr.GroupMaxSizeReached}, // 81
+		{coordinator.ErrTooManyGroups, kerr.PolicyViolation},           // 44: docs/reliability.md
 		{coordinator.ErrInvalidSessionTimeout, kerr.InvalidSessionTimeout},
 		{coordinator.ErrInconsistentGroupProtocol, kerr.InconsistentGroupProtocol},
 		{coordinator.ErrMemberIDRequired, kerr.MemberIDRequired},

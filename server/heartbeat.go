@@ -3,20 +3,17 @@ package server
 // Heartbeat (key 12), versions 0-4.
 //
 // The chapter's check order: unknown group, then generation, then member
-// (Kafka checks the member first). v3 adds instance ids (ignored); v4 is
-// flexible.
+// (Kafka checks the member first), after the ids' own checks: an empty,
+// over-long or non-text group id is INVALID_GROUP_ID, an over-long or
+// non-text member id INVALID_REQUEST (coordinator/limits.go). v3 adds
+// instance ids (ignored); v4 is flexible.
 
 import (
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 func (s *Server) handleHeartbeat(r *request, req *kmsg.HeartbeatRequest) kmsg.Response {
 	resp := req.ResponseKind().(*kmsg.HeartbeatResponse)
-	if req.Group == "" {
-		resp.ErrorCode = kerr.InvalidGroupID.Code
-		return resp
-	}
 	resp.ErrorCode = s.code(s.coord.Heartbeat(req.Group, req.MemberID, req.Generation))
 	s.fenced(r.logger, kmsg.Heartbeat, req.Group, req.MemberID, req.Generation, resp.ErrorCode)
 	return resp

@@ -2,10 +2,17 @@ package server
 
 import (
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
 	"encoding/binary"
 	"errors"
 	"io"
 	"log/slog"
+	"math/big"
 	"net"
 	"slices"
 	"strconv"
@@ -318,4 +325,61 @@ func (h *logRecorder) atLevel(level slog.Level) []loggedRecord {
 func call[R kmsg.Response](e *env, clientID string, req kmsg.Request) R {
 	e.t.Helper()
 	return e.srv.handlers[kmsg.Key(req.Key())](e.srv, e.req(clientID, req.GetVersion()), req).(R)
+}
+
+// testCerts is an in-memory CA with a server certificate for 127.0.0.1
+// and a client certificate, both signed by it.
+type testCerts struct {
+	pool   *x509.CertPool
+	server tls.Certificate
+	client tls.Certificate
+}
+
+func newTestCerts(t *testing.T) testCerts {
+	t.Helper()
+	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	require.NoError(t, err)
+	caTmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "test CA"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign,
+	}
+	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
+	require.NoError(t, err)
+	ca, err := x509.ParseCertificate(caDER)
+	require.NoError(t, err)
+	leaf := func(serial int64, usage x509.ExtKeyUsage) tls.Certificate {
+		key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+		require.NoError(t, err)
+		tmpl := &x509.Certificate{
+			SerialNumber: big.NewInt(serial), Subject: pkix.Name{CommonName: "leaf"},
+			NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+			IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)}, KeyUsage: x509.KeyUsageDigitalSignature,
+			ExtKeyUsage: []x509.ExtKeyUsage{usage},
+		}
+		der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, &key.PublicKey, caKey)
+		require.NoError(t, err)
+		return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}
+	}
+	c := testCerts{pool: x509.NewCertPool(), server: leaf(2, x509.ExtKeyUsageServerAuth), client: leaf(3, x509.ExtKeyUsageClientAuth)}
+	c.pool.AddCert(ca)
+	return c
+}
+
+// dialTLS opens a raw client over TLS to addr, trusting certs' CA and
+// presenting cert if it is not nil; cleanup closes it.
+func dialTLS(t *testing.T, addr string, certs testCerts, cert *tls.Certificate) (*protocol.Client, error) {
+	t.Helper()
+	cfg := &tls.Config{RootCAs: certs.pool, MinVersion: tls.VersionTLS12}
+	if cert != nil {
+		cfg.Certificates = []tls.Certificate{*cert}
+	}
+	d := tls.Dialer{Config: cfg, NetDialer: &net.Dialer{Timeout: testTimeout}}
+	conn, err := d.DialContext(t.Context(), "tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	c := protocol.NewClient(conn, "tls")
+	t.Cleanup(func() { c.Close() })
+	return c, nil
 }

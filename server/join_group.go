@@ -11,7 +11,13 @@ package server
 //
 // The join completes at once (the chapter's synchronous rebalance); the
 // rules and their order are DESIGN.md section 4's, applied by
-// coordinator.Join with WireRules.
+// coordinator.Join with WireRules. The limits come with them
+// (docs/reliability.md): an over-long or non-text group id is
+// INVALID_GROUP_ID, an over-long or non-text member or client id
+// INVALID_REQUEST, a subscription to a name that cannot be a topic
+// INVALID_TOPIC_EXCEPTION, a new member of a full group
+// GROUP_MAX_SIZE_REACHED (with an empty member id, as Kafka), and a new
+// group beyond the group limit POLICY_VIOLATION.
 
 import (
 	"errors"
@@ -48,8 +54,8 @@ func (s *Server) handleJoinGroup(r *request, req *kmsg.JoinGroupRequest) kmsg.Re
 		if errors.Is(err, coordinator.ErrMemberIDRequired) {
 			resp.MemberID = res.MemberID
 		}
-		if errors.Is(err, coordinator.ErrInconsistentGroupProtocol) {
-			resp.MemberID = ""
+		if errors.Is(err, coordinator.ErrInconsistentGroupProtocol) || errors.Is(err, coordinator.ErrGroupMaxSizeReached) {
+			resp.MemberID = "" // as Kafka answers both
 		}
 		s.fenced(r.logger, kmsg.JoinGroup, req.Group, req.MemberID, -1, resp.ErrorCode)
 		return resp

@@ -4,19 +4,19 @@ package server
 //
 // v0-2 name one member and answer only a top-level code; v3 (KIP-345)
 // batches members and answers one code each; v4 is flexible; v5 adds a
-// reason. A leave of an unknown member or group is NONE, as the chapter's
+// reason. An empty, over-long or non-text group id is INVALID_GROUP_ID. A
+// leave of an unknown member or group is NONE, as the chapter's
 // idempotent leave (Kafka answers UNKNOWN_MEMBER_ID). The members that did
 // leave cause one rebalance.
 
 import (
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 func (s *Server) handleLeaveGroup(r *request, req *kmsg.LeaveGroupRequest) kmsg.Response {
 	resp := req.ResponseKind().(*kmsg.LeaveGroupResponse)
-	if req.Group == "" {
-		resp.ErrorCode = kerr.InvalidGroupID.Code
+	if err := s.coord.ValidateGroupID(req.Group); err != nil {
+		resp.ErrorCode = s.code(err)
 		return resp
 	}
 	if req.Version < 3 {

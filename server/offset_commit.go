@@ -12,7 +12,12 @@ package server
 // with a manual assignment): stored unfenced, as in the chapter. Anything
 // else is a group commit, checked in the chapter's order. Either way the
 // commit is all-or-nothing: a rejected commit stores nothing, and every
-// requested partition carries the one code that rejected it.
+// requested partition carries the one code that rejected it. Besides the
+// chapter's checks: an over-long or non-text group id is INVALID_GROUP_ID
+// (the empty one is allowed, as in Kafka), an over-long or non-text member
+// id INVALID_REQUEST, metadata over the limit OFFSET_METADATA_TOO_LARGE, a
+// direct commit that would create a group beyond the group limit
+// POLICY_VIOLATION, and a commit the disk refuses KAFKA_STORAGE_ERROR.
 
 import (
 	"time"

@@ -1,7 +1,9 @@
 package server
 
 import (
+	"cmp"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -44,7 +46,48 @@ type Config struct {
 	// Observer is told about requests, commits, connections and fencing
 	// rejections (observe.go). Default: nobody.
 	Observer Observer
+
+	// MaxConnections caps the connections served at once. A connection
+	// accepted beyond it is closed at once and logged (at most one Warn a
+	// second, with the count). Kafka's max.connections defaults to
+	// unbounded and makes the acceptor wait for a free slot; its
+	// max.connections.per.ip closes new connections as we do. Default
+	// DefaultMaxConnections (10,000): a connection costs a goroutine and
+	// a 4 KiB read buffer, about 15 KiB in all while it stalls inside a
+	// frame (TestHostileConnectionFlood), so the default bounds that at
+	// about 150 MiB. With a soft open-file limit of 1024 (a common
+	// ulimit -n), accept fails first: that is logged and retried with a
+	// backoff (Serve).
+	MaxConnections int
+	// IdleTimeout closes a connection that has not started a request for
+	// this long (Kafka's connections.max.idle.ms, 10 min). Time spent
+	// answering, such as a Fetch's wait, is not idle. Default
+	// DefaultIdleTimeout.
+	IdleTimeout time.Duration
+	// FrameReadTimeout bounds the rest of a request once its first byte
+	// has arrived, each response write, and the TLS handshake. A peer
+	// that sends part of a frame and stalls, or stops reading our
+	// answers, is closed after it, so a slow or partial frame cannot hold
+	// a goroutine or memory for ever. Kafka has no direct equivalent: its
+	// idle timer restarts on any byte, which a slowloris can feed for
+	// ever. Default DefaultFrameReadTimeout (30 s, Kafka's default
+	// request.timeout.ms on the client side).
+	FrameReadTimeout time.Duration
+	// TLS, when set, makes every connection a TLS server connection
+	// (Kafka's SSL listener): the handshake must complete within
+	// FrameReadTimeout, and a peer that fails it (a plaintext client, or
+	// one without an acceptable certificate when TLS.ClientAuth requires
+	// one) is closed and logged at Warn. It must hold a certificate.
+	// Default: plaintext.
+	TLS *tls.Config
 }
+
+// Defaults for Config's zero fields.
+const (
+	DefaultMaxConnections   = 10_000
+	DefaultIdleTimeout      = 10 * time.Minute
+	DefaultFrameReadTimeout = 30 * time.Second
+)
 
 // NodeID is this broker's node id: the only node of its cluster.
 const NodeID int32 = 0
@@ -60,8 +103,14 @@ func (cfg *Config) Validate() error {
 	if cfg.MaxFrameBytes < 0 {
 		return fmt.Errorf("server: MaxFrameBytes %d must not be negative", cfg.MaxFrameBytes)
 	}
-	if cfg.ExpiryInterval < 0 || cfg.MaxFetchWait < 0 {
+	if cfg.ExpiryInterval < 0 || cfg.MaxFetchWait < 0 || cfg.IdleTimeout < 0 || cfg.FrameReadTimeout < 0 {
 		return errors.New("server: durations must not be negative")
+	}
+	if cfg.MaxConnections < 0 {
+		return fmt.Errorf("server: MaxConnections %d must not be negative", cfg.MaxConnections)
+	}
+	if cfg.TLS != nil && len(cfg.TLS.Certificates) == 0 && cfg.TLS.GetCertificate == nil && cfg.TLS.GetConfigForClient == nil {
+		return errors.New("server: Config.TLS holds no certificate")
 	}
 	if cfg.Advertise != "" {
 		if _, _, err := splitHostPort(cfg.Advertise); err != nil {
@@ -82,6 +131,10 @@ type Server struct {
 	maxFetchWait time.Duration
 	observer     Observer
 	handlers     map[kmsg.Key]handler
+	maxConns     int
+	idleTimeout  time.Duration
+	frameTimeout time.Duration
+	tls          *tls.Config
 
 	mu       sync.Mutex
 	conns    map[net.Conn]struct{} // guarded by mu
@@ -105,7 +158,13 @@ func New(cfg Config) (*Server, error) {
 		topics:       cfg.Topics,
 		maxFetchWait: cfg.MaxFetchWait,
 		observer:     cfg.Observer,
+		maxConns:     cmp.Or(cfg.MaxConnections, DefaultMaxConnections),
+		idleTimeout:  cmp.Or(cfg.IdleTimeout, DefaultIdleTimeout),
+		frameTimeout: cmp.Or(cfg.FrameReadTimeout, DefaultFrameReadTimeout),
 		conns:        make(map[net.Conn]struct{}),
+	}
+	if cfg.TLS != nil {
+		s.tls = cfg.TLS.Clone()
 	}
 	if s.logger == nil {
 		s.logger = slog.New(slog.DiscardHandler)
@@ -132,14 +191,19 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		ln.Close()
 		return err
 	}
-	stop := context.AfterFunc(ctx, func() { ln.Close() })
-	defer stop()
+	closed := make(chan struct{})
+	stop := context.AfterFunc(ctx, func() {
+		ln.Close()
+		close(closed)
+	})
 
 	var wg sync.WaitGroup
 	if s.expiry > 0 {
 		wg.Go(func() { s.runExpiry(ctx) })
 	}
+	var refused refusals
 	backoff := time.Duration(0)
+accept:
 	for {
 		conn, err := ln.Accept()
 		if err != nil {
@@ -155,9 +219,14 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 			continue
 		}
 		backoff = 0
-		if !s.track(conn) {
+		switch s.track(conn) {
+		case shuttingDown:
 			conn.Close()
-			break
+			break accept
+		case full:
+			conn.Close()
+			refused.log(s.logger, conn, s.maxConns)
+			continue
 		}
 		wg.Go(func() {
 			s.observer.ConnOpened()
@@ -166,10 +235,32 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 			s.serveConn(ctx, conn)
 		})
 	}
-	ln.Close()
+	// The listener is closed, and closed completely, before Serve returns:
+	// if the AfterFunc is running, wait for its Close to finish.
+	if stop() {
+		ln.Close()
+	} else {
+		<-closed
+	}
 	s.closeAll()
 	wg.Wait()
 	return nil
+}
+
+// refusals rate-limits the log of connections refused by MaxConnections:
+// the first refusal is logged at once, later ones at most once a second
+// with the number refused since the last line. Owned by Serve's goroutine.
+type refusals struct {
+	last  time.Time
+	count int
+}
+
+func (r *refusals) log(logger *slog.Logger, conn net.Conn, limit int) {
+	r.count++
+	if now := time.Now(); now.Sub(r.last) >= time.Second {
+		logger.Warn("too many connections, refusing", "remote", conn.RemoteAddr().String(), "limit", limit, "refused", r.count)
+		r.last, r.count = now, 0
+	}
 }
 
 // setAddress records what Metadata and FindCoordinator advertise.
@@ -210,15 +301,28 @@ func splitHostPort(addr string) (string, int32, error) {
 	return host, int32(port), nil
 }
 
-// track registers conn, or reports false once shutdown has begun.
-func (s *Server) track(conn net.Conn) bool {
+// trackResult is what track decided about a new connection.
+type trackResult int8
+
+const (
+	tracked      trackResult = iota // serve it
+	full                            // MaxConnections are being served: refuse it
+	shuttingDown                    // shutdown has begun: close it and stop
+)
+
+// track registers conn unless MaxConnections are already served or
+// shutdown has begun.
+func (s *Server) track(conn net.Conn) trackResult {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.shutdown {
-		return false
+	switch {
+	case s.shutdown:
+		return shuttingDown
+	case len(s.conns) >= s.maxConns:
+		return full
 	}
 	s.conns[conn] = struct{}{}
-	return true
+	return tracked
 }
 
 func (s *Server) untrack(conn net.Conn) {

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"io"
 	"log/slog"
@@ -42,6 +43,13 @@ func TestConfigValidate(t *testing.T) {
 		{"advertise without host", Config{Coordinator: coord, Advertise: ":9092"}, "empty host"},
 		{"advertise port not a number", Config{Coordinator: coord, Advertise: "h:x"}, "bad port"},
 		{"advertise port out of range", Config{Coordinator: coord, Advertise: "h:65536"}, "bad port"},
+		{"limits set", Config{Coordinator: coord, MaxConnections: 1, IdleTimeout: time.Second, FrameReadTimeout: time.Second}, ""},
+		{"negative connections", Config{Coordinator: coord, MaxConnections: -1}, "MaxConnections -1"},
+		{"negative idle timeout", Config{Coordinator: coord, IdleTimeout: -time.Second}, "durations must not be negative"},
+		{"negative frame timeout", Config{Coordinator: coord, FrameReadTimeout: -time.Second}, "durations must not be negative"},
+		{"TLS without a certificate", Config{Coordinator: coord, TLS: &tls.Config{}}, "holds no certificate"},
+		{"TLS with a certificate callback", Config{Coordinator: coord, TLS: &tls.Config{
+			GetCertificate: func(*tls.ClientHelloInfo) (*tls.Certificate, error) { return nil, nil }}}, ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -71,6 +79,10 @@ func TestNewDefaults(t *testing.T) {
 	assert.Equal(t, int32(protocol.DefaultMaxFrameBytes), srv.maxFrame)
 	assert.Equal(t, 5*time.Second, srv.maxFetchWait)
 	assert.Zero(t, srv.expiry, "no expiry ticker unless asked")
+	assert.Equal(t, 10_000, srv.maxConns)
+	assert.Equal(t, 10*time.Minute, srv.idleTimeout, "Kafka's connections.max.idle.ms")
+	assert.Equal(t, 30*time.Second, srv.frameTimeout)
+	assert.Nil(t, srv.tls, "plaintext unless asked")
 	assert.Len(t, srv.handlers, len(protocol.SupportedVersions()))
 }
 
@@ -368,4 +380,40 @@ func TestAdvertise(t *testing.T) {
 			assert.Equal(t, wantPort, fresp.Coordinators[0].Port)
 		})
 	}
+}
+
+// TestMaxConnectionsRefusesAndLogs: with MaxConnections served, a new
+// connection is closed at once without an answer and logged at Warn, at
+// most once a second however many are refused; the served ones are not
+// disturbed, and once one closes a new connection is served again.
+func TestMaxConnectionsRefusesAndLogs(t *testing.T) {
+	t.Parallel()
+	o := &recordingObserver{}
+	e := newEnvWith(t, envOptions{config: func(cfg *Config) { cfg.MaxConnections, cfg.Observer = 2, o }})
+	addr := e.serve()
+	first := dial(t, addr, "first")
+	roundTrip[*kmsg.ApiVersionsResponse](t, first, apiVersionsRequest(3))
+	second := dial(t, addr, "second")
+	roundTrip[*kmsg.ApiVersionsResponse](t, second, apiVersionsRequest(3))
+
+	const extra = 20
+	for range extra {
+		c := dial(t, addr, "extra")
+		require.NoError(t, c.Send(rawRequest(apiVersionsRequest(3), 1, "extra")))
+		requireClosed(t, c)
+	}
+	refusals := e.logs.find("too many connections, refusing")
+	require.NotEmpty(t, refusals)
+	assert.Less(t, len(refusals), extra, "the refusal log is rate-limited")
+	assert.Equal(t, slog.LevelWarn, refusals[0].level)
+	assert.Equal(t, "2", refusals[0].attrs["limit"])
+	assert.Equal(t, "1", refusals[0].attrs["refused"])
+	assert.Contains(t, refusals[0].attrs, "remote")
+	assert.Equal(t, 2, o.snapshot().opened, "refused connections are never served")
+
+	roundTrip[*kmsg.ApiVersionsResponse](t, first, apiVersionsRequest(3))
+	require.NoError(t, second.Close())
+	eventually(t, testTimeout, func() bool { return o.snapshot().closed == 1 }, "the second connection's goroutine ends")
+	third := dial(t, addr, "third")
+	assert.Zero(t, roundTrip[*kmsg.ApiVersionsResponse](t, third, apiVersionsRequest(3)).ErrorCode, "a freed place is served")
 }

@@ -5,12 +5,12 @@ package server
 // The leader's plan is ignored: the coordinator computed every assignment
 // at join, and each member gets its own share, encoded as a
 // ConsumerMemberAssignment (never zero bytes, even when it holds no
-// partition, so clients never mistake it for "no assignment yet"). v3 adds
+// partition, so clients never mistake it for "no assignment yet"). The ids
+// are checked first, as for Heartbeat. v3 adds
 // instance ids (ignored); v4 is flexible; v5 echoes the protocol type and
 // name the client sent.
 
 import (
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/minibroker/minibroker/assignor"
@@ -18,10 +18,6 @@ import (
 
 func (s *Server) handleSyncGroup(r *request, req *kmsg.SyncGroupRequest) kmsg.Response {
 	resp := req.ResponseKind().(*kmsg.SyncGroupResponse)
-	if req.Group == "" {
-		resp.ErrorCode = kerr.InvalidGroupID.Code
-		return resp
-	}
 	parts, err := s.coord.Sync(req.Group, req.MemberID, req.Generation)
 	if err != nil {
 		resp.ErrorCode = s.code(err)

@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"flag"
 	"fmt"
@@ -36,6 +38,20 @@ type serveFlags struct {
 	maxFrameBytes  int
 	logLevel       slog.Level
 	admin          string
+
+	// Limits (docs/reliability.md).
+	maxConnections   int
+	idleTimeout      time.Duration
+	frameReadTimeout time.Duration
+	maxGroupSize     int
+	maxGroups        int
+	maxMetadataBytes int
+	maxIDBytes       int
+
+	// TLS: the file names as given, and the configuration built from them
+	// (nil: plaintext).
+	tlsCert, tlsKey, tlsClientCA string
+	tls                          *tls.Config
 }
 
 // topicFlags collects repeated --topic NAME:PARTITIONS flags.
@@ -49,8 +65,8 @@ func (t topicFlags) Set(v string) error {
 		return fmt.Errorf("want NAME:PARTITIONS, got %q", v)
 	}
 	n, err := strconv.ParseInt(count, 10, 32)
-	if err != nil || n < 1 {
-		return fmt.Errorf("partitions of %q must be a whole number of at least 1, got %q", name, count)
+	if err != nil || n < 1 || n > coordinator.MaxCatalogPartitions {
+		return fmt.Errorf("partitions of %q must be a whole number of at least 1 and at most %d, got %q", name, coordinator.MaxCatalogPartitions, count)
 	}
 	if !coordinator.ValidTopicName(name) {
 		return fmt.Errorf("invalid topic name %q: use 1-249 characters from [a-zA-Z0-9._-]", name)
@@ -74,6 +90,16 @@ func parseServeFlags(args []string, stderr io.Writer) (*serveFlags, error) {
 	fs.IntVar(&f.maxFrameBytes, "max-frame-bytes", protocol.DefaultMaxFrameBytes, "largest request frame accepted, in bytes")
 	fs.TextVar(&f.logLevel, "log-level", slog.LevelInfo, "debug|info|warn|error")
 	fs.StringVar(&f.admin, "admin", "", "`ADDR` to serve the admin HTTP API, /metrics and the live page on (default: off)")
+	fs.IntVar(&f.maxConnections, "max-connections", server.DefaultMaxConnections, "connections served at once; more are closed at once and logged")
+	fs.DurationVar(&f.idleTimeout, "idle-timeout", server.DefaultIdleTimeout, "close a connection that starts no request for this long (Kafka's connections.max.idle.ms)")
+	fs.DurationVar(&f.frameReadTimeout, "frame-read-timeout", server.DefaultFrameReadTimeout, "close a connection whose request frame, TLS handshake or answer write takes longer")
+	fs.IntVar(&f.maxGroupSize, "max-group-size", coordinator.DefaultMaxGroupSize, "members (and pending member ids) per group; more get GROUP_MAX_SIZE_REACHED (Kafka's group.max.size)")
+	fs.IntVar(&f.maxGroups, "max-groups", coordinator.DefaultMaxGroups, "groups in all; a join or commit that would make another gets POLICY_VIOLATION")
+	fs.IntVar(&f.maxMetadataBytes, "max-metadata-bytes", offsets.MaxMetadataBytes, "largest commit metadata, 1 to 4096 bytes; more gets OFFSET_METADATA_TOO_LARGE (Kafka's offset.metadata.max.bytes)")
+	fs.IntVar(&f.maxIDBytes, "max-id-bytes", coordinator.DefaultMaxIDBytes, "longest group id and client id, in bytes (member ids: 32 more); longer get INVALID_GROUP_ID or INVALID_REQUEST")
+	fs.StringVar(&f.tlsCert, "tls-cert", "", "`FILE` with the PEM server certificate chain; with --tls-key, serve TLS only (default: plaintext)")
+	fs.StringVar(&f.tlsKey, "tls-key", "", "`FILE` with the PEM private key of --tls-cert")
+	fs.StringVar(&f.tlsClientCA, "tls-client-ca", "", "`FILE` with PEM CA certificates; clients must present a certificate they signed (needs --tls-cert)")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -91,7 +117,26 @@ func parseServeFlags(args []string, stderr io.Writer) (*serveFlags, error) {
 		return nil, fmt.Errorf("--max-frame-bytes must be between 1024 and %d, got %d", 1<<30, f.maxFrameBytes)
 	case f.dataDir == "":
 		return nil, errors.New("--data-dir must not be empty")
+	case f.maxConnections < 1:
+		return nil, fmt.Errorf("--max-connections must be at least 1, got %d", f.maxConnections)
+	case f.idleTimeout <= 0:
+		return nil, fmt.Errorf("--idle-timeout must be positive, got %v", f.idleTimeout)
+	case f.frameReadTimeout <= 0:
+		return nil, fmt.Errorf("--frame-read-timeout must be positive, got %v", f.frameReadTimeout)
+	case f.maxGroupSize < 1:
+		return nil, fmt.Errorf("--max-group-size must be at least 1, got %d", f.maxGroupSize)
+	case f.maxGroups < 1:
+		return nil, fmt.Errorf("--max-groups must be at least 1, got %d", f.maxGroups)
+	case f.maxMetadataBytes < 1 || f.maxMetadataBytes > offsets.MaxMetadataBytes:
+		return nil, fmt.Errorf("--max-metadata-bytes must be between 1 and %d, got %d", offsets.MaxMetadataBytes, f.maxMetadataBytes)
+	case f.maxIDBytes < 1 || f.maxIDBytes > coordinator.MaxIDBytesLimit:
+		return nil, fmt.Errorf("--max-id-bytes must be between 1 and %d, got %d", coordinator.MaxIDBytesLimit, f.maxIDBytes)
 	}
+	tlsCfg, err := loadTLS(f.tlsCert, f.tlsKey, f.tlsClientCA)
+	if err != nil {
+		return nil, err
+	}
+	f.tls = tlsCfg
 	if f.advertise != "" {
 		if _, port, err := net.SplitHostPort(f.advertise); err != nil || port == "" {
 			return nil, fmt.Errorf("--advertise must be HOST:PORT, got %q", f.advertise)
@@ -103,6 +148,45 @@ func parseServeFlags(args []string, stderr io.Writer) (*serveFlags, error) {
 		}
 	}
 	return f, nil
+}
+
+// loadTLS builds the listener's TLS configuration from the --tls-* files:
+// nil when none is given. A certificate needs its key and the other way
+// round; a client CA needs both, and then every client must present a
+// certificate that CA signed (Kafka's ssl.client.auth=required).
+func loadTLS(certFile, keyFile, clientCAFile string) (*tls.Config, error) {
+	switch {
+	case certFile == "" && keyFile == "" && clientCAFile == "":
+		return nil, nil
+	case certFile == "" || keyFile == "":
+		return nil, errors.New("--tls-cert and --tls-key must be given together")
+	}
+	cert, err := tls.LoadX509KeyPair(certFile, keyFile)
+	if err != nil {
+		return nil, fmt.Errorf("--tls-cert %s / --tls-key %s: %w", certFile, keyFile, err)
+	}
+	cfg := &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+	if clientCAFile != "" {
+		pem, err := os.ReadFile(clientCAFile)
+		if err != nil {
+			return nil, fmt.Errorf("--tls-client-ca: %w", err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("--tls-client-ca %s holds no PEM certificate", clientCAFile)
+		}
+		cfg.ClientCAs, cfg.ClientAuth = pool, tls.RequireAndVerifyClientCert
+	}
+	return cfg, nil
+}
+
+// plaintextExposed reports whether a plaintext listener bound to addr can
+// be reached from other hosts: any address but a loopback one, the
+// unspecified address (all interfaces) included. DESIGN.md's default,
+// 127.0.0.1, is not.
+func plaintextExposed(addr net.Addr) bool {
+	tcp, ok := addr.(*net.TCPAddr)
+	return !ok || !tcp.IP.IsLoopback()
 }
 
 func serve(ctx context.Context, args []string, stderr io.Writer) int {
@@ -174,6 +258,7 @@ func runServe(ctx context.Context, f *serveFlags, logger *slog.Logger) error {
 	coordCfg := coordinator.Config{
 		Clock: clk, Store: store, Topics: topics, Logger: logger,
 		MinSessionTimeout: f.minSession, MaxSessionTimeout: f.maxSession,
+		MaxGroupSize: f.maxGroupSize, MaxGroups: f.maxGroups, MaxMetadataBytes: f.maxMetadataBytes, MaxIDBytes: f.maxIDBytes,
 	}
 	if f.admin != "" {
 		coordCfg.OnRebalance = func(r coordinator.Rebalance) { adm.Rebalanced(r) }
@@ -185,6 +270,8 @@ func runServe(ctx context.Context, f *serveFlags, logger *slog.Logger) error {
 	srvCfg := server.Config{
 		Coordinator: coord, Logger: logger, Advertise: f.advertise,
 		MaxFrameBytes: int32(f.maxFrameBytes), ExpiryInterval: expiry, Topics: cat,
+		MaxConnections: f.maxConnections, IdleTimeout: f.idleTimeout, FrameReadTimeout: f.frameReadTimeout,
+		TLS: f.tls,
 	}
 	if f.admin != "" {
 		adm, err = admin.New(admin.Config{Coordinator: coord, Clock: clk, Logger: logger, Metrics: metrics})
@@ -223,7 +310,11 @@ func runServe(ctx context.Context, f *serveFlags, logger *slog.Logger) error {
 			}
 		})
 	}
-	logger.Info("minibroker ready", "addr", ln.Addr().String(), "data_dir", f.dataDir, "clock", f.clock, "topics", len(topics))
+	if f.tls == nil && plaintextExposed(ln.Addr()) {
+		logger.Warn("listening on a non-loopback address without TLS: commits and group membership travel in the clear; give --tls-cert and --tls-key",
+			"addr", ln.Addr().String())
+	}
+	logger.Info("minibroker ready", "addr", ln.Addr().String(), "data_dir", f.dataDir, "clock", f.clock, "topics", len(topics), "tls", f.tls != nil)
 	err = srv.Serve(ctx, ln)
 	stopAdmin()
 	wg.Wait()

@@ -4,19 +4,32 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/json"
+	"encoding/pem"
 	"io"
+	"math/big"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kmsg"
+	"go.uber.org/goleak"
 
 	"github.com/minibroker/minibroker/protocol"
 )
@@ -41,6 +54,20 @@ func TestServeFlagErrorsExitTwo(t *testing.T) {
 		{"bad advertise", []string{"--advertise", "nohost"}, "--advertise must be HOST:PORT"},
 		{"stray argument", []string{"extra"}, `unexpected argument "extra"`},
 		{"empty data dir", []string{"--data-dir", ""}, "--data-dir must not be empty"},
+		{"too many partitions", []string{"--topic", "orders:100001"}, "at most 100000"},
+		{"zero connections", []string{"--max-connections", "0"}, "--max-connections must be at least 1"},
+		{"zero idle timeout", []string{"--idle-timeout", "0s"}, "--idle-timeout must be positive"},
+		{"negative frame timeout", []string{"--frame-read-timeout", "-1s"}, "--frame-read-timeout must be positive"},
+		{"zero group size", []string{"--max-group-size", "0"}, "--max-group-size must be at least 1"},
+		{"zero groups", []string{"--max-groups", "0"}, "--max-groups must be at least 1"},
+		{"zero metadata", []string{"--max-metadata-bytes", "0"}, "--max-metadata-bytes must be between 1 and 4096"},
+		{"metadata above Kafka's", []string{"--max-metadata-bytes", "4097"}, "--max-metadata-bytes must be between 1 and 4096"},
+		{"zero id bytes", []string{"--max-id-bytes", "0"}, "--max-id-bytes must be between 1 and 32735"},
+		{"id bytes beyond the protocol", []string{"--max-id-bytes", "40000"}, "--max-id-bytes must be between 1 and 32735"},
+		{"cert without key", []string{"--tls-cert", "server.pem"}, "--tls-cert and --tls-key must be given together"},
+		{"key without cert", []string{"--tls-key", "server.key"}, "--tls-cert and --tls-key must be given together"},
+		{"client CA alone", []string{"--tls-client-ca", "ca.pem"}, "--tls-cert and --tls-key must be given together"},
+		{"missing cert file", []string{"--tls-cert", "/nonexistent/server.pem", "--tls-key", "/nonexistent/server.key"}, "--tls-cert /nonexistent/server.pem"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -266,4 +293,276 @@ func TestBinaryTopicsPersistInDataDir(t *testing.T) {
 		topics[*tp.Topic] = len(tp.Partitions)
 	}
 	require.Equal(t, map[string]int{"audit": 2, "invoices": 3}, topics)
+}
+
+// testPKI is a CA and a server certificate for 127.0.0.1 it signed, as
+// PEM files in a temporary directory.
+type testPKI struct {
+	caFile, certFile, keyFile string
+}
+
+func newTestPKI(t *testing.T) testPKI {
+	t.Helper()
+	dir := t.TempDir()
+	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	require.NoError(t, err)
+	caTmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "test CA"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign,
+	}
+	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
+	require.NoError(t, err)
+	ca, err := x509.ParseCertificate(caDER)
+	require.NoError(t, err)
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	require.NoError(t, err)
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: "minibroker"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)}, KeyUsage: x509.KeyUsageDigitalSignature,
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, &key.PublicKey, caKey)
+	require.NoError(t, err)
+	keyDER, err := x509.MarshalPKCS8PrivateKey(key)
+	require.NoError(t, err)
+	p := testPKI{caFile: filepath.Join(dir, "ca.pem"), certFile: filepath.Join(dir, "server.pem"), keyFile: filepath.Join(dir, "server.key")}
+	write := func(path, typ string, der []byte) {
+		require.NoError(t, os.WriteFile(path, pem.EncodeToMemory(&pem.Block{Type: typ, Bytes: der}), 0o600))
+	}
+	write(p.caFile, "CERTIFICATE", caDER)
+	write(p.certFile, "CERTIFICATE", der)
+	write(p.keyFile, "PRIVATE KEY", keyDER)
+	return p
+}
+
+func TestLoadTLS(t *testing.T) {
+	t.Parallel()
+	p := newTestPKI(t)
+	notPEM := filepath.Join(t.TempDir(), "ca.txt")
+	require.NoError(t, os.WriteFile(notPEM, []byte("not a certificate"), 0o600))
+
+	cfg, err := loadTLS("", "", "")
+	require.NoError(t, err)
+	require.Nil(t, cfg, "no flags: plaintext")
+
+	cfg, err = loadTLS(p.certFile, p.keyFile, "")
+	require.NoError(t, err)
+	require.Len(t, cfg.Certificates, 1)
+	require.Equal(t, tls.NoClientCert, cfg.ClientAuth)
+	require.Equal(t, uint16(tls.VersionTLS12), cfg.MinVersion)
+
+	cfg, err = loadTLS(p.certFile, p.keyFile, p.caFile)
+	require.NoError(t, err)
+	require.Equal(t, tls.RequireAndVerifyClientCert, cfg.ClientAuth)
+	require.NotNil(t, cfg.ClientCAs)
+
+	_, err = loadTLS(p.certFile, p.caFile, "")
+	require.ErrorContains(t, err, "--tls-cert "+p.certFile, "a key that is not a key")
+	_, err = loadTLS(p.certFile, p.keyFile, notPEM)
+	require.ErrorContains(t, err, "holds no PEM certificate")
+	_, err = loadTLS(p.certFile, p.keyFile, notPEM+".missing")
+	require.ErrorContains(t, err, "--tls-client-ca")
+
+	for _, args := range [][]string{
+		{"--tls-cert", p.certFile, "--tls-key", p.caFile},
+		{"--tls-cert", p.certFile, "--tls-key", p.keyFile, "--tls-client-ca", notPEM},
+	} {
+		var stdout, stderr bytes.Buffer
+		require.Equal(t, 2, run(context.Background(), append([]string{"serve"}, args...), &stdout, &stderr), "%v", args)
+		require.Contains(t, stderr.String(), "minibroker serve: --tls-")
+	}
+}
+
+func TestPlaintextExposed(t *testing.T) {
+	t.Parallel()
+	tcp := func(ip string) net.Addr { return &net.TCPAddr{IP: net.ParseIP(ip), Port: 9092} }
+	cases := []struct {
+		name string
+		addr net.Addr
+		want bool
+	}{
+		{"IPv4 loopback", tcp("127.0.0.1"), false},
+		{"other IPv4 loopback", tcp("127.1.2.3"), false},
+		{"IPv6 loopback", tcp("::1"), false},
+		{"all IPv4 interfaces", tcp("0.0.0.0"), true},
+		{"all interfaces", tcp("::"), true},
+		{"private address", tcp("10.1.2.3"), true},
+		{"public address", tcp("192.0.2.7"), true},
+		{"not TCP", &net.UnixAddr{Name: "/tmp/sock", Net: "unix"}, true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			require.Equal(t, tc.want, plaintextExposed(tc.addr))
+		})
+	}
+}
+
+// serveInProcess runs "minibroker serve" with args in this process until
+// the returned cancel is called, and waits for its ready line. It returns
+// the bound address, the log so far and the exit code channel.
+func serveInProcess(t *testing.T, args ...string) (addr string, logs *lockedBuffer, cancel context.CancelFunc, code chan int) {
+	t.Helper()
+	logs = &lockedBuffer{}
+	ctx, cancel := context.WithCancel(context.Background())
+	code = make(chan int, 1)
+	go func() { code <- run(ctx, append([]string{"serve"}, args...), io.Discard, logs) }()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if m := readyLine.FindStringSubmatch(logs.String()); m != nil {
+			return m[1], logs, cancel, code
+		}
+		select {
+		case c := <-code:
+			t.Fatalf("serve exited with %d before it was ready:\n%s", c, logs.String())
+		case <-time.After(2 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			cancel()
+			t.Fatalf("no ready line:\n%s", logs.String())
+		}
+	}
+}
+
+// TestServeWarnsWhenPlaintextIsExposed: listening on every interface
+// without TLS logs a warning; loopback, or TLS, does not.
+func TestServeWarnsWhenPlaintextIsExposed(t *testing.T) {
+	t.Parallel()
+	p := newTestPKI(t)
+	const warning = "listening on a non-loopback address without TLS"
+	cases := []struct {
+		name string
+		args []string
+		warn bool
+	}{
+		{"loopback", []string{"--listen", "127.0.0.1:0"}, false},
+		{"all interfaces", []string{"--listen", "0.0.0.0:0"}, true},
+		{"all interfaces with TLS", []string{"--listen", "0.0.0.0:0", "--tls-cert", p.certFile, "--tls-key", p.keyFile}, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			_, logs, cancel, code := serveInProcess(t, append(tc.args, "--data-dir", t.TempDir())...)
+			cancel()
+			require.Equal(t, 0, <-code)
+			require.Equal(t, tc.warn, strings.Contains(logs.String(), warning), logs.String())
+			if tc.warn {
+				require.Contains(t, logs.String(), "level=WARN")
+			}
+		})
+	}
+}
+
+// TestServeShutdownUnderLoad is SIGTERM's path in process (main cancels
+// the context that serve runs under) while 100 clients commit: serve
+// exits 0 within 5 s, every commit acknowledged with NONE before that is
+// in offsets.json, and no goroutine is left behind (goleak). Not
+// parallel: goleak watches the whole process.
+func TestServeShutdownUnderLoad(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	const clients = 100
+	dir := t.TempDir()
+	addr, logs, cancel, code := serveInProcess(t, "--data-dir", dir, "--topic", "storm:"+strconv.Itoa(clients))
+	defer cancel()
+
+	acked := make([]atomic.Int64, clients) // highest offset acknowledged with NONE, per partition
+	var started, wg sync.WaitGroup
+	started.Add(clients)
+	for p := range clients {
+		wg.Go(func() {
+			ctx, stop := context.WithTimeout(context.Background(), 20*time.Second)
+			defer stop()
+			c, err := protocol.Dial(ctx, addr, "storm")
+			started.Done()
+			if err != nil {
+				t.Errorf("dial: %v", err)
+				return
+			}
+			defer c.Close()
+			for offset := int64(1); ; offset++ {
+				req := kmsg.NewPtrOffsetCommitRequest()
+				req.SetVersion(9)
+				req.Group, req.Generation = "storm", -1
+				req.Topics = []kmsg.OffsetCommitRequestTopic{{Topic: "storm", Partitions: []kmsg.OffsetCommitRequestTopicPartition{
+					{Partition: int32(p), Offset: offset, LeaderEpoch: -1},
+				}}}
+				resp, err := c.Request(ctx, req)
+				if err != nil {
+					return // the broker closed the connection: shutdown
+				}
+				if ec := resp.(*kmsg.OffsetCommitResponse).Topics[0].Partitions[0].ErrorCode; ec != 0 {
+					t.Errorf("partition %d offset %d: error %d", p, offset, ec)
+					return
+				}
+				acked[p].Store(offset)
+			}
+		})
+	}
+	started.Wait()
+	// Let the storm run until every client has had commits acknowledged
+	// and 20 per client have been in all.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		total, idle := int64(0), 0
+		for p := range clients {
+			n := acked[p].Load()
+			total += n
+			if n == 0 {
+				idle++
+			}
+		}
+		if idle == 0 && total >= 20*clients {
+			break
+		}
+		require.True(t, time.Now().Before(deadline), "only %d commits acknowledged, %d clients none", total, idle)
+		time.Sleep(time.Millisecond)
+	}
+	start := time.Now()
+	cancel()
+	select {
+	case c := <-code:
+		require.Equal(t, 0, c, logs.String())
+	case <-time.After(5 * time.Second):
+		t.Fatalf("serve did not exit within 5 s of the signal:\n%s", logs.String())
+	}
+	t.Logf("serve exited %v after the signal", time.Since(start).Round(time.Millisecond))
+	wg.Wait()
+	require.Contains(t, logs.String(), "minibroker stopped")
+
+	onDisk := readOffsetsFile(t, filepath.Join(dir, "offsets.json"))["storm"]
+	total := int64(0)
+	for p := range clients {
+		want := acked[p].Load()
+		total += want
+		require.GreaterOrEqual(t, onDisk[int32(p)], want, "partition %d: acknowledged offset lost", p)
+	}
+	t.Logf("%d commits acknowledged before the signal, all on disk", total)
+}
+
+// readOffsetsFile parses offsets.json in the chapter's format into group
+// -> partition -> offset. Every topic here is "storm".
+func readOffsetsFile(t *testing.T, path string) map[string]map[int32]int64 {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	var file struct {
+		Version int `json:"version"`
+		Groups  map[string][]struct {
+			Topic     string `json:"topic"`
+			Partition int32  `json:"partition"`
+			Offset    int64  `json:"offset"`
+		} `json:"groups"`
+	}
+	require.NoError(t, json.Unmarshal(data, &file), "offsets.json is valid JSON")
+	require.Equal(t, 1, file.Version)
+	out := map[string]map[int32]int64{}
+	for g, entries := range file.Groups {
+		out[g] = map[int32]int64{}
+		for _, e := range entries {
+			out[g][e.Partition] = e.Offset
+		}
+	}
+	return out
 }
