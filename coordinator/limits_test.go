@@ -146,7 +146,7 @@ func TestIDLimits(t *testing.T) {
 		return func(f *fixture) error { return f.c.Heartbeat(group, member, 1) }
 	}
 	sync := func(group, member string) func(*fixture) error {
-		return func(f *fixture) error { _, err := f.c.Sync(group, member, 1); return err }
+		return func(f *fixture) error { _, err := f.c.Sync(group, member, 1, ""); return err }
 	}
 	commit := func(group, member string) func(*fixture) error {
 		return func(f *fixture) error { return f.c.Commit(group, member, 1, entries("orders-0")) }

@@ -28,7 +28,11 @@ func (c *Coordinator) Assignment(group, memberID string) (int32, []assignor.Topi
 // the refresh with a generation check; the leader's plan plays no part,
 // because the coordinator already assigned every partition at join. Ids
 // are checked first, as for Heartbeat.
-func (c *Coordinator) Sync(group, memberID string, generation int32) ([]assignor.TopicPartition, error) {
+//
+// protocol, when not empty, is the protocol name a SyncGroup v5 names; it
+// must be the group's (ErrInconsistentGroupProtocol), checked after the
+// generation as Kafka's GroupMetadataManager.validateSyncGroup does.
+func (c *Coordinator) Sync(group, memberID string, generation int32, protocol string) ([]assignor.TopicPartition, error) {
 	if err := c.checkIDs(group, memberID); err != nil {
 		return nil, err
 	}
@@ -40,6 +44,9 @@ func (c *Coordinator) Sync(group, memberID string, generation int32) ([]assignor
 	}
 	if generation != g.generation {
 		return nil, fmt.Errorf("%w: %d, group %q is at %d", ErrIllegalGeneration, generation, group, g.generation)
+	}
+	if protocol != "" && protocol != g.protocol {
+		return nil, fmt.Errorf("%w: protocol %q, group %q uses %q", ErrInconsistentGroupProtocol, protocol, group, g.protocol)
 	}
 	if g.state != Stable {
 		return nil, fmt.Errorf("%w: group %q is %s", ErrRebalanceInProgress, group, g.state)

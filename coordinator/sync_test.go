@@ -46,7 +46,7 @@ func TestAssignmentRefreshNotStableIsRebalanceInProgress(t *testing.T) {
 	f.c.mu.Unlock()
 	_, _, err := f.c.Assignment("g", "a")
 	require.ErrorIs(t, err, ErrRebalanceInProgress)
-	_, err = f.c.Sync("g", "a", 1)
+	_, err = f.c.Sync("g", "a", 1, "")
 	require.ErrorIs(t, err, ErrRebalanceInProgress)
 }
 
@@ -56,14 +56,31 @@ func TestSyncChecksMemberThenGeneration(t *testing.T) {
 	f.join("g", "a", "orders")
 	f.join("g", "b", "orders")
 
-	parts, err := f.c.Sync("g", "a", 2)
+	parts, err := f.c.Sync("g", "a", 2, "")
 	require.NoError(t, err)
 	require.Equal(t, []string{"orders-0", "orders-2"}, names(parts))
 
-	_, err = f.c.Sync("g", "a", 1)
+	_, err = f.c.Sync("g", "a", 1, "")
 	require.ErrorIs(t, err, ErrIllegalGeneration)
-	_, err = f.c.Sync("g", "ghost", 1)
+	_, err = f.c.Sync("g", "ghost", 1, "")
 	require.ErrorIs(t, err, ErrUnknownMemberID, "membership before generation")
-	_, err = f.c.Sync("nogroup", "a", 2)
+	_, err = f.c.Sync("nogroup", "a", 2, "")
 	require.ErrorIs(t, err, ErrUnknownMemberID)
+}
+
+func TestSyncChecksProtocolAfterGeneration(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	req := wireJoin("g", "a", roundrobin("orders"))
+	req.WireRules, req.RequireMemberID = false, false
+	_, err := f.c.Join(req)
+	require.NoError(t, err)
+
+	_, err = f.c.Sync("g", "a", 1, "range")
+	require.ErrorIs(t, err, ErrInconsistentGroupProtocol)
+	_, err = f.c.Sync("g", "a", 0, "range")
+	require.ErrorIs(t, err, ErrIllegalGeneration, "generation first")
+	parts, err := f.c.Sync("g", "a", 1, "roundrobin")
+	require.NoError(t, err)
+	require.Len(t, parts, 4)
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -95,23 +96,33 @@ func TestWireSyncGroupErrors(t *testing.T) {
 	}
 }
 
-// TestWireSyncGroupEchoesRequestProtocol: SyncGroup v5 echoes the protocol
-// type and name the client sent, even when they differ from the group's
-// choice; Kafka answers INCONSISTENT_GROUP_PROTOCOL then.
-func TestWireSyncGroupEchoesRequestProtocol(t *testing.T) {
+// TestWireSyncGroupChecksProtocol: SyncGroup v5's protocol type and name,
+// when given, must be the group's (INCONSISTENT_GROUP_PROTOCOL otherwise,
+// as Kafka); they are echoed back, and null stays null.
+func TestWireSyncGroupChecksProtocol(t *testing.T) {
 	t.Parallel()
 	b := startBroker(t, brokerOptions{})
 	c := b.dial(t, "c")
 	m := join(t, c, "g", "orders")
+
 	req := syncRequest(5, "g", m.MemberID, m.Generation)
 	req.ProtocolType, req.Protocol = ptrTo("consumer"), ptrTo("range")
 	resp := do[*kmsg.SyncGroupResponse](t, c, req)
+	assert.Equal(t, kerr.InconsistentGroupProtocol.Code, resp.ErrorCode, "the group chose roundrobin")
+	assert.Empty(t, resp.MemberAssignment)
+
+	req.ProtocolType, req.Protocol = ptrTo("connect"), ptrTo("roundrobin")
+	resp = do[*kmsg.SyncGroupResponse](t, c, req)
+	assert.Equal(t, kerr.InconsistentGroupProtocol.Code, resp.ErrorCode)
+
+	req.ProtocolType = ptrTo("consumer")
+	resp = do[*kmsg.SyncGroupResponse](t, c, req)
 	assert.Equal(t, codeNone, resp.ErrorCode)
-	require.NotNil(t, resp.Protocol)
-	assert.Equal(t, "range", *resp.Protocol, "the group chose roundrobin")
+	assert.Equal(t, ptrTo("roundrobin"), resp.Protocol)
 	assert.Equal(t, []string{"orders-0", "orders-1", "orders-2", "orders-3"}, decodeAssignment(t, resp.MemberAssignment))
 
 	resp = do[*kmsg.SyncGroupResponse](t, c, syncRequest(5, "g", m.MemberID, m.Generation))
+	assert.Equal(t, codeNone, resp.ErrorCode)
 	assert.Nil(t, resp.ProtocolType, "null in, null out")
 	assert.Nil(t, resp.Protocol)
 }

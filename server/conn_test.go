@@ -282,8 +282,10 @@ func TestIdleConnectionIsClosed(t *testing.T) {
 	e := newEnvWith(t, envOptions{config: func(cfg *Config) { cfg.IdleTimeout = idle }})
 	addr := e.serve()
 	quiet := dial(t, addr, "quiet")
-	roundTrip[*kmsg.ApiVersionsResponse](t, quiet, apiVersionsRequest(3))
+	// Taken before the last request: the server starts the idle wait after
+	// answering it, so the close can come no sooner than idle after this.
 	quietSince := time.Now()
+	roundTrip[*kmsg.ApiVersionsResponse](t, quiet, apiVersionsRequest(3))
 	busy := dial(t, addr, "busy")
 
 	closed := make(chan time.Time, 1)

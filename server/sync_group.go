@@ -6,25 +6,36 @@ package server
 // at join, and each member gets its own share, encoded as a
 // ConsumerMemberAssignment (never zero bytes, even when it holds no
 // partition, so clients never mistake it for "no assignment yet"). The ids
-// are checked first, as for Heartbeat. v3 adds
-// instance ids (ignored); v4 is flexible; v5 echoes the protocol type and
-// name the client sent.
+// are checked first, as for Heartbeat. v3 adds instance ids (ignored); v4
+// is flexible; v5 names the protocol type and name, which must be the
+// group's when given (INCONSISTENT_GROUP_PROTOCOL, as Kafka), and are
+// echoed back (null stays null; Kafka fills in the group's).
 
 import (
+	"fmt"
+
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/minibroker/minibroker/assignor"
+	"github.com/minibroker/minibroker/coordinator"
 )
 
 func (s *Server) handleSyncGroup(r *request, req *kmsg.SyncGroupRequest) kmsg.Response {
 	resp := req.ResponseKind().(*kmsg.SyncGroupResponse)
-	parts, err := s.coord.Sync(req.Group, req.MemberID, req.Generation)
+	protocol := ""
+	if req.Protocol != nil {
+		protocol = *req.Protocol
+	}
+	parts, err := s.coord.Sync(req.Group, req.MemberID, req.Generation, protocol)
+	if err == nil && req.ProtocolType != nil && *req.ProtocolType != coordinator.ConsumerProtocolType {
+		err = fmt.Errorf("%w: protocol type %q", coordinator.ErrInconsistentGroupProtocol, *req.ProtocolType)
+	}
 	if err != nil {
 		resp.ErrorCode = s.code(err)
 		s.fenced(r.logger, kmsg.SyncGroup, req.Group, req.MemberID, req.Generation, resp.ErrorCode)
 		return resp
 	}
-	resp.ProtocolType, resp.Protocol = req.ProtocolType, req.Protocol
+	resp.ProtocolType, resp.Protocol = req.ProtocolType, req.Protocol // checked equal to the group's
 	resp.MemberAssignment = encodeAssignment(parts)
 	return resp
 }

@@ -89,7 +89,7 @@ func Scenarios() []Scenario {
 		},
 		{
 			Name: "sync-wrong-protocol", Row: "sync-group", Run: syncWrongProtocol,
-			Minibroker: "NONE",
+			Minibroker: "INCONSISTENT_GROUP_PROTOCOL",
 			Kfake:      "INCONSISTENT_GROUP_PROTOCOL",
 		},
 		{
