@@ -58,3 +58,13 @@ func TestMemberIDsSortInJoinOrder(t *testing.T) {
 	require.Equal(t, "kgo-000012", ids[11])
 	require.IsIncreasing(t, ids)
 }
+
+func TestContractClockNames(t *testing.T) {
+	t.Parallel()
+	var _ Clock = SystemClock{}
+	m := NewManualClock(time.UnixMilli(5))
+	var _ Clock = m
+	_, err := m.Advance(-time.Millisecond)
+	require.ErrorIs(t, err, clock.ErrBackwards)
+	require.Equal(t, int64(5), m.Now().UnixMilli())
+}
