@@ -181,7 +181,9 @@ func (s *Server) handleFrame(ctx context.Context, logger *slog.Logger, host stri
 	if h.ClientID != nil {
 		r.clientID = *h.ClientID
 	}
-	logger.Debug("request", "api", kmsg.NameForKey(h.APIKey), "version", h.APIVersion, "corr", h.CorrelationID)
+	if logger.Enabled(ctx, slog.LevelDebug) { // spare the hot path the boxing of the attributes
+		logger.Debug("request", "api", kmsg.NameForKey(h.APIKey), "version", h.APIVersion, "corr", h.CorrelationID)
+	}
 	return s.handlers[kmsg.Key(h.APIKey)](s, r, req), h.CorrelationID, nil
 }
 
