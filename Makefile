@@ -43,8 +43,19 @@ run:
 build:
 	$(GO) build -o bin/minibroker ./cmd/minibroker
 
-bench:
+## bench: the Go benchmarks (assignor, coordinator, offsets store, ...), then
+## the load generator: every scenario against minibroker, kfake, kfake with
+## fsync and the floor server, as child processes; one table on stdout and in
+## $(BENCH_OUT) (docs/performance.md explains it). BENCH_FLAGS adds
+## "minibench run" flags, e.g. BENCH_FLAGS='-only hb -rounds 5'.
+BENCH_OUT   ?= .cache/bench/report.md
+BENCH_FLAGS ?=
+bench: build
+	@mkdir -p .cache/bench
 	$(GO) test -run '^$$' -bench . -benchmem ./...
+	$(GO) build -o .cache/bench/minibench ./cmd/minibench
+	@echo "load average: $$(cut -d' ' -f1-3 /proc/loadavg)"
+	.cache/bench/minibench run -minibroker bin/minibroker -work-dir .cache/bench -out $(BENCH_OUT) $(BENCH_FLAGS)
 
 ## fuzz: run every fuzz target for FUZZTIME (make fuzz FUZZTIME=60s).
 fuzz:

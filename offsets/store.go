@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
+	"slices"
 	"sync"
 	"time"
 	"unicode/utf8"
@@ -61,16 +63,19 @@ type Stats struct {
 // Store holds committed offsets in memory and, when file-backed, in
 // offsets.json plus an append-only journal. It is safe for concurrent use.
 //
-// Group commit: Enqueue appends a commit to queue under mu. The first
-// waiter that finds no writer running becomes the writer: it takes the
-// whole queue, writes it as one journal record with one write and one
-// fsync, applies it to committed, and wakes the others, whose commits are
-// then done or who become the next writer. mu is never held across I/O.
+// Group commit: Enqueue adds a commit to the open batch under mu. A
+// waiter wakes the writer goroutine (owned by the Store, started by the
+// first wait, stopped by Close), which takes the open batch, writes it as
+// one journal record with one write and one fsync, applies it to
+// committed, and closes the batch's done channel: exactly the batch's
+// waiters wake. Meanwhile new commits gather in the next open batch. mu is
+// never held across I/O. A memory-only store has no writer: a waiter
+// applies the open batch itself.
 //
-// The writer-owned fields are used only by the goroutine that set writing,
-// or by Close once no writer can run again; writing hands them over under
-// mu. The compactor goroutine touches only files that no writer appends to
-// any more, and the fields guarded by mu.
+// The writer-owned fields are used only by whoever set writing (the writer
+// goroutine, or Close once the writer stopped); writing hands them over
+// under mu. The compactor goroutine touches only files that no writer
+// appends to any more, and the fields guarded by mu.
 type Store struct {
 	path         string // offsets.json; "" for a memory-only store
 	dir          string
@@ -79,10 +84,10 @@ type Store struct {
 	observeSync  func(time.Duration)
 
 	mu            sync.Mutex
-	idle          sync.Cond // L is &mu; broadcast when a writer finishes
+	idle          sync.Cond // L is &mu; broadcast when writing turns false
 	committed     table     // guarded by mu; exactly what the files hold
-	queue         []*pending
-	writing       bool      // a writer holds the writer-owned fields
+	open          *batch    // commits enqueued and not yet taken by the writer
+	writing       bool      // someone holds the writer-owned fields
 	closed        bool      // no new commits
 	sealed        []segment // segments no longer appended to, not folded yet, in order
 	snapshotBytes int64
@@ -103,17 +108,29 @@ type Store struct {
 	// only by tests, before the first commit.
 	inlineCompact bool
 
+	// Writer goroutine lifecycle: started by the first wait.
+	writerOnce sync.Once
+	wake       chan struct{} // capacity 1: a batch waits for the writer
+	writerStop chan struct{}
+	writerDone chan struct{}
+
 	// Compactor lifecycle: created by the first writer that needs it.
 	kick chan struct{}
 	stop chan struct{}
 	done chan struct{}
 }
 
-// pending is one enqueued commit. done and err are guarded by Store.mu.
+// pending is one enqueued commit.
 type pending struct {
 	group   string
 	entries []Entry
-	done    bool
+}
+
+// batch is the commits that share one journal record. err is written
+// before done is closed and read after.
+type batch struct {
+	commits []*pending
+	done    chan struct{}
 	err     error
 }
 
@@ -227,9 +244,14 @@ func (s *Store) Enqueue(group string, entries []Entry) (wait func() error) {
 		s.mu.Unlock()
 		return func() error { return nil }
 	}
-	s.queue = append(s.queue, p)
+	b := s.open
+	if b == nil {
+		b = &batch{done: make(chan struct{})}
+		s.open = b
+	}
+	b.commits = append(b.commits, p)
 	s.mu.Unlock()
-	return func() error { return s.wait(p) }
+	return func() error { return s.wait(b) }
 }
 
 // Commit enqueues entries and waits until they are durable.
@@ -237,49 +259,113 @@ func (s *Store) Commit(group string, entries []Entry) error {
 	return s.Enqueue(group, entries)()
 }
 
-// wait returns once p is durable or failed, becoming the writer for the
-// queued batch whenever no writer is running (group commit).
-func (s *Store) wait(p *pending) error {
-	s.mu.Lock()
-	for !p.done {
-		if s.writing {
-			s.idle.Wait()
-			continue
-		}
-		s.writing = true
-		batch := s.queue
-		s.queue = nil
-		s.mu.Unlock()
-		s.writeBatch(batch)
-		s.mu.Lock()
-		s.writing = false
-		s.idle.Broadcast()
+// wait returns once b is durable or failed. Nothing is written until
+// someone waits, so commits enqueued together share a record.
+func (s *Store) wait(b *batch) error {
+	select {
+	case <-b.done:
+		return b.err
+	default:
 	}
-	err := p.err
-	s.mu.Unlock()
-	return err
+	if s.path == "" {
+		s.applyMemory()
+		<-b.done
+		return b.err
+	}
+	s.writerOnce.Do(func() {
+		s.wake, s.writerStop, s.writerDone = make(chan struct{}, 1), make(chan struct{}), make(chan struct{})
+		go s.writeLoop()
+	})
+	select {
+	case s.wake <- struct{}{}:
+	default: // the writer is awake already
+	}
+	<-b.done
+	return b.err
 }
 
-// writeBatch makes batch durable as one journal record, then applies it.
-// On failure nothing of it is applied and every commit in it gets the
-// error. Called by the writer.
-func (s *Store) writeBatch(batch []*pending) {
-	var err error
-	if s.path != "" {
-		err = s.append(batch)
+// applyMemory applies the open batch of a memory-only store.
+func (s *Store) applyMemory() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if b := s.open; b != nil {
+		s.open = nil
+		for _, p := range b.commits {
+			s.committed.apply(p.group, p.entries)
+		}
+		s.stats.Commits += int64(len(b.commits))
+		close(b.done)
 	}
+}
+
+// writeLoop is the writer goroutine: each time it is woken it writes
+// every open batch, one after the other, until none is left.
+func (s *Store) writeLoop() {
+	defer close(s.writerDone)
+	for {
+		select {
+		case <-s.writerStop:
+			return
+		case <-s.wake:
+		}
+		for {
+			s.gather()
+			s.mu.Lock()
+			for s.writing { // a test or Close holds the writer's role
+				s.idle.Wait()
+			}
+			b := s.open
+			s.open = nil
+			s.writing = b != nil
+			s.mu.Unlock()
+			if b == nil {
+				break
+			}
+			s.writeBatch(b)
+			s.mu.Lock()
+			s.writing = false
+			s.idle.Broadcast()
+			s.mu.Unlock()
+		}
+	}
+}
+
+// gather yields the processor while the open batch keeps growing, a few
+// times at most: request goroutines that are already runnable get to add
+// their commits before the batch is taken.
+func (s *Store) gather() {
+	n := -1
+	for range 4 {
+		s.mu.Lock()
+		m := 0
+		if s.open != nil {
+			m = len(s.open.commits)
+		}
+		s.mu.Unlock()
+		if m == n {
+			return
+		}
+		n = m
+		runtime.Gosched()
+	}
+}
+
+// writeBatch makes b durable as one journal record, then applies it and
+// closes b.done. On failure nothing of it is applied and every commit in
+// it gets the error. Called by the writer.
+func (s *Store) writeBatch(b *batch) {
+	err := s.append(b.commits)
 	s.mu.Lock()
 	if err == nil {
-		for _, b := range batch {
-			s.committed.apply(b.group, b.entries)
+		for _, p := range b.commits {
+			s.committed.apply(p.group, p.entries)
 		}
-		s.stats.Commits += int64(len(batch))
-	}
-	for _, b := range batch {
-		b.done, b.err = true, err
+		s.stats.Commits += int64(len(b.commits))
 	}
 	s.mu.Unlock()
-	if err == nil && s.path != "" {
+	b.err = err
+	close(b.done)
+	if err == nil {
 		s.maybeCompact()
 	}
 }
@@ -288,11 +374,19 @@ func (s *Store) writeBatch(batch []*pending) {
 // partition; nil when the group has none.
 func (s *Store) Committed(group string) []Entry {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	if len(s.committed[group]) == 0 {
+	g := s.committed[group]
+	if len(g) == 0 {
+		s.mu.Unlock()
 		return nil
 	}
-	return s.committed.sorted(group)
+	out := make([]Entry, 0, len(g))
+	for _, e := range g {
+		out = append(out, e)
+	}
+	s.mu.Unlock()
+	// Sort outside the lock: commits of a large group need not wait for it.
+	slices.SortFunc(out, compareEntries)
+	return out
 }
 
 // Lookup returns the committed offset of one partition.
@@ -328,25 +422,27 @@ func (s *Store) Close() error {
 		return nil
 	}
 	s.closed = true
-	var last *pending
-	if n := len(s.queue); n > 0 {
-		last = s.queue[n-1]
-	}
+	last := s.open
 	s.mu.Unlock()
 	var err error
 	if last != nil {
 		err = s.wait(last)
 	}
-	// A writer may hold the whole queue mid-write: wait for it. Once it
-	// is done nobody can become the writer again, so the writer-owned
-	// fields are ours.
+	if s.path == "" {
+		return err
+	}
+	// The writer may hold a batch mid-write: wait for it. Nothing can be
+	// enqueued any more, so once it is done the writer stays idle, and
+	// after it stopped the writer-owned fields are ours.
 	s.mu.Lock()
 	for s.writing {
 		s.idle.Wait()
 	}
 	s.mu.Unlock()
-	if s.path == "" {
-		return err
+	s.writerOnce.Do(func() {}) // orders us after a start of the writer; no start after this
+	if s.writerStop != nil {
+		close(s.writerStop)
+		<-s.writerDone
 	}
 	if s.stop != nil {
 		close(s.stop)

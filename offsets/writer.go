@@ -30,11 +30,14 @@ func (s *Store) append(batch []*pending) error {
 	if cap(s.buf) > 1<<20 {
 		defer func() { s.buf = nil }() // do not pin one huge batch's buffer
 	}
-	start := time.Now()
+	var start time.Time
+	if s.observeSync != nil {
+		start = time.Now()
+	}
 	if _, err := s.active.Write(s.buf); err != nil {
 		return fmt.Errorf("%w: %w", ErrStorage, s.rewind(fmt.Errorf("write %s: %w", s.activeSeg.path, err)))
 	}
-	if err := s.active.Sync(); err != nil {
+	if err := syncData(s.active); err != nil {
 		return fmt.Errorf("%w: %w", ErrStorage, s.rewind(fmt.Errorf("fsync %s: %w", s.activeSeg.path, err)))
 	}
 	if s.observeSync != nil {

@@ -1,0 +1,66 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// TestMain lets the test binary stand in for minibench when "minibench
+// run" starts its serve-floor and serve-kfake children: they run
+// os.Executable() with those arguments.
+func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && strings.HasPrefix(os.Args[1], "serve-") {
+		ctx, stop := signalContext()
+		defer stop()
+		os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))
+	}
+	os.Exit(m.Run())
+}
+
+// TestRunQuick runs a short "minibench run" of a few scenarios against
+// every server, minibroker built from source: it must exit 0 (no failure,
+// no unexpected error code) and print the table and the targets. Churn and
+// the other scenario kinds run in internal/loadgen's tests.
+func TestRunQuick(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds minibroker and starts servers")
+	}
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "minibroker")
+	build := exec.Command("go", "build", "-o", bin, "github.com/minibroker/minibroker/cmd/minibroker")
+	out, err := build.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+
+	var stdout, stderr bytes.Buffer
+	report := filepath.Join(dir, "report.md")
+	code := run(context.Background(), []string{"run", "-minibroker", bin, "-work-dir", filepath.Join(dir, "work"), "-out", report,
+		"-duration", "150ms", "-warmup", "50ms", "-rounds", "2", "-scale", "0.001", "-in-process=false",
+		"-only", "^(hb-c4|hb-pipe8-c4|commit-c4|stored-.*|members-100k)$"}, &stdout, &stderr)
+	require.Equal(t, 0, code, "stderr:\n%s\nstdout:\n%s", stderr.String(), stdout.String())
+	table := stdout.String()
+	for _, want := range []string{"| **hb-c4** | minibroker |", "| kfake |", "| kfake-fsync |", "| floor |", "**stored-1k**", "**members-100k**", "Targets:"} {
+		require.Contains(t, table, want)
+	}
+	require.NotContains(t, table, "ERROR")
+	saved, err := os.ReadFile(report)
+	require.NoError(t, err)
+	require.Equal(t, table, string(saved), "the report file holds the printed table")
+}
+
+func TestRunFlags(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	require.Equal(t, 2, run(context.Background(), nil, &stdout, &stderr))
+	require.Equal(t, 2, run(context.Background(), []string{"nope"}, &stdout, &stderr))
+	require.Equal(t, 2, run(context.Background(), []string{"run", "-servers", "nope"}, &stdout, &stderr))
+	require.Contains(t, stderr.String(), `unknown server "nope"`)
+	require.Equal(t, 2, run(context.Background(), []string{"run", "-rounds", "0"}, &stdout, &stderr))
+	require.Equal(t, 1, run(context.Background(), []string{"run", "-minibroker", filepath.Join(t.TempDir(), "missing")}, &stdout, &stderr))
+	require.Contains(t, stderr.String(), "make build")
+}
