@@ -176,7 +176,7 @@ func evaluateTargets(outcomes []*outcome, inproc *inProcessResults) []target {
 		}
 		x := mb.MedianRate() / o.MedianRate()
 		out = append(out, target{name: name, run: true, ok: x >= min,
-			measured: fmt.Sprintf("%.2f× (%s vs %s ops/s)", x, fmtCount(mb.MedianRate()), fmtCount(o.MedianRate()))})
+			measured: fmt.Sprintf("%.3f× (%s vs %s ops/s)", x, fmtCount(mb.MedianRate()), fmtCount(o.MedianRate()))})
 	}
 	ratio("heartbeats/s ≥ 0.8× floor, 4 conns", "hb-c4", serverFloor, 0.8)
 	ratio("heartbeats/s ≥ 0.8× floor, 64 conns", "hb-c64", serverFloor, 0.8)
@@ -191,7 +191,7 @@ func evaluateTargets(outcomes []*outcome, inproc *inProcessResults) []target {
 		}
 		x := float64(mb.CPUPerOp()) / float64(fl.CPUPerOp())
 		out = append(out, target{name: name, run: true, ok: x <= 1.3,
-			measured: fmt.Sprintf("%.2f× (%s vs %s)", x, fmtDur(mb.CPUPerOp()), fmtDur(fl.CPUPerOp()))})
+			measured: fmt.Sprintf("%.3f× (%s vs %s)", x, fmtDur(mb.CPUPerOp()), fmtDur(fl.CPUPerOp()))})
 	}
 	ratio("durable commits/s ≥ 0.5× floor's commit rate, 64 conns", "commit-c64", serverFloor, 0.5)
 	if mb, kf := get("commit-c64", serverMinibroker), get("commit-c64", serverKfakeFsync); mb != nil && kf != nil && kf.MedianRate() > 0 {
