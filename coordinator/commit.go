@@ -146,3 +146,9 @@ func (c *Coordinator) validateEntries(entries []offsets.Entry) error {
 func (c *Coordinator) Committed(group string) []offsets.Entry {
 	return c.store.Committed(group)
 }
+
+// CommittedOffset returns one partition's committed offset, without
+// copying the rest of the group's (OffsetFetch of named partitions).
+func (c *Coordinator) CommittedOffset(group, topic string, partition int32) (offsets.Entry, bool) {
+	return c.store.Lookup(group, topic, partition)
+}

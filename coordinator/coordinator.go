@@ -20,6 +20,8 @@ type OffsetStore interface {
 	Enqueue(group string, entries []offsets.Entry) (wait func() error)
 	// Committed returns a group's committed offsets, sorted.
 	Committed(group string) []offsets.Entry
+	// Lookup returns one partition's committed offset.
+	Lookup(group, topic string, partition int32) (offsets.Entry, bool)
 	// Groups returns the sorted names of groups with committed offsets.
 	Groups() []string
 }
@@ -138,6 +140,12 @@ type Coordinator struct {
 	known  map[string]struct{}
 	topics map[string]int32 // guarded by mu; topics are never deleted
 	seq    uint64           // guarded by mu; the last member id sequence
+	// expireFloor is a lower bound on every member's and pending id's
+	// deadline, so Expire can return at once until the clock passes it
+	// instead of visiting every member on every tick. Guarded by mu;
+	// lowered wherever a deadline is set earlier than it, recomputed by
+	// every full scan. Heartbeats only move deadlines later.
+	expireFloor time.Time
 }
 
 // New returns a Coordinator with no groups.

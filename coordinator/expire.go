@@ -3,6 +3,7 @@ package coordinator
 import (
 	"cmp"
 	"slices"
+	"time"
 )
 
 // Expired names one member removed by Expire.
@@ -20,12 +21,19 @@ type Expired struct {
 func (c *Coordinator) Expire() []Expired {
 	c.mu.Lock()
 	now := c.clock.Now()
+	if !now.After(c.expireFloor) {
+		c.mu.Unlock()
+		return nil // every deadline is at or after the floor: nobody is past it
+	}
 	var expired []Expired
 	var rs []Rebalance
+	floor := time.Unix(1<<40, 0) // far future: the floor when no deadline is pending
 	for _, g := range c.groups {
 		for id, deadline := range g.pending {
 			if now.After(deadline) {
 				delete(g.pending, id)
+			} else if deadline.Before(floor) {
+				floor = deadline
 			}
 		}
 		lost := false
@@ -34,12 +42,15 @@ func (c *Coordinator) Expire() []Expired {
 				delete(g.members, id)
 				expired = append(expired, Expired{Group: g.id, MemberID: id})
 				lost = true
+			} else if m.deadline.Before(floor) {
+				floor = m.deadline
 			}
 		}
 		if lost {
 			rs = append(rs, c.rebalance(g))
 		}
 	}
+	c.expireFloor = floor
 	c.mu.Unlock()
 	slices.SortFunc(rs, func(a, b Rebalance) int { return cmp.Compare(a.Group, b.Group) })
 	c.report(rs...)
@@ -50,4 +61,12 @@ func (c *Coordinator) Expire() []Expired {
 		return cmp.Compare(a.MemberID, b.MemberID)
 	})
 	return expired
+}
+
+// lowerExpireFloor keeps expireFloor at or below deadline. Called with mu
+// held wherever a deadline is set.
+func (c *Coordinator) lowerExpireFloor(deadline time.Time) {
+	if deadline.Before(c.expireFloor) {
+		c.expireFloor = deadline
+	}
 }

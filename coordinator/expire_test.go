@@ -63,3 +63,28 @@ func TestNothingExpiresOutsideTheExpiryStep(t *testing.T) {
 	v, _ := f.c.Describe("g")
 	require.Len(t, v.Members, 2)
 }
+
+// TestExpireSkipsScansUntilTheEarliestDeadline checks the expiry floor: a
+// join or a pending id with an earlier deadline than any before it is
+// still expired on time, and a heartbeat that moves a deadline later
+// never hides an earlier one.
+func TestExpireSkipsScansUntilTheEarliestDeadline(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	f.joinSession("g", "slow", 1000*defaultMilli, "orders")
+	require.Empty(t, f.c.Expire()) // floor: 1000 ms
+	f.advance(10)
+	f.joinSession("g", "fast", 50*defaultMilli, "orders") // deadline 60 ms, below the floor
+	f.advance(51)
+	require.Equal(t, []Expired{{Group: "g", MemberID: "fast"}}, f.c.Expire())
+
+	res, err := f.c.Join(wireJoin("g", "", roundrobin("orders")))
+	require.ErrorIs(t, err, ErrMemberIDRequired)
+	require.NoError(t, f.c.Heartbeat("g", "slow", 3)) // slow: 61 + 1000
+	f.advance(1000)                                   // 1061: the pending id (61 + 1000 = 1061) is not past yet
+	require.Empty(t, f.c.Expire())
+	f.advance(1)
+	require.Equal(t, []Expired{{Group: "g", MemberID: "slow"}}, f.c.Expire())
+	_, err = f.c.Join(wireJoin("g", res.MemberID, roundrobin("orders")))
+	require.ErrorIs(t, err, ErrUnknownMemberID, "the pending id expired in the same step")
+}

@@ -1,6 +1,8 @@
 package coordinator
 
 import (
+	"context"
+	"log/slog"
 	"slices"
 	"strings"
 	"time"
@@ -141,7 +143,7 @@ func (c *Coordinator) rebalance(g *group) Rebalance {
 		subs[id] = m.subscription(g.protocol)
 	}
 	g.assignment = assignor.RoundRobin(subs, c.topics)
-	g.owner = make(map[assignor.TopicPartition]string)
+	g.owner = make(map[assignor.TopicPartition]string, len(g.owner))
 	for id, parts := range g.assignment {
 		for _, tp := range parts {
 			g.owner[tp] = id
@@ -154,9 +156,12 @@ func (c *Coordinator) rebalance(g *group) Rebalance {
 // report logs rebalances and hands them to the observer. Called without
 // Coordinator.mu held.
 func (c *Coordinator) report(rs ...Rebalance) {
+	logging := c.logger.Enabled(context.Background(), slog.LevelInfo)
 	for _, r := range rs {
-		c.logger.Info("rebalance complete", "group", r.Group, "generation", r.Generation,
-			"state", r.State.String(), "members", r.Members, "assignment", formatAssignment(r))
+		if logging { // formatting a large group's assignment is not free
+			c.logger.Info("rebalance complete", "group", r.Group, "generation", r.Generation,
+				"state", r.State.String(), "members", r.Members, "assignment", formatAssignment(r))
+		}
 		if c.onRebalance != nil {
 			c.onRebalance(r)
 		}

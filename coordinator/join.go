@@ -124,10 +124,12 @@ func (c *Coordinator) join(req JoinRequest) (JoinResult, *Rebalance, error) {
 		joining.id = c.newMemberID(req.ClientID)
 		if req.RequireMemberID {
 			g.pending[joining.id] = c.clock.Now().Add(req.SessionTimeout)
+			c.lowerExpireFloor(g.pending[joining.id])
 			return JoinResult{MemberID: joining.id}, nil, fmt.Errorf("%w: join again with member id %q", ErrMemberIDRequired, joining.id)
 		}
 	}
 	joining.deadline = c.clock.Now().Add(req.SessionTimeout)
+	c.lowerExpireFloor(joining.deadline)
 
 	if m != nil && req.WireRules && g.state == Stable && sameSubscription(m, joining) {
 		// An unchanged re-join is a refresh (DESIGN.md section 4): real

@@ -80,10 +80,9 @@ func (s *Server) handleOffsetFetch(_ *request, req *kmsg.OffsetFetchRequest) kms
 // fetchOffsets answers the requested partitions of group in request order,
 // or, when topics is nil, every committed offset of the group.
 func (s *Server) fetchOffsets(group string, order []string, topics map[string][]int32) []fetchedTopic {
-	committed := s.coord.Committed(group)
 	if topics == nil {
 		var out []fetchedTopic
-		for _, e := range committed {
+		for _, e := range s.coord.Committed(group) {
 			if n := len(out); n == 0 || out[n-1].topic != e.Topic {
 				out = append(out, fetchedTopic{topic: e.Topic})
 			}
@@ -91,10 +90,8 @@ func (s *Server) fetchOffsets(group string, order []string, topics map[string][]
 		}
 		return out
 	}
-	byKey := make(map[offsets.Key]offsets.Entry, len(committed))
-	for _, e := range committed {
-		byKey[e.Key()] = e
-	}
+	// One lookup per named partition: the cost follows the request, not
+	// the number of offsets the group holds.
 	var out []fetchedTopic
 	seen := map[string]bool{}
 	for _, topic := range order {
@@ -104,7 +101,7 @@ func (s *Server) fetchOffsets(group string, order []string, topics map[string][]
 		seen[topic] = true
 		ft := fetchedTopic{topic: topic}
 		for _, p := range topics[topic] {
-			e, ok := byKey[offsets.Key{Topic: topic, Partition: p}]
+			e, ok := s.coord.CommittedOffset(group, topic, p)
 			if !ok {
 				e = offsets.Entry{Topic: topic, Partition: p, Offset: -1, LeaderEpoch: offsets.NoLeaderEpoch}
 			}
