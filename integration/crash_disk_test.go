@@ -127,7 +127,7 @@ func TestCrashDiskFaultsDuringCommits(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			fsys := &faultFS{}
-			b := startLimitedBroker(t, limitedOptions{Store: func(cfg *offsets.Config) { cfg.FS = fsys }})
+			b := startBroker(t, brokerOptions{Store: func(cfg *offsets.Config) { cfg.FS = fsys }})
 			c := b.dial(t, "c")
 			m := join(t, c, "g", "orders")
 			acked := map[string]int64{"orders-0": -1, "orders-1": -1, "orders-2": -1, "orders-3": -1}
@@ -195,7 +195,7 @@ func TestCrashDiskFaultsDuringCommits(t *testing.T) {
 func TestCrashDiskFaultsDoNotStallOtherRequests(t *testing.T) {
 	t.Parallel()
 	fsys := &faultFS{}
-	b := startLimitedBroker(t, limitedOptions{Store: func(cfg *offsets.Config) { cfg.FS = fsys }})
+	b := startBroker(t, brokerOptions{Store: func(cfg *offsets.Config) { cfg.FS = fsys }})
 	c := b.dial(t, "c")
 	m := join(t, c, "g", "orders")
 	fsys.set(diskFull)

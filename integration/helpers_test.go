@@ -47,6 +47,14 @@ type brokerOptions struct {
 	ExpiryInterval time.Duration
 	MaxFrameBytes  int32
 	Advertise      string
+	// Store, Coord and Server adjust the configurations last, for tests of
+	// limits and faults.
+	Store  func(*offsets.Config)
+	Coord  func(*coordinator.Config)
+	Server func(*server.Config)
+	// Quiet logs Error and above to the test's output only, recording
+	// nothing: for tests that flood the broker with peers it warns about.
+	Quiet bool
 }
 
 // broker is one in-process minibroker on 127.0.0.1:0.
@@ -88,21 +96,36 @@ func startBroker(t *testing.T, opts brokerOptions) *broker {
 	if added {
 		require.NoError(t, cat.SaveTopics(topics))
 	}
-	b.store, err = offsets.Open(offsets.Config{Dir: b.Dir})
+	storeCfg := offsets.Config{Dir: b.Dir}
+	if opts.Store != nil {
+		opts.Store(&storeCfg)
+	}
+	b.store, err = offsets.Open(storeCfg)
 	require.NoError(t, err)
 
 	logger := slog.New(&logHandler{rec: b.Logs, out: slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn})})
+	if opts.Quiet {
+		logger = slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelError}))
+	}
 	var clk coordinator.Clock = clock.System{}
 	if !opts.RealClock {
 		b.Clock = clock.NewManual(time.UnixMilli(0))
 		clk = b.Clock
 	}
-	b.Coord, err = coordinator.New(coordinator.Config{Clock: clk, Store: b.store, Topics: topics, Logger: logger})
+	coordCfg := coordinator.Config{Clock: clk, Store: b.store, Topics: topics, Logger: logger}
+	if opts.Coord != nil {
+		opts.Coord(&coordCfg)
+	}
+	b.Coord, err = coordinator.New(coordCfg)
 	require.NoError(t, err)
-	srv, err := server.New(server.Config{
+	srvCfg := server.Config{
 		Coordinator: b.Coord, Logger: logger, Advertise: opts.Advertise, MaxFrameBytes: opts.MaxFrameBytes,
 		ExpiryInterval: opts.ExpiryInterval, Topics: cat,
-	})
+	}
+	if opts.Server != nil {
+		opts.Server(&srvCfg)
+	}
+	srv, err := server.New(srvCfg)
 	require.NoError(t, err)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)

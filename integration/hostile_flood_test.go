@@ -100,7 +100,7 @@ func TestHostileConnectionFlood(t *testing.T) {
 		t.Logf("RLIMIT_NOFILE is %d: scaled the flood down to %d connections", limit, n)
 	}
 	counter := &connCounter{}
-	b := startLimitedBroker(t, limitedOptions{Quiet: true, Server: func(cfg *server.Config) {
+	b := startBroker(t, brokerOptions{Quiet: true, Server: func(cfg *server.Config) {
 		cfg.MaxConnections = n + 64 // the flood, the well-behaved client, and garbage in flight
 		// Longer than the test, so that every half frame is still held
 		// when the memory is measured; the timeouts' own tests are in

@@ -1,16 +1,15 @@
 package integration
 
-// Helpers for the hostile_*, crash_* and tls_* tests: an in-process broker
-// whose limits and offset file system a test sets, and "minibroker serve"
+// Helpers for the hostile_*, crash_* and tls_* tests: "minibroker serve"
 // run as a process (built once per test binary), which a test can kill.
+// In-process brokers with adjusted limits or file systems come from
+// startBroker's Store, Coord and Server options.
 
 import (
 	"bufio"
 	"context"
 	"errors"
 	"io"
-	"log/slog"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -24,125 +23,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/minibroker/minibroker/clock"
-	"github.com/minibroker/minibroker/coordinator"
-	"github.com/minibroker/minibroker/internal/catalog"
-	"github.com/minibroker/minibroker/offsets"
 	"github.com/minibroker/minibroker/protocol"
-	"github.com/minibroker/minibroker/server"
 )
-
-// limitedOptions configures startLimitedBroker. Zero fields mean: the
-// default topics, a fresh data dir, the store's defaults (the real file
-// system), every limit at its default, and a logger that records every record and passes Warn
-// and above to the test's output.
-type limitedOptions struct {
-	Topics map[string]int32
-	Dir    string
-	Store  func(*offsets.Config) // after Dir is set
-	Server func(*server.Config)
-	Coord  func(*coordinator.Config)
-	// Quiet logs Error and above to the test's output only, recording
-	// nothing: for tests that measure the heap and flood the broker with
-	// peers it warns about.
-	Quiet bool
-}
-
-// limitedBroker is one in-process broker on 127.0.0.1:0 with a file
-// offset store, on a manual clock (nothing expires unless a test asks).
-type limitedBroker struct {
-	Addr  string
-	Dir   string
-	Coord *coordinator.Coordinator
-	Logs  *logRecorder
-
-	store    *offsets.Store
-	cancel   context.CancelFunc
-	served   chan error
-	stopOnce sync.Once
-	stopErr  error
-}
-
-func startLimitedBroker(t *testing.T, opts limitedOptions) *limitedBroker {
-	t.Helper()
-	b := &limitedBroker{Dir: opts.Dir, Logs: &logRecorder{}}
-	if b.Dir == "" {
-		b.Dir = t.TempDir()
-	}
-	topics := opts.Topics
-	if topics == nil {
-		topics = defaultTopics()
-	}
-	cat, stored, err := catalog.Open(b.Dir)
-	require.NoError(t, err)
-	for name, n := range topics {
-		stored[name] = n
-	}
-	require.NoError(t, cat.SaveTopics(stored))
-	storeCfg := offsets.Config{Dir: b.Dir}
-	if opts.Store != nil {
-		opts.Store(&storeCfg)
-	}
-	b.store, err = offsets.Open(storeCfg)
-	require.NoError(t, err)
-
-	out := slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn})
-	logger := slog.New(&logHandler{rec: b.Logs, out: out})
-	if opts.Quiet {
-		logger = slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelError}))
-	}
-	coordCfg := coordinator.Config{Clock: clock.NewManual(time.UnixMilli(0)), Store: b.store, Topics: stored, Logger: logger}
-	if opts.Coord != nil {
-		opts.Coord(&coordCfg)
-	}
-	b.Coord, err = coordinator.New(coordCfg)
-	require.NoError(t, err)
-	srvCfg := server.Config{Coordinator: b.Coord, Logger: logger, Topics: cat}
-	if opts.Server != nil {
-		opts.Server(&srvCfg)
-	}
-	srv, err := server.New(srvCfg)
-	require.NoError(t, err)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	b.Addr = ln.Addr().String()
-	ctx, cancel := context.WithCancel(context.Background())
-	b.cancel, b.served = cancel, make(chan error, 1)
-	go func() { b.served <- srv.Serve(ctx, ln) }()
-	t.Cleanup(func() {
-		if err := b.stop(); err != nil {
-			t.Errorf("stopping broker: %v", err)
-		}
-	})
-	return b
-}
-
-// stop cancels Serve, waits for it, then closes the store. Idempotent.
-func (b *limitedBroker) stop() error {
-	b.stopOnce.Do(func() {
-		b.cancel()
-		select {
-		case b.stopErr = <-b.served:
-		case <-time.After(waitTimeout):
-			b.stopErr = errors.New("Serve did not return after cancel")
-		}
-		if err := b.store.Close(); err != nil && b.stopErr == nil {
-			b.stopErr = err
-		}
-	})
-	return b.stopErr
-}
-
-// dial opens a raw client; cleanup closes it.
-func (b *limitedBroker) dial(t *testing.T, clientID string) *protocol.Client {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), waitTimeout)
-	defer cancel()
-	c, err := protocol.Dial(ctx, b.Addr, clientID)
-	require.NoError(t, err)
-	t.Cleanup(func() { c.Close() })
-	return c
-}
 
 // directCommit is an OffsetCommit v9 with generation -1 and no member id
 // (a consumer with a manual assignment) of one partition.
