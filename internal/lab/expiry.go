@@ -32,16 +32,11 @@ func Expiry(ctx context.Context, w io.Writer, b *Broker, group string) error {
 	}
 	start := b.Clock.Now()
 	cfg := MemberConfig{Group: group, Topics: []string{"orders"}, SessionTimeout: expirySession, Trace: w}
-	first, err := Dial(ctx, b.Addr, cfg)
+	first, second, closeBoth, err := dialPair(ctx, b.Addr, cfg)
 	if err != nil {
 		return err
 	}
-	defer first.Close()
-	second, err := Dial(ctx, b.Addr, cfg)
-	if err != nil {
-		return err
-	}
-	defer second.Close()
+	defer closeBoth()
 
 	fmt.Fprintf(w, "lab expiry: exercise 3, group %s, topic orders with 4 partitions\n", group)
 	fmt.Fprintf(w, "The broker runs on a manual clock that starts at 0 ms and moves only when the lab\n")

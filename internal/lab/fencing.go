@@ -22,16 +22,11 @@ import (
 // answer against minibroker's rules.
 func Fencing(ctx context.Context, w io.Writer, addr, group string) error {
 	cfg := MemberConfig{Group: group, Topics: []string{"orders"}, Trace: w}
-	first, err := Dial(ctx, addr, cfg)
+	first, second, closeBoth, err := dialPair(ctx, addr, cfg)
 	if err != nil {
 		return err
 	}
-	defer first.Close()
-	second, err := Dial(ctx, addr, cfg)
-	if err != nil {
-		return err
-	}
-	defer second.Close()
+	defer closeBoth()
 	defer leaveQuietly(ctx, second)
 	defer leaveQuietly(ctx, first)
 

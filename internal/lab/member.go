@@ -106,6 +106,21 @@ func Dial(ctx context.Context, addr string, cfg MemberConfig) (*Member, error) {
 // Close closes the member's connection. It does not leave the group.
 func (m *Member) Close() error { return m.conn.Close() }
 
+// dialPair dials the two members every lab starts with; closeBoth closes
+// their connections.
+func dialPair(ctx context.Context, addr string, cfg MemberConfig) (first, second *Member, closeBoth func(), err error) {
+	first, err = Dial(ctx, addr, cfg)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	second, err = Dial(ctx, addr, cfg)
+	if err != nil {
+		first.Close()
+		return nil, nil, nil, err
+	}
+	return first, second, func() { first.Close(); second.Close() }, nil
+}
+
 // Topics returns the member's subscription.
 func (m *Member) Topics() []string { return slices.Clone(m.cfg.Topics) }
 

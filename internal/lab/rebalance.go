@@ -21,16 +21,11 @@ import (
 // than minibroker's rules say.
 func Rebalance(ctx context.Context, w io.Writer, addr, group string) error {
 	cfg := MemberConfig{Group: group, Topics: []string{"orders"}, Trace: w}
-	first, err := Dial(ctx, addr, cfg)
+	first, second, closeBoth, err := dialPair(ctx, addr, cfg)
 	if err != nil {
 		return err
 	}
-	defer first.Close()
-	second, err := Dial(ctx, addr, cfg)
-	if err != nil {
-		return err
-	}
-	defer second.Close()
+	defer closeBoth()
 	defer leaveQuietly(ctx, first)
 
 	fmt.Fprintf(w, "lab rebalance: group %s, topic orders with 4 partitions\n", group)
