@@ -1,7 +1,6 @@
 package coordinator
 
 import (
-	"errors"
 	"fmt"
 
 	"github.com/minibroker/minibroker/assignor"
@@ -14,8 +13,8 @@ import (
 // that is not Stable (ErrRebalanceInProgress), a generation other than the
 // current one (ErrIllegalGeneration), an unknown member
 // (ErrUnknownMemberID), any partition not assigned to the member, existing
-// or not (ErrNotPartitionOwner), a negative offset (ErrInvalidOffset) or
-// metadata over Config.MaxMetadataBytes (ErrOffsetMetadataTooLarge) stores
+// or not (ErrNotPartitionOwner), a negative offset (offsets.ErrNegativeOffset)
+// or metadata over Config.MaxMetadataBytes (offsets.ErrMetadataTooLarge) stores
 // nothing.
 //
 // The commit is validated and ordered under the coordinator's lock and
@@ -119,25 +118,10 @@ func (c *Coordinator) enqueue(group string, entries []offsets.Entry) (func() err
 	return c.store.Enqueue(group, entries), nil
 }
 
-// validateEntries checks what the store checks, in its order, then the
-// configured metadata limit, which may be below the store's.
+// validateEntries applies the offsets package's rules with the configured
+// metadata limit, which may be below the store's.
 func (c *Coordinator) validateEntries(entries []offsets.Entry) error {
-	if err := offsets.Validate(entries); err != nil {
-		switch {
-		case errors.Is(err, offsets.ErrNegativeOffset):
-			return fmt.Errorf("%w: %w", ErrInvalidOffset, err)
-		case errors.Is(err, offsets.ErrMetadataTooLarge):
-			return fmt.Errorf("%w: %w", ErrOffsetMetadataTooLarge, err)
-		default:
-			return err // offsets.ErrInvalidEntry: text the file cannot hold
-		}
-	}
-	for _, e := range entries {
-		if len(e.Metadata) > c.maxMetadata {
-			return fmt.Errorf("%w: %s-%d has %d bytes, limit %d", ErrOffsetMetadataTooLarge, e.Topic, e.Partition, len(e.Metadata), c.maxMetadata)
-		}
-	}
-	return nil
+	return offsets.Validate(entries, c.maxMetadata)
 }
 
 // Committed returns group's committed offsets, sorted by topic and

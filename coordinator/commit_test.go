@@ -82,8 +82,8 @@ func TestCommitCheckOrder(t *testing.T) {
 		{"partition of another member", "g", "a", 2, entries("orders-1"), ErrNotPartitionOwner},
 		{"partition that does not exist", "g", "a", 2, entries("orders-9"), ErrNotPartitionOwner},
 		{"ownership before offset checks", "g", "a", 2, []offsets.Entry{{Topic: "orders", Partition: 1, Offset: -1}}, ErrNotPartitionOwner},
-		{"negative offset", "g", "a", 2, []offsets.Entry{{Topic: "orders", Partition: 0, Offset: -1}}, ErrInvalidOffset},
-		{"metadata too large", "g", "a", 2, []offsets.Entry{{Topic: "orders", Partition: 0, Metadata: big}}, ErrOffsetMetadataTooLarge},
+		{"negative offset", "g", "a", 2, []offsets.Entry{{Topic: "orders", Partition: 0, Offset: -1}}, offsets.ErrNegativeOffset},
+		{"metadata too large", "g", "a", 2, []offsets.Entry{{Topic: "orders", Partition: 0, Metadata: big}}, offsets.ErrMetadataTooLarge},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -121,7 +121,7 @@ func TestCommitDirectIsUnfenced(t *testing.T) {
 	require.ErrorIs(t, f.c.CommitDirect("manual", entries("orders-4")), ErrUnknownTopic)
 	require.ErrorIs(t, f.c.CommitDirect("manual", entries("nope-0")), ErrUnknownTopic)
 	require.ErrorIs(t, f.c.CommitDirect("manual", []offsets.Entry{{Topic: "orders", Partition: -1}}), ErrUnknownTopic)
-	require.ErrorIs(t, f.c.CommitDirect("manual", []offsets.Entry{{Topic: "orders", Partition: 0, Offset: -5}}), ErrInvalidOffset)
+	require.ErrorIs(t, f.c.CommitDirect("manual", []offsets.Entry{{Topic: "orders", Partition: 0, Offset: -5}}), offsets.ErrNegativeOffset)
 	require.Len(t, f.c.Committed("manual"), 1)
 }
 

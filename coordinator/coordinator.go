@@ -52,7 +52,7 @@ type Config struct {
 	MaxGroups int
 	// MaxMetadataBytes caps the metadata of each committed offset, in
 	// bytes (Kafka's offset.metadata.max.bytes, 4096 there): larger gets
-	// ErrOffsetMetadataTooLarge. Default, and largest allowed,
+	// offsets.ErrMetadataTooLarge. Default, and largest allowed,
 	// offsets.MaxMetadataBytes (4096), which the store itself enforces.
 	MaxMetadataBytes int
 	// MaxIDBytes bounds group ids and client ids, in bytes; member ids may

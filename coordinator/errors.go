@@ -75,11 +75,4 @@ var (
 	// ErrInvalidPartitions (INVALID_PARTITIONS): a partition count below 1,
 	// or one that would take the catalog past MaxCatalogPartitions.
 	ErrInvalidPartitions = errors.New("invalid partition count")
-
-	// ErrInvalidOffset (OFFSET_OUT_OF_RANGE): a commit of a negative offset.
-	ErrInvalidOffset = errors.New("invalid commit offset")
-
-	// ErrOffsetMetadataTooLarge (OFFSET_METADATA_TOO_LARGE): commit metadata
-	// over 4096 bytes.
-	ErrOffsetMetadataTooLarge = errors.New("offset metadata too large")
 )

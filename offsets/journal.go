@@ -137,7 +137,7 @@ func decodeRecord(payload []byte, apply func(group string, entries []Entry)) err
 		if r.err != nil {
 			break
 		}
-		if err := Validate(entries); err != nil {
+		if err := Validate(entries, MaxMetadataBytes); err != nil {
 			return fmt.Errorf("group %q: %w", group, err)
 		}
 		if !utf8.ValidString(group) {

@@ -15,7 +15,9 @@ const MaxMetadataBytes = 4096
 // NoLeaderEpoch marks an entry committed without a leader epoch.
 const NoLeaderEpoch = -1
 
-// ErrNegativeOffset is returned for a commit of an offset below zero.
+// ErrNegativeOffset is returned for a commit of an offset below zero: the
+// chapter refuses it, and the file format has no place for it. The wire
+// answers OFFSET_OUT_OF_RANGE.
 var ErrNegativeOffset = errors.New("negative offset")
 
 // ErrInvalidEntry is returned for an entry with an empty topic, a negative
@@ -23,7 +25,9 @@ var ErrNegativeOffset = errors.New("negative offset")
 // it faithfully.
 var ErrInvalidEntry = errors.New("invalid offset entry")
 
-// ErrMetadataTooLarge is returned for commit metadata over MaxMetadataBytes.
+// ErrMetadataTooLarge is returned for commit metadata over the limit
+// Validate is given (at most MaxMetadataBytes). The wire answers
+// OFFSET_METADATA_TOO_LARGE.
 var ErrMetadataTooLarge = errors.New("offset metadata too large")
 
 // Entry is one committed offset: the next offset the group will consume from
@@ -45,9 +49,16 @@ type Key struct {
 // Key returns the partition e belongs to.
 func (e Entry) Key() Key { return Key{Topic: e.Topic, Partition: e.Partition} }
 
-// Validate checks the entries of one commit. The first bad entry decides the
-// error; a commit with any bad entry is rejected whole.
-func Validate(entries []Entry) error {
+// Validate checks the entries of one commit, with metadata limited to
+// maxMetadata bytes (MaxMetadataBytes when it is 0 or above it). It is the
+// one place the rules for a committed offset live: the coordinator calls it
+// before it orders a commit (with its configured limit), the store before
+// it writes one and the journal when it reads one back. The first bad
+// entry decides the error; a commit with any bad entry is rejected whole.
+func Validate(entries []Entry, maxMetadata int) error {
+	if maxMetadata <= 0 || maxMetadata > MaxMetadataBytes {
+		maxMetadata = MaxMetadataBytes
+	}
 	for _, e := range entries {
 		if e.Topic == "" || e.Partition < 0 || !utf8.ValidString(e.Topic) || !utf8.ValidString(e.Metadata) {
 			return fmt.Errorf("%w: topic %q partition %d", ErrInvalidEntry, e.Topic, e.Partition)
@@ -55,8 +66,8 @@ func Validate(entries []Entry) error {
 		if e.Offset < 0 {
 			return fmt.Errorf("%w: %s-%d offset %d", ErrNegativeOffset, e.Topic, e.Partition, e.Offset)
 		}
-		if len(e.Metadata) > MaxMetadataBytes {
-			return fmt.Errorf("%w: %s-%d has %d bytes, limit %d", ErrMetadataTooLarge, e.Topic, e.Partition, len(e.Metadata), MaxMetadataBytes)
+		if len(e.Metadata) > maxMetadata {
+			return fmt.Errorf("%w: %s-%d has %d bytes, limit %d", ErrMetadataTooLarge, e.Topic, e.Partition, len(e.Metadata), maxMetadata)
 		}
 	}
 	return nil

@@ -70,7 +70,7 @@ func TestValidate(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			err := Validate(tc.entries)
+			err := Validate(tc.entries, MaxMetadataBytes)
 			if tc.want == nil {
 				require.NoError(t, err)
 				return

@@ -227,7 +227,7 @@ func (s *Store) Path() string { return s.path }
 // is never enqueued, and a commit of no entries has nothing to write.
 // Enqueue never blocks on I/O.
 func (s *Store) Enqueue(group string, entries []Entry) (wait func() error) {
-	err := Validate(entries)
+	err := Validate(entries, MaxMetadataBytes)
 	if err == nil && !utf8.ValidString(group) {
 		err = fmt.Errorf("%w: group %q", ErrInvalidEntry, group)
 	}

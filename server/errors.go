@@ -40,8 +40,6 @@ var errorCodes = [...]struct {
 	{coordinator.ErrInvalidTopic, kerr.InvalidTopicException},
 	{coordinator.ErrTopicExists, kerr.TopicAlreadyExists},
 	{coordinator.ErrInvalidPartitions, kerr.InvalidPartitions},
-	{coordinator.ErrInvalidOffset, kerr.OffsetOutOfRange},
-	{coordinator.ErrOffsetMetadataTooLarge, kerr.OffsetMetadataTooLarge},
 	{offsets.ErrNegativeOffset, kerr.OffsetOutOfRange},
 	{offsets.ErrMetadataTooLarge, kerr.OffsetMetadataTooLarge},
 	{offsets.ErrInvalidEntry, kerr.InvalidRequest},

@@ -43,8 +43,6 @@ var sentinels = map[string]error{
 	"coordinator.ErrInvalidTopic":              coordinator.ErrInvalidTopic,
 	"coordinator.ErrTopicExists":               coordinator.ErrTopicExists,
 	"coordinator.ErrInvalidPartitions":         coordinator.ErrInvalidPartitions,
-	"coordinator.ErrInvalidOffset":             coordinator.ErrInvalidOffset,
-	"coordinator.ErrOffsetMetadataTooLarge":    coordinator.ErrOffsetMetadataTooLarge,
 	"offsets.ErrNegativeOffset":                offsets.ErrNegativeOffset,
 	"offsets.ErrInvalidEntry":                  offsets.ErrInvalidEntry,
 	"offsets.ErrMetadataTooLarge":              offsets.ErrMetadataTooLarge,
@@ -143,7 +141,7 @@ func TestErrorCodes(t *testing.T) {
 		{coordinator.ErrNotPartitionOwner, kerr.RebalanceInProgress}, // 27: DESIGN.md section 4
 		{coordinator.ErrIllegalGeneration, kerr.IllegalGeneration},   // 22
 		{coordinator.ErrUnknownMemberID, kerr.UnknownMemberID},       // 25
-		{coordinator.ErrInvalidOffset, kerr.OffsetOutOfRange},        // 1
+		{offsets.ErrNegativeOffset, kerr.OffsetOutOfRange},           // 1
 		{offsets.ErrStorage, kerr.KafkaStorageError},                 // 56
 		{coordinator.ErrRebalanceInProgress, kerr.RebalanceInProgress},
 		{coordinator.ErrInvalidGroupID, kerr.InvalidGroupID},
@@ -158,15 +156,12 @@ func TestErrorCodes(t *testing.T) {
 		{coordinator.ErrInvalidTopic, kerr.InvalidTopicException},
 		{coordinator.ErrTopicExists, kerr.TopicAlreadyExists},
 		{coordinator.ErrInvalidPartitions, kerr.InvalidPartitions},
-		{coordinator.ErrOffsetMetadataTooLarge, kerr.OffsetMetadataTooLarge},
-		{offsets.ErrNegativeOffset, kerr.OffsetOutOfRange},
 		{offsets.ErrMetadataTooLarge, kerr.OffsetMetadataTooLarge},
 		{offsets.ErrInvalidEntry, kerr.InvalidRequest},
 		{offsets.ErrClosed, kerr.CoordinatorNotAvailable},
 		{offsets.ErrCorrupt, kerr.KafkaStorageError},
 		{errCatalog, kerr.KafkaStorageError},
-		// The coordinator wraps the store's validation error in its own.
-		{fmt.Errorf("%w: %w", coordinator.ErrInvalidOffset, offsets.ErrNegativeOffset), kerr.OffsetOutOfRange},
+		{fmt.Errorf("commit: %w", offsets.ErrNegativeOffset), kerr.OffsetOutOfRange},
 		{fmt.Errorf("commit: %w", offsets.ErrStorage), kerr.KafkaStorageError},
 		// A kerr error (a handler's own request-level rejection) keeps its code.
 		{fmt.Errorf("%w: replication factor 3", kerr.InvalidReplicationFactor), kerr.InvalidReplicationFactor},
