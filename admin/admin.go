@@ -7,20 +7,24 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/minibroker/minibroker/clock"
 	"github.com/minibroker/minibroker/coordinator"
-	"github.com/minibroker/minibroker/server"
+	"github.com/minibroker/minibroker/internal/catalog"
 )
 
 // Config configures a Server. Zero fields mean the default.
 type Config struct {
 	// Coordinator is what the API reads and drives. Required.
 	Coordinator *coordinator.Coordinator
+	// Catalog is the topic catalog, for the ownership grid. Required.
+	Catalog *catalog.Catalog
+	// Recorder holds the events and metrics the API shows: the one the
+	// coordinator and the server report to. Required.
+	Recorder *Recorder
 	// Clock is the coordinator's clock: "now", deadlines and event times
 	// are read from it, and POST /v1/clock/advance works only when it is a
 	// *clock.Manual (409 otherwise). Default clock.System{}.
@@ -28,29 +32,18 @@ type Config struct {
 	// Logger receives the API's actions (clock advanced, members
 	// expired). Default: discard.
 	Logger *slog.Logger
-	// Metrics holds the Prometheus series. Build it before the offsets
-	// store to time the store's fsyncs (Metrics.ObserveFsync as
-	// offsets.Config.ObserveSync). Default: NewMetrics().
-	Metrics *Metrics
-	// MaxRebalances and MaxFencing bound the recent-event rings that
-	// GET /v1/events and the page show. Defaults 200 and 100.
-	MaxRebalances int
-	MaxFencing    int
 }
-
-// Defaults for Config's zero fields.
-const (
-	DefaultMaxRebalances = 200
-	DefaultMaxFencing    = 100
-)
 
 // Validate checks the configuration.
 func (cfg *Config) Validate() error {
 	if cfg.Coordinator == nil {
 		return errors.New("admin: Config.Coordinator is required")
 	}
-	if cfg.MaxRebalances < 0 || cfg.MaxFencing < 0 {
-		return errors.New("admin: ring sizes must not be negative")
+	if cfg.Catalog == nil {
+		return errors.New("admin: Config.Catalog is required")
+	}
+	if cfg.Recorder == nil {
+		return errors.New("admin: Config.Recorder is required")
 	}
 	return nil
 }
@@ -59,25 +52,16 @@ func (cfg *Config) Validate() error {
 // its context is done.
 const shutdownGrace = 5 * time.Second
 
-// Server is the admin HTTP API. It is also the broker's server.Observer,
-// and its Rebalanced method is meant for coordinator.Config.OnRebalance.
-// It is safe for concurrent use.
+// Server is the admin HTTP API. It is safe for concurrent use.
 type Server struct {
-	coord   *coordinator.Coordinator
-	clock   coordinator.Clock
-	manual  *clock.Manual // nil unless the clock is manual
-	logger  *slog.Logger
-	metrics *Metrics
-	mux     *http.ServeMux
-
-	mu         sync.Mutex
-	seq        uint64               // guarded by mu; the last event sequence number
-	rebalances ring[rebalanceEvent] // guarded by mu
-	fencing    ring[fencingEvent]   // guarded by mu
-	latest     map[string]int32     // guarded by mu; highest generation seen per group
+	coord    *coordinator.Coordinator
+	catalog  *catalog.Catalog
+	recorder *Recorder
+	clock    coordinator.Clock
+	manual   *clock.Manual // nil unless the clock is manual
+	logger   *slog.Logger
+	mux      *http.ServeMux
 }
-
-var _ server.Observer = (*Server)(nil)
 
 // New returns a Server for cfg.
 func New(cfg Config) (*Server, error) {
@@ -85,13 +69,11 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{
-		coord:      cfg.Coordinator,
-		clock:      cfg.Clock,
-		logger:     cfg.Logger,
-		metrics:    cfg.Metrics,
-		rebalances: newRing[rebalanceEvent](cfg.MaxRebalances, DefaultMaxRebalances),
-		fencing:    newRing[fencingEvent](cfg.MaxFencing, DefaultMaxFencing),
-		latest:     make(map[string]int32),
+		coord:    cfg.Coordinator,
+		catalog:  cfg.Catalog,
+		recorder: cfg.Recorder,
+		clock:    cfg.Clock,
+		logger:   cfg.Logger,
 	}
 	if s.clock == nil {
 		s.clock = clock.System{}
@@ -100,9 +82,6 @@ func New(cfg Config) (*Server, error) {
 	if s.logger == nil {
 		s.logger = slog.New(slog.DiscardHandler)
 	}
-	if s.metrics == nil {
-		s.metrics = NewMetrics()
-	}
 	s.mux = http.NewServeMux()
 	s.mux.HandleFunc("GET /{$}", s.handlePage)
 	s.mux.HandleFunc("GET /v1/groups", s.handleGroups)
@@ -110,7 +89,7 @@ func New(cfg Config) (*Server, error) {
 	s.mux.HandleFunc("GET /v1/events", s.handleEvents)
 	s.mux.HandleFunc("POST /v1/clock/advance", s.handleAdvance)
 	s.mux.HandleFunc("POST /v1/expire", s.handleExpire)
-	s.mux.Handle("GET /metrics", promhttp.HandlerFor(s.metrics.registry, promhttp.HandlerOpts{
+	s.mux.Handle("GET /metrics", promhttp.HandlerFor(s.recorder.metrics.registry, promhttp.HandlerOpts{
 		ErrorLog: slog.NewLogLogger(s.logger.Handler(), slog.LevelError),
 	}))
 	return s, nil

@@ -19,10 +19,10 @@ func TestConfigValidate(t *testing.T) {
 		cfg  Config
 		ok   bool
 	}{
-		{"no coordinator", Config{}, false},
-		{"negative rebalance ring", Config{Coordinator: f.coord, MaxRebalances: -1}, false},
-		{"negative fencing ring", Config{Coordinator: f.coord, MaxFencing: -1}, false},
-		{"defaults", Config{Coordinator: f.coord}, true},
+		{"no coordinator", Config{Catalog: f.catalog, Recorder: f.rec}, false},
+		{"no catalog", Config{Coordinator: f.coord, Recorder: f.rec}, false},
+		{"no recorder", Config{Coordinator: f.coord, Catalog: f.catalog}, false},
+		{"defaults", Config{Coordinator: f.coord, Catalog: f.catalog, Recorder: f.rec}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s, err := New(tc.cfg)
@@ -32,8 +32,6 @@ func TestConfigValidate(t *testing.T) {
 				return
 			}
 			require.NoError(t, err)
-			require.Equal(t, DefaultMaxRebalances, s.rebalances.max)
-			require.Equal(t, DefaultMaxFencing, s.fencing.max)
 			require.Equal(t, "real", s.clockKind())
 		})
 	}
@@ -79,4 +77,17 @@ func TestServeListenerFails(t *testing.T) {
 	require.NoError(t, err)
 	ln.Close()
 	require.Error(t, f.srv.Serve(context.Background(), ln))
+}
+
+func TestNewRecorder(t *testing.T) {
+	t.Parallel()
+	_, err := NewRecorder(RecorderConfig{MaxRebalances: -1})
+	require.ErrorContains(t, err, "must not be negative")
+	_, err = NewRecorder(RecorderConfig{MaxFencing: -1})
+	require.ErrorContains(t, err, "must not be negative")
+	r, err := NewRecorder(RecorderConfig{})
+	require.NoError(t, err)
+	require.Equal(t, DefaultMaxRebalances, r.rebalances.max)
+	require.Equal(t, DefaultMaxFencing, r.fencing.max)
+	require.NotNil(t, r.Metrics())
 }

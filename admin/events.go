@@ -1,17 +1,87 @@
 package admin
 
-// The recent-event rings behind GET /v1/events and the page's generation
-// timeline and fencing table: rebalances come from
+// The Recorder: what the broker tells the admin side while it runs. It
+// keeps the recent-event rings behind GET /v1/events and the page's
+// generation timeline and fencing table (rebalances from
 // coordinator.Config.OnRebalance, fencing rejections from
-// server.Observer.Fenced. Each event gets a sequence number in arrival
-// order and the coordinator clock's reading.
+// server.Observer.Fenced) and feeds the Prometheus series. Each event gets
+// a sequence number in arrival order and the coordinator clock's reading.
+//
+// The Recorder is built before the coordinator and the server, which
+// report to it; the admin Server, built after them, reads it. So nothing
+// needs a reference to something not yet built.
 
 import (
+	"errors"
 	"net/http"
+	"sync"
+	"time"
 
+	"github.com/minibroker/minibroker/clock"
 	"github.com/minibroker/minibroker/coordinator"
 	"github.com/minibroker/minibroker/server"
 )
+
+// RecorderConfig configures a Recorder. Zero fields mean the default.
+type RecorderConfig struct {
+	// Clock stamps events: the coordinator's clock. Default
+	// clock.System{}.
+	Clock coordinator.Clock
+	// Metrics holds the Prometheus series. Default: NewMetrics().
+	Metrics *Metrics
+	// MaxRebalances and MaxFencing bound the recent-event rings that
+	// GET /v1/events and the page show. Defaults 200 and 100.
+	MaxRebalances int
+	MaxFencing    int
+}
+
+// Defaults for RecorderConfig's zero fields.
+const (
+	DefaultMaxRebalances = 200
+	DefaultMaxFencing    = 100
+)
+
+// Recorder collects the broker's events and metrics. It implements
+// server.Observer, and its Rebalanced method is meant for
+// coordinator.Config.OnRebalance. It is safe for concurrent use.
+type Recorder struct {
+	clock   coordinator.Clock
+	metrics *Metrics
+
+	mu         sync.Mutex
+	seq        uint64               // guarded by mu; the last event sequence number
+	rebalances ring[rebalanceEvent] // guarded by mu
+	fencing    ring[fencingEvent]   // guarded by mu
+	latest     map[string]int32     // guarded by mu; highest generation seen per group
+}
+
+var _ server.Observer = (*Recorder)(nil)
+
+// NewRecorder returns a Recorder for cfg.
+func NewRecorder(cfg RecorderConfig) (*Recorder, error) {
+	if cfg.MaxRebalances < 0 || cfg.MaxFencing < 0 {
+		return nil, errors.New("admin: ring sizes must not be negative")
+	}
+	r := &Recorder{
+		clock:      cfg.Clock,
+		metrics:    cfg.Metrics,
+		rebalances: newRing[rebalanceEvent](cfg.MaxRebalances, DefaultMaxRebalances),
+		fencing:    newRing[fencingEvent](cfg.MaxFencing, DefaultMaxFencing),
+		latest:     make(map[string]int32),
+	}
+	if r.clock == nil {
+		r.clock = clock.System{}
+	}
+	if r.metrics == nil {
+		r.metrics = NewMetrics()
+	}
+	return r, nil
+}
+
+// Metrics returns the recorder's series.
+func (s *Recorder) Metrics() *Metrics { return s.metrics }
+
+func (s *Recorder) now() time.Time { return s.clock.Now() }
 
 // eventsJSON answers GET /v1/events: the retained events, oldest first.
 type eventsJSON struct {
@@ -54,7 +124,7 @@ type fencingEvent struct {
 // metrics. It is meant for coordinator.Config.OnRebalance. Calls may
 // arrive out of order (the coordinator calls it after releasing its lock);
 // the generation and member gauges follow the highest generation seen.
-func (s *Server) Rebalanced(r coordinator.Rebalance) {
+func (s *Recorder) Rebalanced(r coordinator.Rebalance) {
 	ev := rebalanceEvent{
 		Group:      r.Group,
 		Generation: r.Generation,
@@ -82,7 +152,7 @@ func (s *Server) Rebalanced(r coordinator.Rebalance) {
 }
 
 // Fenced records a fencing rejection (server.Observer).
-func (s *Server) Fenced(f server.FencingEvent) {
+func (s *Recorder) Fenced(f server.FencingEvent) {
 	ev := fencingEvent{
 		Group:      f.Group,
 		MemberID:   f.MemberID,
@@ -100,11 +170,15 @@ func (s *Server) Fenced(f server.FencingEvent) {
 	s.fencing.push(ev)
 }
 
-func (s *Server) handleEvents(w http.ResponseWriter, _ *http.Request) {
+// events returns the retained events, oldest first.
+func (s *Recorder) events() eventsJSON {
 	s.mu.Lock()
-	out := eventsJSON{Rebalances: s.rebalances.items(), Fencing: s.fencing.items()}
-	s.mu.Unlock()
-	writeJSON(w, http.StatusOK, out)
+	defer s.mu.Unlock()
+	return eventsJSON{Rebalances: s.rebalances.items(), Fencing: s.fencing.items()}
+}
+
+func (s *Server) handleEvents(w http.ResponseWriter, _ *http.Request) {
+	writeJSON(w, http.StatusOK, s.recorder.events())
 }
 
 // ring keeps the last max items pushed. It is not safe for concurrent use;

@@ -33,7 +33,7 @@ func TestEventsTimeline(t *testing.T) {
 	f.join(t, "app", "a", 100*time.Millisecond, "orders")
 	_, err := f.clock.Advance(5 * time.Millisecond)
 	require.NoError(t, err)
-	f.srv.Fenced(server.FencingEvent{Group: "app", MemberID: "a", API: "Heartbeat", Generation: 0, Code: 22})
+	f.rec.Fenced(server.FencingEvent{Group: "app", MemberID: "a", API: "Heartbeat", Generation: 0, Code: 22})
 	f.join(t, "app", "b", 100*time.Millisecond, "orders")
 	f.coord.Leave("app", "a", "b")
 
@@ -57,11 +57,11 @@ func TestEventsRingsKeepTheLatest(t *testing.T) {
 	f := newFixtureWith(t, fixtureOptions{maxRebalances: 3, maxFencing: 2})
 	for i := range 7 {
 		f.join(t, "app", fmt.Sprintf("m%d", i), time.Second, "orders")
-		f.srv.Fenced(server.FencingEvent{Group: "app", MemberID: fmt.Sprintf("m%d", i), API: "OffsetCommit", Generation: int32(i), Code: 27})
+		f.rec.Fenced(server.FencingEvent{Group: "app", MemberID: fmt.Sprintf("m%d", i), API: "OffsetCommit", Generation: int32(i), Code: 27})
 	}
-	f.srv.mu.Lock()
-	rebalances, fencing := f.srv.rebalances.items(), f.srv.fencing.items()
-	f.srv.mu.Unlock()
+	f.rec.mu.Lock()
+	rebalances, fencing := f.rec.rebalances.items(), f.rec.fencing.items()
+	f.rec.mu.Unlock()
 	var gens []int32
 	for _, r := range rebalances {
 		gens = append(gens, r.Generation)
@@ -105,8 +105,8 @@ func TestRebalancedOutOfOrder(t *testing.T) {
 	newer := coordinator.Rebalance{Group: "g", Generation: 5, State: coordinator.Stable, Members: []string{"a", "b"},
 		Assignment: map[string][]assignor.TopicPartition{"a": {{Topic: "orders", Partition: 0}}, "b": {}}}
 	older := coordinator.Rebalance{Group: "g", Generation: 4, State: coordinator.Stable, Members: []string{"a"}}
-	f.srv.Rebalanced(newer)
-	f.srv.Rebalanced(older)
+	f.rec.Rebalanced(newer)
+	f.rec.Rebalanced(older)
 	fams := scrape(t, f.srv.Handler())
 	require.Equal(t, 5.0, value(fams, "minibroker_group_generation", "group", "g"))
 	require.Equal(t, 2.0, value(fams, "minibroker_group_members", "group", "g"))
@@ -122,18 +122,18 @@ func TestObserverConcurrent(t *testing.T) {
 	for i := range 8 {
 		wg.Go(func() {
 			member := fmt.Sprintf("m%d", i)
-			f.srv.ConnOpened()
+			f.rec.ConnOpened()
 			_, err := f.coord.Join(coordinator.JoinRequest{Group: "app", MemberID: member, Topics: []string{"orders"}, SessionTimeout: time.Second})
 			assert.NoError(t, err)
-			f.srv.Fenced(server.FencingEvent{Group: "app", MemberID: member, API: "Heartbeat", Code: 25})
-			f.srv.RequestDone(12, 4, 25, time.Millisecond)
-			f.srv.CommitDone(time.Millisecond, 0)
+			f.rec.Fenced(server.FencingEvent{Group: "app", MemberID: member, API: "Heartbeat", Code: 25})
+			f.rec.RequestDone(12, 4, 25, time.Millisecond)
+			f.rec.CommitDone(time.Millisecond, 0)
 			for _, path := range []string{"/v1/events", "/v1/groups", "/metrics"} {
 				rec := httptest.NewRecorder()
 				f.srv.Handler().ServeHTTP(rec, httptest.NewRequest("GET", path, nil))
 				assert.Equal(t, http.StatusOK, rec.Code)
 			}
-			f.srv.ConnClosed()
+			f.rec.ConnClosed()
 		})
 	}
 	wg.Wait()

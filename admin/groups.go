@@ -86,7 +86,7 @@ type committedJSON struct {
 func (s *Server) handleGroups(w http.ResponseWriter, _ *http.Request) {
 	now, nowMS := stamp(s.now())
 	out := groupsJSON{Now: now, NowMS: nowMS, Clock: s.clockKind(), Groups: []groupJSON{}}
-	topics := s.coord.Topics()
+	topics := s.catalog.Counts()
 	for _, l := range s.coord.Groups() {
 		if v, ok := s.coord.Describe(l.Group); ok {
 			out.Groups = append(out.Groups, s.group(v, topics))
@@ -103,7 +103,7 @@ func (s *Server) handleGroup(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	now, nowMS := stamp(s.now())
-	writeJSON(w, http.StatusOK, groupAtJSON{Now: now, NowMS: nowMS, groupJSON: s.group(v, s.coord.Topics())})
+	writeJSON(w, http.StatusOK, groupAtJSON{Now: now, NowMS: nowMS, groupJSON: s.group(v, s.catalog.Counts())})
 }
 
 // group renders one group; topics is the catalog, for the ownership grid.

@@ -19,17 +19,20 @@ import (
 
 	"github.com/minibroker/minibroker/clock"
 	"github.com/minibroker/minibroker/coordinator"
+	"github.com/minibroker/minibroker/internal/catalog"
 	"github.com/minibroker/minibroker/offsets"
 )
 
 // fixture is an admin Server over an in-process coordinator on a manual
 // clock at Unix time 0, with its log captured as JSON.
 type fixture struct {
-	clock *clock.Manual
-	coord *coordinator.Coordinator
-	srv   *Server
-	store *offsets.Store
-	logs  *syncBuffer
+	clock   *clock.Manual
+	coord   *coordinator.Coordinator
+	catalog *catalog.Catalog
+	rec     *Recorder
+	srv     *Server
+	store   *offsets.Store
+	logs    *syncBuffer
 }
 
 // fixtureOptions changes newFixture's defaults.
@@ -45,20 +48,30 @@ func newFixtureWith(t *testing.T, opts fixtureOptions) *fixture {
 	t.Helper()
 	f := &fixture{clock: clock.NewManual(time.UnixMilli(0)), store: offsets.NewMemory(), logs: &syncBuffer{}}
 	logger := slog.New(slog.NewJSONHandler(f.logs, nil))
-	coord, err := coordinator.New(coordinator.Config{
-		Clock:       f.clock,
-		Store:       f.store,
-		Topics:      map[string]int32{"orders": 4, "payments": 1},
-		Logger:      logger,
-		OnRebalance: func(r coordinator.Rebalance) { f.srv.Rebalanced(r) },
-	})
-	require.NoError(t, err)
-	f.coord = coord
 	var clk coordinator.Clock = f.clock
 	if opts.realClock {
 		clk = nil
 	}
-	f.srv, err = New(Config{Coordinator: coord, Clock: clk, Logger: logger, MaxRebalances: opts.maxRebalances, MaxFencing: opts.maxFencing})
+	rec, err := NewRecorder(RecorderConfig{Clock: clk, MaxRebalances: opts.maxRebalances, MaxFencing: opts.maxFencing})
+	require.NoError(t, err)
+	f.rec = rec
+	cat, err := catalog.Open(catalog.Config{})
+	require.NoError(t, err)
+	for name, n := range map[string]int32{"orders": 4, "payments": 1} {
+		_, err := cat.Create(name, n)
+		require.NoError(t, err)
+	}
+	f.catalog = cat
+	coord, err := coordinator.New(coordinator.Config{
+		Clock:       f.clock,
+		Store:       f.store,
+		Topics:      cat,
+		Logger:      logger,
+		OnRebalance: rec.Rebalanced,
+	})
+	require.NoError(t, err)
+	f.coord = coord
+	f.srv, err = New(Config{Coordinator: coord, Catalog: cat, Recorder: rec, Clock: clk, Logger: logger})
 	require.NoError(t, err)
 	return f
 }

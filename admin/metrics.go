@@ -100,7 +100,7 @@ func NewMetrics() *Metrics {
 }
 
 // RequestDone counts an answered request (server.Observer).
-func (s *Server) RequestDone(api, _, errorCode int16, elapsed time.Duration) {
+func (s *Recorder) RequestDone(api, _, errorCode int16, elapsed time.Duration) {
 	name := kmsg.NameForKey(api)
 	s.metrics.requests.WithLabelValues(name, server.CodeName(errorCode)).Inc()
 	s.metrics.requestSeconds.WithLabelValues(name).Observe(elapsed.Seconds())
@@ -109,20 +109,20 @@ func (s *Server) RequestDone(api, _, errorCode int16, elapsed time.Duration) {
 // CommitDone times a successful commit (server.Observer). Rejected
 // commits return before the store and would only blur the histogram;
 // minibroker_requests_total counts them.
-func (s *Server) CommitDone(elapsed time.Duration, errorCode int16) {
+func (s *Recorder) CommitDone(elapsed time.Duration, errorCode int16) {
 	if errorCode == 0 {
 		s.metrics.commitSeconds.Observe(elapsed.Seconds())
 	}
 }
 
 // ConnOpened counts an accepted connection (server.Observer).
-func (s *Server) ConnOpened() {
+func (s *Recorder) ConnOpened() {
 	s.metrics.connections.Inc()
 	s.metrics.connectionsTotal.Inc()
 }
 
 // ConnClosed counts a closed connection (server.Observer).
-func (s *Server) ConnClosed() { s.metrics.connections.Dec() }
+func (s *Recorder) ConnClosed() { s.metrics.connections.Dec() }
 
 // ObserveFsync times one journal append of the offsets store. It is meant
 // for offsets.Config.ObserveSync, which calls it from the store's writer.

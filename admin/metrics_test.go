@@ -32,18 +32,18 @@ var allFamilies = []string{
 func TestMetricsAfterScriptedCalls(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
-	f.srv.ConnOpened()
-	f.srv.ConnOpened()
-	f.srv.ConnClosed()
-	f.srv.RequestDone(11, 9, 79, time.Millisecond) // JoinGroup, MEMBER_ID_REQUIRED
-	f.srv.RequestDone(11, 9, 0, 2*time.Millisecond)
-	f.srv.RequestDone(12, 4, 22, 3*time.Millisecond) // Heartbeat, ILLEGAL_GENERATION
-	f.srv.CommitDone(4*time.Millisecond, 0)
-	f.srv.CommitDone(time.Hour, 22) // rejected: not timed
+	f.rec.ConnOpened()
+	f.rec.ConnOpened()
+	f.rec.ConnClosed()
+	f.rec.RequestDone(11, 9, 79, time.Millisecond) // JoinGroup, MEMBER_ID_REQUIRED
+	f.rec.RequestDone(11, 9, 0, 2*time.Millisecond)
+	f.rec.RequestDone(12, 4, 22, 3*time.Millisecond) // Heartbeat, ILLEGAL_GENERATION
+	f.rec.CommitDone(4*time.Millisecond, 0)
+	f.rec.CommitDone(time.Hour, 22) // rejected: not timed
 	f.join(t, "app", "a", time.Second, "orders")
 	f.join(t, "app", "b", time.Second, "orders")
 	f.coord.Leave("app", "a")
-	f.srv.Fenced(server.FencingEvent{Group: "app", MemberID: "a", API: "Heartbeat", Generation: 1, Code: 22})
+	f.rec.Fenced(server.FencingEvent{Group: "app", MemberID: "a", API: "Heartbeat", Generation: 1, Code: 22})
 
 	fams := scrape(t, f.srv.Handler())
 	var names []string

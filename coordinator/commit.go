@@ -85,7 +85,7 @@ func (c *Coordinator) CommitDirect(group string, entries []offsets.Entry) error 
 
 func (c *Coordinator) enqueueDirectCommit(group string, entries []offsets.Entry) (func() error, error) {
 	for _, e := range entries {
-		if n, ok := c.topics[e.Topic]; !ok || e.Partition < 0 || e.Partition >= n {
+		if !c.partitionExists(e.Topic, e.Partition) {
 			return nil, fmt.Errorf("%w: %s-%d", ErrUnknownTopic, e.Topic, e.Partition)
 		}
 	}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"maps"
 	"sync"
 	"time"
 
@@ -32,8 +31,10 @@ type Config struct {
 	Clock Clock
 	// Store holds committed offsets. Default: an in-memory store.
 	Store OffsetStore
-	// Topics is the initial topic catalog: name to partition count.
-	Topics map[string]int32
+	// Topics is the topic catalog the coordinator reads (joins check
+	// subscriptions against it, rebalances assign its partitions, direct
+	// commits must name its partitions). Default: no topics.
+	Topics Topics
 	// MinSessionTimeout and MaxSessionTimeout bound a member's session
 	// timeout (Kafka's group.min.session.timeout.ms, default 6 s there;
 	// 10 ms here so labs and tests can use short sessions) and
@@ -96,14 +97,6 @@ func (cfg *Config) Validate() error {
 	if lo > hi {
 		return fmt.Errorf("coordinator: min session timeout %v is above max %v", lo, hi)
 	}
-	for name, n := range cfg.Topics {
-		if err := validateTopic(name, n); err != nil {
-			return fmt.Errorf("coordinator: topic %q: %w", name, err)
-		}
-	}
-	if n := catalogPartitions(cfg.Topics); n > MaxCatalogPartitions {
-		return fmt.Errorf("coordinator: %w: the topics hold %d partitions, limit %d", ErrInvalidPartitions, n, MaxCatalogPartitions)
-	}
 	return nil
 }
 
@@ -138,8 +131,8 @@ type Coordinator struct {
 	// known holds the name of every group: those in groups and those
 	// known only by committed offsets. Guarded by mu; never shrinks.
 	known  map[string]struct{}
-	topics map[string]int32 // guarded by mu; topics are never deleted
-	seq    uint64           // guarded by mu; the last member id sequence
+	topics Topics // read under mu; it has a lock of its own, taken after mu
+	seq    uint64 // guarded by mu; the last member id sequence
 	// expireFloor is a lower bound on every member's and pending id's
 	// deadline, so Expire can return at once until the clock passes it
 	// instead of visiting every member on every tick. Guarded by mu;
@@ -164,10 +157,10 @@ func New(cfg Config) (*Coordinator, error) {
 		maxIDBytes:   cmp.Or(cfg.MaxIDBytes, DefaultMaxIDBytes),
 		groups:       make(map[string]*group),
 		known:        make(map[string]struct{}),
-		topics:       maps.Clone(cfg.Topics),
+		topics:       cfg.Topics,
 	}
 	if c.topics == nil {
-		c.topics = make(map[string]int32)
+		c.topics = StaticTopics{}
 	}
 	if c.store == nil {
 		c.store = offsets.NewMemory()

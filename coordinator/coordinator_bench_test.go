@@ -18,7 +18,7 @@ func benchCoordinator(b *testing.B, partitions int32, store OffsetStore) *Coordi
 	if store == nil {
 		store = offsets.NewMemory()
 	}
-	c, err := New(Config{Clock: clock.System{}, Store: store, Topics: map[string]int32{"orders": partitions}})
+	c, err := New(Config{Clock: clock.System{}, Store: store, Topics: StaticTopics{"orders": partitions}})
 	if err != nil {
 		b.Fatal(err)
 	}

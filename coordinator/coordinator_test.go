@@ -21,8 +21,6 @@ func TestConfigValidate(t *testing.T) {
 		{"negative bound", Config{Clock: manual, MinSessionTimeout: -1}, "must not be negative"},
 		{"min above max", Config{Clock: manual, MinSessionTimeout: time.Hour, MaxSessionTimeout: time.Minute}, "is above max"},
 		{"min above default max", Config{Clock: manual, MinSessionTimeout: time.Hour}, "is above max"},
-		{"bad topic name", Config{Clock: manual, Topics: map[string]int32{"a b": 1}}, "invalid topic name"},
-		{"bad partition count", Config{Clock: manual, Topics: map[string]int32{"orders": 0}}, "invalid partition count"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -39,8 +37,9 @@ func TestNewDefaults(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, DefaultMinSessionTimeout, c.minSession)
 	require.Equal(t, DefaultMaxSessionTimeout, c.maxSession)
-	require.Empty(t, c.Topics())
-	require.NoError(t, c.CreateTopic("t", 1))
+	require.ErrorIs(t, c.CommitDirect("g", entries("t-0")), ErrUnknownTopic, "the default catalog is empty")
+	c, err = New(Config{Clock: clock.System{}, Topics: StaticTopics{"t": 1}})
+	require.NoError(t, err)
 	require.NoError(t, c.CommitDirect("g", entries("t-0")), "the default store is in memory")
 	require.Len(t, c.Committed("g"), 1)
 }

@@ -64,15 +64,4 @@ var (
 	// ErrUnknownTopic (UNKNOWN_TOPIC_OR_PARTITION): a subscription or a
 	// direct commit names a topic or partition that does not exist.
 	ErrUnknownTopic = errors.New("unknown topic or partition")
-
-	// ErrInvalidTopic (INVALID_TOPIC_EXCEPTION): a topic name Kafka would
-	// not accept.
-	ErrInvalidTopic = errors.New("invalid topic name")
-
-	// ErrTopicExists (TOPIC_ALREADY_EXISTS): CreateTopic of a known topic.
-	ErrTopicExists = errors.New("topic already exists")
-
-	// ErrInvalidPartitions (INVALID_PARTITIONS): a partition count below 1,
-	// or one that would take the catalog past MaxCatalogPartitions.
-	ErrInvalidPartitions = errors.New("invalid partition count")
 )

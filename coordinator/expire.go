@@ -2,6 +2,7 @@ package coordinator
 
 import (
 	"cmp"
+	"fmt"
 	"slices"
 	"time"
 )
@@ -47,7 +48,7 @@ func (c *Coordinator) Expire() []Expired {
 			}
 		}
 		if lost {
-			rs = append(rs, c.rebalance(g))
+			rs = append(rs, c.rebalance(g, ReasonExpiry))
 		}
 	}
 	c.expireFloor = floor
@@ -69,4 +70,47 @@ func (c *Coordinator) lowerExpireFloor(deadline time.Time) {
 	if deadline.Before(c.expireFloor) {
 		c.expireFloor = deadline
 	}
+}
+
+// ExpireMember ends one member's session now, as the expiry step would
+// once its deadline passed: the member is removed and its group
+// rebalances (ReasonExpiry), so the member's next heartbeat or commit is
+// fenced. It is how a test or an operator fences a live client on
+// demand, whose heartbeats would otherwise renew its lease for ever.
+// An unknown group or member is ErrUnknownMemberID.
+func (c *Coordinator) ExpireMember(group, memberID string) error {
+	c.mu.Lock()
+	g := c.groups[group]
+	if g == nil || g.members[memberID] == nil {
+		c.mu.Unlock()
+		return fmt.Errorf("%w: %q is not in group %q", ErrUnknownMemberID, memberID, group)
+	}
+	delete(g.members, memberID)
+	r := c.rebalance(g, ReasonExpiry)
+	c.mu.Unlock()
+	c.logger.Info("member expired", "group", group, "member", memberID, "by", "request")
+	c.report(r)
+	return nil
+}
+
+// ForceRebalance starts a new generation of group with the same members
+// (ReasonForced): every member's generation is stale at once, so each is
+// fenced at its next heartbeat or commit and re-joins. A group with no
+// members has nothing to rebalance: ErrUnknownMemberID for an unknown
+// group, nil and no new generation for an Empty one.
+func (c *Coordinator) ForceRebalance(group string) error {
+	c.mu.Lock()
+	g := c.groups[group]
+	if g == nil {
+		c.mu.Unlock()
+		return fmt.Errorf("%w: unknown group %q", ErrUnknownMemberID, group)
+	}
+	if len(g.members) == 0 {
+		c.mu.Unlock()
+		return nil
+	}
+	r := c.rebalance(g, ReasonForced)
+	c.mu.Unlock()
+	c.report(r)
+	return nil
 }

@@ -88,3 +88,52 @@ func TestExpireSkipsScansUntilTheEarliestDeadline(t *testing.T) {
 	_, err = f.c.Join(wireJoin("g", res.MemberID, roundrobin("orders")))
 	require.ErrorIs(t, err, ErrUnknownMemberID, "the pending id expired in the same step")
 }
+
+// TestExpireMemberFencesOnDemand: a live member whose heartbeats would
+// renew its lease for ever is fenced at once: its group rebalances
+// without it and its next heartbeat and commit are refused.
+func TestExpireMemberFencesOnDemand(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	a := f.join("g", "a", "orders")
+	b := f.join("g", "b", "orders")
+	require.Equal(t, int32(2), b.Generation)
+	require.NoError(t, f.c.Heartbeat("g", "a", 2))
+
+	require.NoError(t, f.c.ExpireMember("g", "a"))
+	require.ErrorIs(t, f.c.Heartbeat("g", "a", 2), ErrIllegalGeneration, "the chapter checks the generation first")
+	require.ErrorIs(t, f.c.Heartbeat("g", "a", 3), ErrUnknownMemberID)
+	require.ErrorIs(t, f.c.Commit("g", "a", a.Generation, entries("orders-0")), ErrIllegalGeneration)
+	gen, parts, err := f.c.Assignment("g", "b")
+	require.NoError(t, err)
+	require.Equal(t, int32(3), gen)
+	require.Equal(t, []string{"orders-0", "orders-1", "orders-2", "orders-3"}, names(parts))
+
+	require.ErrorIs(t, f.c.ExpireMember("g", "a"), ErrUnknownMemberID, "already gone")
+	require.ErrorIs(t, f.c.ExpireMember("nope", "b"), ErrUnknownMemberID)
+	state, gen := f.state("g")
+	require.Equal(t, Stable, state)
+	require.Equal(t, int32(3), gen, "a refused expiry starts no generation")
+}
+
+// TestForceRebalanceStalesEveryMember: the same members, a new generation,
+// and every member's old generation fenced until it refreshes.
+func TestForceRebalanceStalesEveryMember(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	f.join("g", "a", "orders")
+	f.join("g", "b", "orders")
+	require.NoError(t, f.c.ForceRebalance("g"))
+	state, gen := f.state("g")
+	require.Equal(t, Stable, state)
+	require.Equal(t, int32(3), gen)
+	require.ErrorIs(t, f.c.Heartbeat("g", "a", 2), ErrIllegalGeneration)
+	require.ErrorIs(t, f.c.Commit("g", "b", 2, entries("orders-1")), ErrIllegalGeneration)
+	require.NoError(t, f.c.Commit("g", "b", 3, entries("orders-1")), "same members, same assignment")
+
+	require.ErrorIs(t, f.c.ForceRebalance("nope"), ErrUnknownMemberID)
+	f.c.Leave("g", "a", "b")
+	require.NoError(t, f.c.ForceRebalance("g"), "an Empty group has nothing to rebalance")
+	_, gen = f.state("g")
+	require.Equal(t, int32(4), gen)
+}

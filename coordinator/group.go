@@ -109,12 +109,33 @@ func (g *group) sortedMemberIDs() []string {
 	return ids
 }
 
+// Reason says why a generation started.
+type Reason string
+
+// The reasons a group rebalances.
+const (
+	// ReasonJoin: a member joined, or (the chapter's join) re-joined.
+	ReasonJoin Reason = "join"
+	// ReasonSubscription: a known member re-joined with another
+	// subscription or other protocol names.
+	ReasonSubscription Reason = "subscription change"
+	// ReasonLeave: members left.
+	ReasonLeave Reason = "leave"
+	// ReasonExpiry: members' sessions ended in the expiry step, or one
+	// was ended on request (ExpireMember).
+	ReasonExpiry Reason = "expiry"
+	// ReasonForced: an operator asked for a new generation
+	// (ForceRebalance).
+	ReasonForced Reason = "forced"
+)
+
 // Rebalance describes one completed rebalance: the group's new
-// generation, its state (Stable, or Empty when no member is left), the
-// sorted member ids and the assignment.
+// generation, why it started, its state (Stable, or Empty when no member
+// is left), the sorted member ids and the assignment.
 type Rebalance struct {
 	Group      string
 	Generation int32
+	Reason     Reason
 	State      State
 	Members    []string
 	Assignment map[string][]assignor.TopicPartition
@@ -126,14 +147,14 @@ type Rebalance struct {
 // state, which exists so that refresh and commit can reject work when the
 // group is not Stable. Called with Coordinator.mu held; the caller reports
 // the result after releasing it.
-func (c *Coordinator) rebalance(g *group) Rebalance {
+func (c *Coordinator) rebalance(g *group, why Reason) Rebalance {
 	g.state = PreparingRebalance
 	g.generation++
 	if len(g.members) == 0 {
 		g.state = Empty
 		g.protocol, g.leader = "", ""
 		g.assignment, g.owner = nil, nil
-		return Rebalance{Group: g.id, Generation: g.generation, State: g.state}
+		return Rebalance{Group: g.id, Generation: g.generation, Reason: why, State: g.state}
 	}
 	ids := g.sortedMemberIDs()
 	g.protocol, _ = vote(g.members, nil)
@@ -142,7 +163,7 @@ func (c *Coordinator) rebalance(g *group) Rebalance {
 	for id, m := range g.members {
 		subs[id] = m.subscription(g.protocol)
 	}
-	g.assignment = assignor.RoundRobin(subs, c.topics)
+	g.assignment = assignor.RoundRobin(subs, c.partitionCounts(subs))
 	g.owner = make(map[assignor.TopicPartition]string, len(g.owner))
 	for id, parts := range g.assignment {
 		for _, tp := range parts {
@@ -150,7 +171,7 @@ func (c *Coordinator) rebalance(g *group) Rebalance {
 		}
 	}
 	g.state = Stable
-	return Rebalance{Group: g.id, Generation: g.generation, State: g.state, Members: ids, Assignment: g.assignment}
+	return Rebalance{Group: g.id, Generation: g.generation, Reason: why, State: g.state, Members: ids, Assignment: g.assignment}
 }
 
 // report logs rebalances and hands them to the observer. Called without
@@ -159,7 +180,7 @@ func (c *Coordinator) report(rs ...Rebalance) {
 	logging := c.logger.Enabled(context.Background(), slog.LevelInfo)
 	for _, r := range rs {
 		if logging { // formatting a large group's assignment is not free
-			c.logger.Info("rebalance complete", "group", r.Group, "generation", r.Generation,
+			c.logger.Info("rebalance complete", "group", r.Group, "generation", r.Generation, "reason", string(r.Reason),
 				"state", r.State.String(), "members", r.Members, "assignment", formatAssignment(r))
 		}
 		if c.onRebalance != nil {

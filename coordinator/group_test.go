@@ -2,6 +2,7 @@ package coordinator
 
 import (
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -75,7 +76,26 @@ func TestRebalanceObserverSeesEveryGeneration(t *testing.T) {
 	require.Equal(t, Stable, seen[0].State)
 	require.Equal(t, []string{"a", "b"}, seen[1].Members)
 	require.Equal(t, []string{"orders-0", "orders-2"}, names(seen[1].Assignment["a"]))
-	require.Equal(t, Rebalance{Group: "g", Generation: 3, State: Empty}, seen[2])
+	require.Equal(t, Rebalance{Group: "g", Generation: 3, Reason: ReasonLeave, State: Empty}, seen[2])
+}
+
+// TestRebalanceReasons: each generation says why it started.
+func TestRebalanceReasons(t *testing.T) {
+	t.Parallel()
+	var seen []Reason
+	f := newFixtureWith(t, Config{OnRebalance: func(r Rebalance) { seen = append(seen, r.Reason) }})
+	f.join("g", "a", "orders")
+	f.join("g", "b", "orders")
+	f.join("g", "b", "orders", "payments")
+	f.join("g", "b", "orders", "payments") // the chapter's re-join: a new generation
+	require.NoError(t, f.c.ForceRebalance("g"))
+	require.NoError(t, f.c.ExpireMember("g", "b"))
+	f.joinSession("g", "c", 10*time.Millisecond, "orders")
+	f.clock.Advance(defaultSession + time.Millisecond)
+	require.Len(t, f.c.Expire(), 2)
+	f.c.Leave("g", "c")
+	require.Equal(t, []Reason{ReasonJoin, ReasonJoin, ReasonSubscription, ReasonJoin, ReasonForced, ReasonExpiry, ReasonJoin, ReasonExpiry}, seen,
+		"expiry took a and c at once; the leave of c found nobody")
 }
 
 func TestStateStrings(t *testing.T) {

@@ -43,7 +43,7 @@ func newFixtureWith(t *testing.T, cfg Config) *fixture {
 		cfg.Store = f.store
 	}
 	if cfg.Topics == nil {
-		cfg.Topics = map[string]int32{"orders": 4, "payments": 1}
+		cfg.Topics = StaticTopics{"orders": 4, "payments": 1}
 	}
 	c, err := New(cfg)
 	require.NoError(t, err)

@@ -140,9 +140,13 @@ func (c *Coordinator) join(req JoinRequest) (JoinResult, *Rebalance, error) {
 		m.protocols = joining.protocols // same names and topics; metadata may differ
 		return c.joinResult(g, m.id, false), nil, nil
 	}
+	why := ReasonJoin
+	if m != nil && !sameSubscription(m, joining) {
+		why = ReasonSubscription
+	}
 	delete(g.pending, joining.id)
 	g.members[joining.id] = joining
-	r := c.rebalance(g)
+	r := c.rebalance(g, why)
 	return c.joinResult(g, joining.id, true), &r, nil
 }
 
@@ -181,19 +185,6 @@ func (c *Coordinator) validateJoin(req JoinRequest) error {
 				return err
 			}
 		}
-	}
-	return nil
-}
-
-// checkTopic rejects a subscription to a name Kafka would not accept as a
-// topic (ErrInvalidTopic), or to a topic the catalog lacks, as the
-// chapter's join does (ErrUnknownTopic). Called with mu held.
-func (c *Coordinator) checkTopic(t string) error {
-	if !ValidTopicName(t) {
-		return fmt.Errorf("%w: subscription to %q", ErrInvalidTopic, t)
-	}
-	if _, ok := c.topics[t]; !ok {
-		return fmt.Errorf("%w: subscription to %q", ErrUnknownTopic, t)
 	}
 	return nil
 }

@@ -24,7 +24,7 @@ func (c *Coordinator) Leave(group string, memberIDs ...string) []string {
 		c.mu.Unlock()
 		return nil
 	}
-	r := c.rebalance(g)
+	r := c.rebalance(g, ReasonLeave)
 	c.mu.Unlock()
 	c.report(r)
 	return left

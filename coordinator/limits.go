@@ -16,11 +16,6 @@ const (
 	// MaxIDBytesLimit is the largest Config.MaxIDBytes: the protocol's
 	// string length (int16) less MemberIDSlackBytes.
 	MaxIDBytesLimit = 32767 - MemberIDSlackBytes
-	// MaxCatalogPartitions bounds the partitions of all topics together.
-	// Metadata, Fetch and every rebalance walk them, so a single
-	// CreateTopics of 2^31-1 partitions would otherwise stall the broker
-	// (Kafka bounds partitions only through its controller's quotas).
-	MaxCatalogPartitions = 100_000
 )
 
 // Defaults of Config's limits.
@@ -154,14 +149,4 @@ func (c *Coordinator) admitMember(g *group, memberID string) error {
 		return fmt.Errorf("%w: group %q holds %d members and pending ids, limit %d", ErrGroupMaxSizeReached, g.id, n, c.maxGroupSize)
 	}
 	return nil
-}
-
-// catalogPartitions returns the partitions of every topic together.
-// Called with mu held, or before the coordinator is shared.
-func catalogPartitions(topics map[string]int32) int64 {
-	var n int64
-	for _, p := range topics {
-		n += int64(p)
-	}
-	return n
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/minibroker/minibroker/clock"
+	"github.com/minibroker/minibroker/internal/catalog"
 	"github.com/minibroker/minibroker/offsets"
 )
 
@@ -23,7 +24,6 @@ func TestLimitsConfigValidate(t *testing.T) {
 		{"negative group count", Config{Clock: clk, MaxGroups: -1}, "must not be negative"},
 		{"negative metadata", Config{Clock: clk, MaxMetadataBytes: -1}, "MaxMetadataBytes -1"},
 		{"metadata above the store's", Config{Clock: clk, MaxMetadataBytes: offsets.MaxMetadataBytes + 1}, "MaxMetadataBytes 4097"},
-		{"too many partitions", Config{Clock: clk, Topics: map[string]int32{"a": MaxCatalogPartitions, "b": 1}}, "limit 100000"},
 		{"negative id bytes", Config{Clock: clk, MaxIDBytes: -1}, "MaxIDBytes -1"},
 		{"id bytes beyond the protocol", Config{Clock: clk, MaxIDBytes: MaxIDBytesLimit + 1}, "MaxIDBytes 32736"},
 	}
@@ -204,9 +204,9 @@ func TestJoinSubscriptionToInvalidTopicName(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
 	_, err := f.c.Join(JoinRequest{Group: "g", MemberID: "a", SessionTimeout: time.Second, Topics: []string{"bad name"}})
-	require.ErrorIs(t, err, ErrInvalidTopic)
+	require.ErrorIs(t, err, catalog.ErrInvalidTopic)
 	_, err = f.c.Join(wireJoin("g", "", roundrobin(strings.Repeat("t", 250))))
-	require.ErrorIs(t, err, ErrInvalidTopic)
+	require.ErrorIs(t, err, catalog.ErrInvalidTopic)
 	_, err = f.c.Join(JoinRequest{Group: "g", MemberID: "a", SessionTimeout: time.Second, Topics: []string{"valid-but-absent"}})
 	require.ErrorIs(t, err, ErrUnknownTopic)
 }
@@ -223,15 +223,4 @@ func TestMaxMetadataBytes(t *testing.T) {
 	neg := append([]offsets.Entry{{Topic: "orders", Partition: 1, Offset: -1}}, over...)
 	require.ErrorIs(t, f.c.CommitDirect("m", neg), offsets.ErrNegativeOffset, "the store's checks come first")
 	require.Equal(t, int64(1), f.c.Committed("g")[0].Offset)
-}
-
-func TestCatalogPartitionLimit(t *testing.T) {
-	t.Parallel()
-	f := newFixture(t) // orders(4), payments(1)
-	require.ErrorIs(t, f.c.CreateTopic("huge", 2147483647), ErrInvalidPartitions)
-	require.ErrorIs(t, f.c.CreateTopic("over", MaxCatalogPartitions-4), ErrInvalidPartitions)
-	require.NoError(t, f.c.CreateTopic("fits", MaxCatalogPartitions-5))
-	require.ErrorIs(t, f.c.CreateTopic("one-more", 1), ErrInvalidPartitions)
-	_, ok := f.c.Topics()["over"]
-	require.False(t, ok)
 }

@@ -2,61 +2,62 @@ package coordinator
 
 import (
 	"fmt"
-	"maps"
+
+	"github.com/minibroker/minibroker/internal/catalog"
 )
 
-// maxTopicNameLength is Kafka's limit (Topic.MAX_NAME_LENGTH).
-const maxTopicNameLength = 249
+// Topics is what the coordinator needs of the topic catalog: a topic's
+// partition count. *catalog.Catalog implements it; StaticTopics is a fixed
+// one for tests and tools. The coordinator only reads it: topics are
+// created by the catalog's owner, never here.
+type Topics interface {
+	// Partitions returns the partition count of topic; ok is false for
+	// an unknown topic.
+	Partitions(topic string) (n int32, ok bool)
+}
 
-// CreateTopic adds a topic with partitions partitions to the catalog,
-// unless the catalog would then hold more than MaxCatalogPartitions
-// partitions (ErrInvalidPartitions). Topics are never deleted, and existing groups are not rebalanced: a
-// subscriber sees the new topic at its next join, as in the chapter.
-func (c *Coordinator) CreateTopic(name string, partitions int32) error {
-	if err := validateTopic(name, partitions); err != nil {
-		return err
+// StaticTopics is a fixed catalog: topic name to partition count.
+type StaticTopics map[string]int32
+
+// Partitions returns the count of topic.
+func (t StaticTopics) Partitions(topic string) (int32, bool) {
+	n, ok := t[topic]
+	return n, ok
+}
+
+// checkTopic rejects a subscription to a name Kafka would not accept as a
+// topic (catalog.ErrInvalidTopic), or to a topic the catalog lacks, as the
+// chapter's join does (ErrUnknownTopic).
+func (c *Coordinator) checkTopic(t string) error {
+	if !catalog.ValidTopicName(t) {
+		return fmt.Errorf("%w: subscription to %q", catalog.ErrInvalidTopic, t)
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if _, ok := c.topics[name]; ok {
-		return fmt.Errorf("%w: %q", ErrTopicExists, name)
+	if _, ok := c.topics.Partitions(t); !ok {
+		return fmt.Errorf("%w: subscription to %q", ErrUnknownTopic, t)
 	}
-	if n := catalogPartitions(c.topics) + int64(partitions); n > MaxCatalogPartitions {
-		return fmt.Errorf("%w: %d for %q would make %d partitions in all, limit %d", ErrInvalidPartitions, partitions, name, n, MaxCatalogPartitions)
-	}
-	c.topics[name] = partitions
 	return nil
 }
 
-// Topics returns a copy of the catalog: topic name to partition count.
-func (c *Coordinator) Topics() map[string]int32 {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return maps.Clone(c.topics)
-}
-
-// ValidTopicName reports whether Kafka would accept name as a topic
-// (Topic.validate): 1 to 249 characters from [a-zA-Z0-9._-], and neither
-// "." nor "..".
-func ValidTopicName(name string) bool {
-	if name == "" || name == "." || name == ".." || len(name) > maxTopicNameLength {
-		return false
-	}
-	for i := 0; i < len(name); i++ {
-		b := name[i]
-		if !('a' <= b && b <= 'z' || 'A' <= b && b <= 'Z' || '0' <= b && b <= '9' || b == '.' || b == '_' || b == '-') {
-			return false
+// partitionCounts returns the partition count of every topic some member
+// subscribes to, for the assignor. A topic the catalog lacks (impossible
+// while topics are never deleted) is left out, so nobody is assigned it.
+func (c *Coordinator) partitionCounts(subs map[string][]string) map[string]int32 {
+	out := make(map[string]int32)
+	for _, topics := range subs {
+		for _, t := range topics {
+			if _, done := out[t]; done {
+				continue
+			}
+			if n, ok := c.topics.Partitions(t); ok {
+				out[t] = n
+			}
 		}
 	}
-	return true
+	return out
 }
 
-func validateTopic(name string, partitions int32) error {
-	if !ValidTopicName(name) {
-		return fmt.Errorf("%w: %q", ErrInvalidTopic, name)
-	}
-	if partitions < 1 {
-		return fmt.Errorf("%w: %d for %q", ErrInvalidPartitions, partitions, name)
-	}
-	return nil
+// partitionExists reports whether topic has partition p.
+func (c *Coordinator) partitionExists(topic string, p int32) bool {
+	n, ok := c.topics.Partitions(topic)
+	return ok && p >= 0 && p < n
 }

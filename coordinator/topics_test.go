@@ -1,33 +1,41 @@
 package coordinator
 
 import (
-	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/minibroker/minibroker/clock"
+	"github.com/minibroker/minibroker/internal/catalog"
 )
 
-func TestCreateTopic(t *testing.T) {
+// TestTopicCreatedAfterStartIsJoinable: the coordinator reads the catalog
+// it is given, so a topic created there later is subscribable at once, and
+// a subscriber sees it at its next join, as in the chapter.
+func TestTopicCreatedAfterStartIsJoinable(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t)
-	require.NoError(t, f.c.CreateTopic("invoices", 3))
-	require.Equal(t, map[string]int32{"orders": 4, "payments": 1, "invoices": 3}, f.c.Topics())
+	cat, err := catalog.Open(catalog.Config{})
+	require.NoError(t, err)
+	c, err := New(Config{Clock: clock.NewManual(time.UnixMilli(0)), Topics: cat})
+	require.NoError(t, err)
+	_, err = c.Join(JoinRequest{Group: "g", MemberID: "a", SessionTimeout: defaultSession, Topics: []string{"invoices"}})
+	require.ErrorIs(t, err, ErrUnknownTopic)
 
-	require.ErrorIs(t, f.c.CreateTopic("invoices", 3), ErrTopicExists)
-	require.ErrorIs(t, f.c.CreateTopic("empty", 0), ErrInvalidPartitions)
-	require.ErrorIs(t, f.c.CreateTopic("bad name", 1), ErrInvalidTopic)
-
-	res := f.join("g", "a", "invoices")
+	_, err = cat.Create("invoices", 3)
+	require.NoError(t, err)
+	res, err := c.Join(JoinRequest{Group: "g", MemberID: "a", SessionTimeout: defaultSession, Topics: []string{"invoices"}})
+	require.NoError(t, err)
 	require.Equal(t, []string{"invoices-0", "invoices-1", "invoices-2"}, names(res.Assignment))
+	require.NoError(t, c.CommitDirect("manual", entries("invoices-2")))
 }
 
-func TestValidTopicName(t *testing.T) {
+func TestStaticTopics(t *testing.T) {
 	t.Parallel()
-	for name, want := range map[string]bool{
-		"orders": true, "a.b_c-D9": true, strings.Repeat("x", 249): true,
-		"": false, ".": false, "..": false, strings.Repeat("x", 250): false,
-		"with space": false, "slash/": false, "uml\u00e4ut": false,
-	} {
-		require.Equal(t, want, ValidTopicName(name), "%q", name)
-	}
+	topics := StaticTopics{"orders": 4}
+	n, ok := topics.Partitions("orders")
+	require.True(t, ok)
+	require.Equal(t, int32(4), n)
+	_, ok = topics.Partitions("nope")
+	require.False(t, ok)
 }

@@ -8,13 +8,13 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/minibroker/minibroker/internal/compare"
+	"github.com/minibroker/minibroker/tools/compare"
 )
 
 // TestCompareScenarios runs every comparison scenario against an
 // in-process minibroker and an in-process kfake cluster in one test run,
 // and asserts the answer each side is documented to give (the scenario
-// table in internal/compare, explained row by row in
+// table in tools/compare, explained row by row in
 // docs/behavior-matrix.md). A change on either side fails the subtest of
 // the scenario that sees it.
 func TestCompareScenarios(t *testing.T) {

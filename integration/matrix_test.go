@@ -11,7 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/minibroker/minibroker/internal/compare"
+	"github.com/minibroker/minibroker/tools/compare"
 )
 
 // matrixPath is docs/behavior-matrix.md, seen from this package's directory.

@@ -8,23 +8,21 @@ package server
 // topic ids (all zero here). Replication factor must be 1 or -1 on a
 // single broker (INVALID_REPLICATION_FACTOR); partitions at least 1
 // (INVALID_PARTITIONS); a manual replica assignment decides the partition
-// count. New topics are saved to the catalog in the data dir before the
-// answer goes out.
+// count. A new topic is saved to the catalog in the data dir before it is
+// shown to anyone or answered (catalog.Catalog.Create).
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/minibroker/minibroker/coordinator"
+	"github.com/minibroker/minibroker/internal/catalog"
 )
 
 func (s *Server) handleCreateTopics(r *request, req *kmsg.CreateTopicsRequest) kmsg.Response {
 	resp := req.ResponseKind().(*kmsg.CreateTopicsResponse)
-	s.catalog.Lock()
-	defer s.catalog.Unlock()
-	created := false
 	seen := map[string]int{}
 	for _, t := range req.Topics {
 		seen[t.Topic]++
@@ -33,9 +31,6 @@ func (s *Server) handleCreateTopics(r *request, req *kmsg.CreateTopicsRequest) k
 		rt := kmsg.NewCreateTopicsResponseTopic()
 		rt.Topic = t.Topic
 		partitions, err := s.createTopic(t, req.ValidateOnly, seen[t.Topic] > 1)
-		if err == nil && !req.ValidateOnly {
-			created = true
-		}
 		if err != nil {
 			rt.ErrorCode = s.code(err)
 			msg := err.Error()
@@ -44,16 +39,6 @@ func (s *Server) handleCreateTopics(r *request, req *kmsg.CreateTopicsRequest) k
 			rt.NumPartitions, rt.ReplicationFactor = partitions, 1
 		}
 		resp.Topics = append(resp.Topics, rt)
-	}
-	if created && s.topics != nil {
-		if err := s.topics.SaveTopics(s.coord.Topics()); err != nil {
-			r.logger.Error("saving topic catalog failed", "err", err)
-			for i := range resp.Topics {
-				if resp.Topics[i].ErrorCode == 0 {
-					resp.Topics[i].ErrorCode = s.code(fmt.Errorf("%w: %w", errCatalog, err))
-				}
-			}
-		}
 	}
 	return resp
 }
@@ -77,17 +62,14 @@ func (s *Server) createTopic(t kmsg.CreateTopicsRequestTopic, validateOnly, dupl
 		}
 		partitions = int32(len(t.ReplicaAssignment))
 	}
-	if !coordinator.ValidTopicName(t.Topic) {
-		return 0, fmt.Errorf("%w: %q", coordinator.ErrInvalidTopic, t.Topic)
-	}
 	if validateOnly {
-		if _, exists := s.coord.Topics()[t.Topic]; exists {
-			return 0, fmt.Errorf("%w: %q", coordinator.ErrTopicExists, t.Topic)
-		}
-		if partitions < 1 {
-			return 0, fmt.Errorf("%w: %d", coordinator.ErrInvalidPartitions, partitions)
-		}
-		return partitions, nil
+		return partitions, s.catalog.Check(t.Topic, partitions)
 	}
-	return partitions, s.coord.CreateTopic(t.Topic, partitions)
+	if _, err := s.catalog.Create(t.Topic, partitions); err != nil {
+		if errors.Is(err, catalog.ErrStorage) {
+			s.logger.Error("saving topic catalog failed", "topic", t.Topic, "err", err)
+		}
+		return 0, err
+	}
+	return partitions, nil
 }

@@ -2,36 +2,18 @@ package server
 
 import (
 	"errors"
+	"io/fs"
 	"log/slog"
-	"maps"
-	"sync"
+	"os"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/minibroker/minibroker/internal/catalog"
 )
-
-// recordingSaver is a TopicSaver that keeps every save, or fails them.
-type recordingSaver struct {
-	mu    sync.Mutex
-	saves []map[string]int32 // guarded by mu
-	err   error
-}
-
-func (s *recordingSaver) SaveTopics(topics map[string]int32) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.saves = append(s.saves, maps.Clone(topics))
-	return s.err
-}
-
-func (s *recordingSaver) saved() []map[string]int32 {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.saves
-}
 
 func createTopic(name string, partitions int32, rf int16) kmsg.CreateTopicsRequestTopic {
 	t := kmsg.NewCreateTopicsRequestTopic()
@@ -79,9 +61,9 @@ func TestCreateTopics(t *testing.T) {
 			}
 			t.Run(name, func(t *testing.T) {
 				t.Parallel()
-				saver := &recordingSaver{}
-				e := newEnvWith(t, envOptions{config: func(cfg *Config) { cfg.Topics = saver }})
-				before := e.coord.Topics()
+				e := newEnvWith(t, envOptions{catalog: catalog.Config{Dir: t.TempDir()}})
+				before := e.cat.List()
+				saved := readCatalog(t, e.cat)
 				resp := call[*kmsg.CreateTopicsResponse](e, "c", createRequest(7, validateOnly, tc.topic))
 				require.Len(t, resp.Topics, 1)
 				rt := resp.Topics[0]
@@ -92,20 +74,21 @@ func TestCreateTopics(t *testing.T) {
 				if tc.wantCode != 0 {
 					require.NotNil(t, rt.ErrorMessage)
 					assert.Equal(t, int16(-1), rt.ReplicationFactor)
-					assert.Equal(t, before, e.coord.Topics())
-					assert.Empty(t, saver.saved())
+					assert.Equal(t, before, e.cat.List())
+					assert.Equal(t, saved, readCatalog(t, e.cat))
 					return
 				}
 				assert.Nil(t, rt.ErrorMessage)
 				assert.Equal(t, int16(1), rt.ReplicationFactor)
 				if validateOnly {
-					assert.Equal(t, before, e.coord.Topics(), "validate only creates nothing")
-					assert.Empty(t, saver.saved())
+					assert.Equal(t, before, e.cat.List(), "validate only creates nothing")
+					assert.Equal(t, saved, readCatalog(t, e.cat))
 					return
 				}
-				after := e.coord.Topics()
-				assert.Equal(t, tc.wantPartitions, after[tc.topic.Topic])
-				assert.Equal(t, []map[string]int32{after}, saver.saved(), "the catalog is saved once, whole")
+				n, ok := e.cat.Partitions(tc.topic.Topic)
+				assert.True(t, ok)
+				assert.Equal(t, tc.wantPartitions, n)
+				assert.Contains(t, readCatalog(t, e.cat), `"`+tc.topic.Topic+`": {`, "saved in the data dir")
 			})
 		}
 	}
@@ -113,8 +96,7 @@ func TestCreateTopics(t *testing.T) {
 
 func TestCreateTopicsBatch(t *testing.T) {
 	t.Parallel()
-	saver := &recordingSaver{}
-	e := newEnvWith(t, envOptions{config: func(cfg *Config) { cfg.Topics = saver }})
+	e := newEnv(t)
 	resp := call[*kmsg.CreateTopicsResponse](e, "c", createRequest(4, false,
 		createTopic("a", 1, 1), createTopic("dup", 1, 1), createTopic("b", 0, 1), createTopic("dup", 2, 1), createTopic("c", 2, -1)))
 	var codes []int16
@@ -123,26 +105,34 @@ func TestCreateTopicsBatch(t *testing.T) {
 	}
 	assert.Equal(t, []int16{0, kerr.InvalidRequest.Code, kerr.InvalidPartitions.Code, kerr.InvalidRequest.Code, 0}, codes,
 		"a name given twice is INVALID_REQUEST for both, as Kafka")
-	assert.Equal(t, map[string]int32{"orders": 4, "payments": 1, "a": 1, "c": 2}, e.coord.Topics())
-	require.Len(t, saver.saved(), 1)
+	assert.Equal(t, map[string]int32{"orders": 4, "payments": 1, "a": 1, "c": 2}, e.cat.Counts())
 }
 
+// TestCreateTopicsSaveFailure: a topic the catalog cannot save is not
+// created, and the failure is ours (logged at Error).
 func TestCreateTopicsSaveFailure(t *testing.T) {
 	t.Parallel()
-	saver := &recordingSaver{err: errors.New("disk full")}
-	e := newEnvWith(t, envOptions{config: func(cfg *Config) { cfg.Topics = saver }})
-	resp := call[*kmsg.CreateTopicsResponse](e, "c", createRequest(7, false, createTopic("a", 1, 1), createTopic("orders", 1, 1)))
-	assert.Equal(t, kerr.KafkaStorageError.Code, resp.Topics[0].ErrorCode, "created but not saved")
-	assert.Equal(t, kerr.TopicAlreadyExists.Code, resp.Topics[1].ErrorCode, "its own error kept")
+	e := newEnvWith(t, envOptions{catalog: catalog.Config{Prepare: func(tp catalog.Topic) error {
+		return errors.New("disk full")
+	}}, topics: map[string]int32{}})
+	resp := call[*kmsg.CreateTopicsResponse](e, "c", createRequest(7, false, createTopic("a", 1, 1)))
+	assert.Equal(t, kerr.KafkaStorageError.Code, resp.Topics[0].ErrorCode)
+	require.NotNil(t, resp.Topics[0].ErrorMessage)
+	assert.Contains(t, *resp.Topics[0].ErrorMessage, "disk full")
+	_, ok := e.cat.Lookup("a")
+	assert.False(t, ok, "nothing is shown that was not saved")
 	logged := e.logs.find("saving topic catalog failed")
 	require.Len(t, logged, 1)
 	assert.Equal(t, slog.LevelError, logged[0].level)
 }
 
-func TestCreateTopicsWithoutSaver(t *testing.T) {
-	t.Parallel()
-	e := newEnv(t)
-	resp := call[*kmsg.CreateTopicsResponse](e, "c", createRequest(0, false, createTopic("a", 2, 1)))
-	assert.Zero(t, resp.Topics[0].ErrorCode)
-	assert.Equal(t, int32(2), e.coord.Topics()["a"])
+// readCatalog returns the catalog file's contents.
+func readCatalog(t *testing.T, c *catalog.Catalog) string {
+	t.Helper()
+	data, err := os.ReadFile(c.Path())
+	if errors.Is(err, fs.ErrNotExist) {
+		return ""
+	}
+	require.NoError(t, err)
+	return string(data)
 }

@@ -6,6 +6,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 
 	"github.com/minibroker/minibroker/coordinator"
+	"github.com/minibroker/minibroker/internal/catalog"
 	"github.com/minibroker/minibroker/offsets"
 )
 
@@ -37,9 +38,10 @@ var errorCodes = [...]struct {
 	{coordinator.ErrInconsistentGroupProtocol, kerr.InconsistentGroupProtocol},
 	{coordinator.ErrMemberIDRequired, kerr.MemberIDRequired},
 	{coordinator.ErrUnknownTopic, kerr.UnknownTopicOrPartition},
-	{coordinator.ErrInvalidTopic, kerr.InvalidTopicException},
-	{coordinator.ErrTopicExists, kerr.TopicAlreadyExists},
-	{coordinator.ErrInvalidPartitions, kerr.InvalidPartitions},
+	{catalog.ErrInvalidTopic, kerr.InvalidTopicException},
+	{catalog.ErrTopicExists, kerr.TopicAlreadyExists},
+	{catalog.ErrInvalidPartitions, kerr.InvalidPartitions},
+	{catalog.ErrStorage, kerr.KafkaStorageError},
 	{offsets.ErrNegativeOffset, kerr.OffsetOutOfRange},
 	{offsets.ErrMetadataTooLarge, kerr.OffsetMetadataTooLarge},
 	{offsets.ErrInvalidEntry, kerr.InvalidRequest},
@@ -47,11 +49,7 @@ var errorCodes = [...]struct {
 	{offsets.ErrClosed, kerr.CoordinatorNotAvailable},
 	// Only Open returns it; mapped so that every sentinel has a code.
 	{offsets.ErrCorrupt, kerr.KafkaStorageError},
-	{errCatalog, kerr.KafkaStorageError},
 }
-
-// errCatalog wraps a failure to persist the topic catalog.
-var errCatalog = errors.New("topic catalog not saved")
 
 // code returns the Kafka error code for err: 0 for nil, the first matching
 // entry of errorCodes, the code of a wrapped *kerr.Error (a handler's own

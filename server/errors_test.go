@@ -18,6 +18,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/minibroker/minibroker/coordinator"
+	"github.com/minibroker/minibroker/internal/catalog"
 	"github.com/minibroker/minibroker/offsets"
 	"github.com/minibroker/minibroker/protocol"
 )
@@ -40,9 +41,10 @@ var sentinels = map[string]error{
 	"coordinator.ErrInconsistentGroupProtocol": coordinator.ErrInconsistentGroupProtocol,
 	"coordinator.ErrMemberIDRequired":          coordinator.ErrMemberIDRequired,
 	"coordinator.ErrUnknownTopic":              coordinator.ErrUnknownTopic,
-	"coordinator.ErrInvalidTopic":              coordinator.ErrInvalidTopic,
-	"coordinator.ErrTopicExists":               coordinator.ErrTopicExists,
-	"coordinator.ErrInvalidPartitions":         coordinator.ErrInvalidPartitions,
+	"catalog.ErrInvalidTopic":                  catalog.ErrInvalidTopic,
+	"catalog.ErrTopicExists":                   catalog.ErrTopicExists,
+	"catalog.ErrInvalidPartitions":             catalog.ErrInvalidPartitions,
+	"catalog.ErrStorage":                       catalog.ErrStorage,
 	"offsets.ErrNegativeOffset":                offsets.ErrNegativeOffset,
 	"offsets.ErrInvalidEntry":                  offsets.ErrInvalidEntry,
 	"offsets.ErrMetadataTooLarge":              offsets.ErrMetadataTooLarge,
@@ -108,7 +110,7 @@ func declaredSentinels(t *testing.T, pkgs ...string) []string {
 
 func TestErrorCodesCoverEverySentinel(t *testing.T) {
 	t.Parallel()
-	declared := declaredSentinels(t, "coordinator", "offsets", "protocol")
+	declared := declaredSentinels(t, "coordinator", "offsets", "protocol", "internal/catalog")
 	for _, name := range declared {
 		if _, ok := sentinels[name]; !ok {
 			t.Errorf("%s is a new sentinel: give it a code in errorCodes (errors.go) and list it in sentinels", name)
@@ -153,14 +155,14 @@ func TestErrorCodes(t *testing.T) {
 		{coordinator.ErrInconsistentGroupProtocol, kerr.InconsistentGroupProtocol},
 		{coordinator.ErrMemberIDRequired, kerr.MemberIDRequired},
 		{coordinator.ErrUnknownTopic, kerr.UnknownTopicOrPartition},
-		{coordinator.ErrInvalidTopic, kerr.InvalidTopicException},
-		{coordinator.ErrTopicExists, kerr.TopicAlreadyExists},
-		{coordinator.ErrInvalidPartitions, kerr.InvalidPartitions},
+		{catalog.ErrInvalidTopic, kerr.InvalidTopicException},
+		{catalog.ErrTopicExists, kerr.TopicAlreadyExists},
+		{catalog.ErrInvalidPartitions, kerr.InvalidPartitions},
+		{catalog.ErrStorage, kerr.KafkaStorageError},
 		{offsets.ErrMetadataTooLarge, kerr.OffsetMetadataTooLarge},
 		{offsets.ErrInvalidEntry, kerr.InvalidRequest},
 		{offsets.ErrClosed, kerr.CoordinatorNotAvailable},
 		{offsets.ErrCorrupt, kerr.KafkaStorageError},
-		{errCatalog, kerr.KafkaStorageError},
 		{fmt.Errorf("commit: %w", offsets.ErrNegativeOffset), kerr.OffsetOutOfRange},
 		{fmt.Errorf("commit: %w", offsets.ErrStorage), kerr.KafkaStorageError},
 		// A kerr error (a handler's own request-level rejection) keeps its code.

@@ -21,7 +21,6 @@ import (
 
 func (s *Server) handleFetch(r *request, req *kmsg.FetchRequest) kmsg.Response {
 	resp := req.ResponseKind().(*kmsg.FetchResponse)
-	catalog := s.coord.Topics()
 	unknown := false
 	for _, t := range req.Topics {
 		rt := kmsg.FetchResponseTopic{Topic: t.Topic}
@@ -29,7 +28,7 @@ func (s *Server) handleFetch(r *request, req *kmsg.FetchRequest) kmsg.Response {
 			rp := kmsg.NewFetchResponseTopicPartition()
 			rp.Partition = p.Partition
 			rp.HighWatermark, rp.LastStableOffset, rp.LogStartOffset = 0, 0, 0
-			if n, ok := catalog[t.Topic]; !ok || p.Partition < 0 || p.Partition >= n {
+			if !s.partitionExists(t.Topic, p.Partition) {
 				rp.ErrorCode = kerr.UnknownTopicOrPartition.Code
 				rp.HighWatermark, rp.LastStableOffset, rp.LogStartOffset = -1, -1, -1
 				unknown = true

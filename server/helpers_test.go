@@ -12,6 +12,7 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"maps"
 	"math/big"
 	"net"
 	"slices"
@@ -27,6 +28,7 @@ import (
 
 	"github.com/minibroker/minibroker/clock"
 	"github.com/minibroker/minibroker/coordinator"
+	"github.com/minibroker/minibroker/internal/catalog"
 	"github.com/minibroker/minibroker/offsets"
 	"github.com/minibroker/minibroker/protocol"
 )
@@ -45,6 +47,7 @@ type env struct {
 	t     *testing.T
 	srv   *Server
 	coord *coordinator.Coordinator
+	cat   *catalog.Catalog
 	clock *clock.Manual // nil with a real clock
 	store *offsets.Store
 	logs  *logRecorder
@@ -52,6 +55,7 @@ type env struct {
 
 type envOptions struct {
 	topics    map[string]int32
+	catalog   catalog.Config // the catalog's configuration, in memory unless Dir is set
 	realClock bool
 	config    func(*Config) // adjusts the server config before New
 }
@@ -73,10 +77,17 @@ func newEnvWith(t *testing.T, opts envOptions) *env {
 		e.clock = clock.NewManual(time.UnixMilli(0))
 		clk = e.clock
 	}
-	coord, err := coordinator.New(coordinator.Config{Clock: clk, Store: e.store, Topics: topics})
+	cat, err := catalog.Open(opts.catalog)
+	require.NoError(t, err)
+	for _, name := range slices.Sorted(maps.Keys(topics)) {
+		_, err := cat.Create(name, topics[name])
+		require.NoError(t, err)
+	}
+	e.cat = cat
+	coord, err := coordinator.New(coordinator.Config{Clock: clk, Store: e.store, Topics: cat})
 	require.NoError(t, err)
 	e.coord = coord
-	cfg := Config{Coordinator: coord, Logger: slog.New(e.logs)}
+	cfg := Config{Coordinator: coord, Catalog: cat, Logger: slog.New(e.logs)}
 	if opts.config != nil {
 		opts.config(&cfg)
 	}

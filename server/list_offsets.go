@@ -15,12 +15,11 @@ import (
 
 func (s *Server) handleListOffsets(_ *request, req *kmsg.ListOffsetsRequest) kmsg.Response {
 	resp := req.ResponseKind().(*kmsg.ListOffsetsResponse)
-	catalog := s.coord.Topics()
 	for _, t := range req.Topics {
 		rt := kmsg.ListOffsetsResponseTopic{Topic: t.Topic}
 		for _, p := range t.Partitions {
 			rp := kmsg.ListOffsetsResponseTopicPartition{Partition: p.Partition, Timestamp: -1, Offset: 0, LeaderEpoch: 0}
-			if n, ok := catalog[t.Topic]; !ok || p.Partition < 0 || p.Partition >= n {
+			if !s.partitionExists(t.Topic, p.Partition) {
 				rp.ErrorCode = kerr.UnknownTopicOrPartition.Code
 				rp.Offset, rp.LeaderEpoch = -1, -1
 			} else if req.Version == 0 {

@@ -10,8 +10,6 @@ package server
 // CreateTopics or the command line, never automatically.
 
 import (
-	"slices"
-
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -24,14 +22,12 @@ func (s *Server) handleMetadata(_ *request, req *kmsg.MetadataRequest) kmsg.Resp
 	resp.ClusterID = &clusterID
 	resp.ControllerID = NodeID
 
-	catalog := s.coord.Topics()
 	var names []string
 	all := req.Topics == nil || (req.Version == 0 && len(req.Topics) == 0)
 	if all {
-		for name := range catalog {
-			names = append(names, name)
+		for _, t := range s.catalog.List() {
+			names = append(names, t.Name)
 		}
-		slices.Sort(names)
 	}
 	for _, t := range req.Topics {
 		if t.Topic == nil {
@@ -42,7 +38,7 @@ func (s *Server) handleMetadata(_ *request, req *kmsg.MetadataRequest) kmsg.Resp
 	}
 	for _, name := range names {
 		topic := kmsg.MetadataResponseTopic{Topic: &name}
-		n, ok := catalog[name]
+		n, ok := s.catalog.Partitions(name)
 		if !ok {
 			topic.ErrorCode = kerr.UnknownTopicOrPartition.Code
 		}
@@ -54,4 +50,10 @@ func (s *Server) handleMetadata(_ *request, req *kmsg.MetadataRequest) kmsg.Resp
 		resp.Topics = append(resp.Topics, topic)
 	}
 	return resp
+}
+
+// partitionExists reports whether topic has partition p.
+func (s *Server) partitionExists(topic string, p int32) bool {
+	n, ok := s.catalog.Partitions(topic)
+	return ok && p >= 0 && p < n
 }

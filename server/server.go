@@ -15,18 +15,17 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/minibroker/minibroker/coordinator"
+	"github.com/minibroker/minibroker/internal/catalog"
 	"github.com/minibroker/minibroker/protocol"
 )
 
-// TopicSaver persists the topic catalog after CreateTopics changes it.
-type TopicSaver interface {
-	SaveTopics(topics map[string]int32) error
-}
-
 // Config configures a Server. Zero fields mean the default.
 type Config struct {
-	// Coordinator holds the groups and the topic catalog. Required.
+	// Coordinator holds the groups. Required.
 	Coordinator *coordinator.Coordinator
+	// Catalog holds the topics: Metadata lists them, CreateTopics adds to
+	// them. Required.
+	Catalog *catalog.Catalog
 	// Logger receives connection and request events. Default: discard.
 	Logger *slog.Logger
 	// Advertise is the host:port that Metadata and FindCoordinator return.
@@ -38,8 +37,6 @@ type Config struct {
 	// ExpiryInterval is how often Serve runs the coordinator's expiry step.
 	// Zero runs it never: with a manual clock, expiry is explicit.
 	ExpiryInterval time.Duration
-	// Topics persists the catalog after CreateTopics. Default: not persisted.
-	Topics TopicSaver
 	// MaxFetchWait caps how long a Fetch waits before its empty answer.
 	// Default 5 s; a Fetch never waits longer than its own MaxWaitMillis.
 	MaxFetchWait time.Duration
@@ -100,6 +97,9 @@ func (cfg *Config) Validate() error {
 	if cfg.Coordinator == nil {
 		return errors.New("server: Config.Coordinator is required")
 	}
+	if cfg.Catalog == nil {
+		return errors.New("server: Config.Catalog is required")
+	}
 	if cfg.MaxFrameBytes < 0 {
 		return fmt.Errorf("server: MaxFrameBytes %d must not be negative", cfg.MaxFrameBytes)
 	}
@@ -127,7 +127,7 @@ type Server struct {
 	advertise    string
 	maxFrame     int32
 	expiry       time.Duration
-	topics       TopicSaver
+	catalog      *catalog.Catalog
 	maxFetchWait time.Duration
 	observer     Observer
 	handlers     map[kmsg.Key]handler
@@ -141,7 +141,6 @@ type Server struct {
 	shutdown bool                  // guarded by mu
 	host     string                // guarded by mu; set by Serve
 	port     int32                 // guarded by mu; set by Serve
-	catalog  sync.Mutex            // serializes CreateTopics so saves land in order
 }
 
 // New returns a Server for cfg.
@@ -155,7 +154,7 @@ func New(cfg Config) (*Server, error) {
 		advertise:    cfg.Advertise,
 		maxFrame:     cfg.MaxFrameBytes,
 		expiry:       cfg.ExpiryInterval,
-		topics:       cfg.Topics,
+		catalog:      cfg.Catalog,
 		maxFetchWait: cfg.MaxFetchWait,
 		observer:     cfg.Observer,
 		maxConns:     cmp.Or(cfg.MaxConnections, DefaultMaxConnections),

@@ -19,6 +19,7 @@ import (
 
 	"github.com/minibroker/minibroker/clock"
 	"github.com/minibroker/minibroker/coordinator"
+	"github.com/minibroker/minibroker/internal/catalog"
 	"github.com/minibroker/minibroker/protocol"
 )
 
@@ -26,12 +27,15 @@ func TestConfigValidate(t *testing.T) {
 	t.Parallel()
 	coord, err := coordinator.New(coordinator.Config{Clock: clock.NewManual(time.UnixMilli(0))})
 	require.NoError(t, err)
+	cat, err := catalog.Open(catalog.Config{})
+	require.NoError(t, err)
 	tests := []struct {
 		name    string
 		cfg     Config
 		wantErr string
 	}{
 		{"minimal", Config{Coordinator: coord}, ""},
+		{"no catalog", Config{Coordinator: coord}, "Catalog is required"},
 		{"everything set", Config{Coordinator: coord, Advertise: "broker.example:19092", MaxFrameBytes: 1024,
 			ExpiryInterval: time.Second, MaxFetchWait: time.Second}, ""},
 		{"ipv6 advertise", Config{Coordinator: coord, Advertise: "[::1]:9092"}, ""},
@@ -50,6 +54,11 @@ func TestConfigValidate(t *testing.T) {
 		{"TLS without a certificate", Config{Coordinator: coord, TLS: &tls.Config{}}, "holds no certificate"},
 		{"TLS with a certificate callback", Config{Coordinator: coord, TLS: &tls.Config{
 			GetCertificate: func(*tls.ClientHelloInfo) (*tls.Certificate, error) { return nil, nil }}}, ""},
+	}
+	for i := range tests {
+		if tests[i].name != "no catalog" && tests[i].cfg.Coordinator != nil {
+			tests[i].cfg.Catalog = cat
+		}
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -73,7 +82,9 @@ func TestNewDefaults(t *testing.T) {
 	t.Parallel()
 	coord, err := coordinator.New(coordinator.Config{Clock: clock.NewManual(time.UnixMilli(0))})
 	require.NoError(t, err)
-	srv, err := New(Config{Coordinator: coord})
+	cat, err := catalog.Open(catalog.Config{})
+	require.NoError(t, err)
+	srv, err := New(Config{Coordinator: coord, Catalog: cat})
 	require.NoError(t, err)
 	assert.NotNil(t, srv.logger)
 	assert.Equal(t, int32(protocol.DefaultMaxFrameBytes), srv.maxFrame)

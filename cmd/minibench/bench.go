@@ -13,7 +13,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/minibroker/minibroker/internal/loadgen"
+	"github.com/minibroker/minibroker/tools/loadgen"
 )
 
 // The servers under test.

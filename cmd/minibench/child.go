@@ -12,7 +12,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/minibroker/minibroker/internal/loadgen"
+	"github.com/minibroker/minibroker/tools/loadgen"
 )
 
 // readyTimeout bounds a server's start, loading stored offsets included.

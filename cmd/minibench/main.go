@@ -18,7 +18,7 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/minibroker/minibroker/internal/loadgen"
+	"github.com/minibroker/minibroker/tools/loadgen"
 )
 
 const usage = `usage:

@@ -27,7 +27,7 @@ func TestMain(m *testing.M) {
 // TestRunQuick runs a short "minibench run" of a few scenarios against
 // every server, minibroker built from source: it must exit 0 (no failure,
 // no unexpected error code) and print the table and the targets. Churn and
-// the other scenario kinds run in internal/loadgen's tests.
+// the other scenario kinds run in tools/loadgen's tests.
 func TestRunQuick(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds minibroker and starts servers")

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/minibroker/minibroker/internal/loadgen"
+	"github.com/minibroker/minibroker/tools/loadgen"
 )
 
 // renderReport renders the whole run as markdown: the results table, the

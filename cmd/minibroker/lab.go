@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	labs "github.com/minibroker/minibroker/internal/lab"
+	labs "github.com/minibroker/minibroker/tools/lab"
 )
 
 const labUsage = `usage: minibroker lab rebalance|fencing|expiry [--broker ADDR]

@@ -9,11 +9,11 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	labs "github.com/minibroker/minibroker/internal/lab"
+	labs "github.com/minibroker/minibroker/tools/lab"
 )
 
 // TestLabCommandPrintsTheGoldenOutput runs each lab as `make lab` does and
-// compares stdout with the golden files internal/lab pins.
+// compares stdout with the golden files tools/lab pins.
 func TestLabCommandPrintsTheGoldenOutput(t *testing.T) {
 	t.Parallel()
 	for _, name := range labs.Names() {
@@ -21,7 +21,7 @@ func TestLabCommandPrintsTheGoldenOutput(t *testing.T) {
 			t.Parallel()
 			var stdout, stderr bytes.Buffer
 			require.Equal(t, 0, run(t.Context(), []string{"lab", name}, &stdout, &stderr), stderr.String())
-			want, err := os.ReadFile(filepath.Join("..", "..", "internal", "lab", "testdata", name+".golden"))
+			want, err := os.ReadFile(filepath.Join("..", "..", "tools", "lab", "testdata", name+".golden"))
 			require.NoError(t, err)
 			require.Equal(t, string(want), stdout.String())
 			require.Empty(t, stderr.String())
@@ -60,12 +60,12 @@ func TestLabCommandUsageErrors(t *testing.T) {
 // flag before or after the lab's name.
 func TestLabCommandAgainstARunningBroker(t *testing.T) {
 	t.Parallel()
-	b, err := labs.StartBroker(labs.BrokerConfig{})
+	b, err := labs.StartBroker(t.Context())
 	require.NoError(t, err)
 	t.Cleanup(func() { b.Close() })
 	for _, args := range [][]string{
-		{"lab", "rebalance", "--broker", b.Addr},
-		{"lab", "--broker", b.Addr, "fencing"},
+		{"lab", "rebalance", "--broker", b.Addr()},
+		{"lab", "--broker", b.Addr(), "fencing"},
 	} {
 		var stdout, stderr bytes.Buffer
 		require.Equal(t, 0, run(t.Context(), args, &stdout, &stderr), stderr.String())

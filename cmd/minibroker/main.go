@@ -2,7 +2,6 @@
 //
 //	minibroker serve [flags]                  serve the Kafka protocol
 //	minibroker lab rebalance|fencing|expiry   the chapter's experiments over a real socket
-//	minibroker compare [--broker ADDR]        the same scenarios against minibroker and kfake
 package main
 
 import (
@@ -17,9 +16,9 @@ import (
 const usage = `usage:
   minibroker serve [flags]                  serve the Kafka group protocol
   minibroker lab rebalance|fencing|expiry   run one of the chapter's labs
-  minibroker compare [--broker ADDR]        run the fencing scenarios against minibroker and kfake
 
-Run "minibroker serve -h" for the serve flags.
+Run "minibroker serve -h" for the serve flags. The comparison with kfake
+is a program of its own: go run ./cmd/minicompare.
 `
 
 func main() {
@@ -45,7 +44,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	case "lab":
 		return lab(ctx, args[1:], stdout, stderr)
 	case "compare":
-		return compareCmd(ctx, args[1:], stdout, stderr)
+		fmt.Fprintln(stderr, "minibroker compare: the comparison with kfake is a program of its own, so that minibroker does not link kfake: go run ./cmd/minicompare [--broker ADDR]")
+		return 2
 	case "-h", "-help", "--help", "help":
 		fmt.Fprint(stdout, usage)
 		return 0

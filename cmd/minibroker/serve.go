@@ -13,11 +13,9 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
-	"github.com/minibroker/minibroker/admin"
-	"github.com/minibroker/minibroker/clock"
+	"github.com/minibroker/minibroker/broker"
 	"github.com/minibroker/minibroker/coordinator"
 	"github.com/minibroker/minibroker/internal/catalog"
 	"github.com/minibroker/minibroker/offsets"
@@ -65,10 +63,10 @@ func (t topicFlags) Set(v string) error {
 		return fmt.Errorf("want NAME:PARTITIONS, got %q", v)
 	}
 	n, err := strconv.ParseInt(count, 10, 32)
-	if err != nil || n < 1 || n > coordinator.MaxCatalogPartitions {
-		return fmt.Errorf("partitions of %q must be a whole number of at least 1 and at most %d, got %q", name, coordinator.MaxCatalogPartitions, count)
+	if err != nil || n < 1 || n > catalog.MaxPartitions {
+		return fmt.Errorf("partitions of %q must be a whole number of at least 1 and at most %d, got %q", name, catalog.MaxPartitions, count)
 	}
-	if !coordinator.ValidTopicName(name) {
+	if !catalog.ValidTopicName(name) {
 		return fmt.Errorf("invalid topic name %q: use 1-249 characters from [a-zA-Z0-9._-]", name)
 	}
 	t[name] = int32(n)
@@ -180,15 +178,6 @@ func loadTLS(certFile, keyFile, clientCAFile string) (*tls.Config, error) {
 	return cfg, nil
 }
 
-// plaintextExposed reports whether a plaintext listener bound to addr can
-// be reached from other hosts: any address but a loopback one, the
-// unspecified address (all interfaces) included. DESIGN.md's default,
-// 127.0.0.1, is not.
-func plaintextExposed(addr net.Addr) bool {
-	tcp, ok := addr.(*net.TCPAddr)
-	return !ok || !tcp.IP.IsLoopback()
-}
-
 func serve(ctx context.Context, args []string, stderr io.Writer) int {
 	f, err := parseServeFlags(args, stderr)
 	if errors.Is(err, flag.ErrHelp) {
@@ -206,124 +195,21 @@ func serve(ctx context.Context, args []string, stderr io.Writer) int {
 	return 0
 }
 
-// runServe wires the store, catalog, coordinator and server, serves until
-// ctx is done, then closes the store so every acknowledged commit is on
-// disk.
+// runServe starts a broker from the flags, serves until ctx is done, then
+// stops it, which flushes every acknowledged commit to disk.
 func runServe(ctx context.Context, f *serveFlags, logger *slog.Logger) error {
-	if err := os.MkdirAll(f.dataDir, 0o755); err != nil {
-		return fmt.Errorf("data dir: %w", err)
-	}
-	cat, topics, err := catalog.Open(f.dataDir)
-	if err != nil {
-		return err
-	}
-	added := false
-	for name, n := range f.topics {
-		if have, ok := topics[name]; ok {
-			if have != n {
-				logger.Warn("topic exists with another partition count; keeping it", "topic", name, "partitions", have, "asked", n)
-			}
-			continue
-		}
-		topics[name], added = n, true
-	}
-	if added {
-		if err := cat.SaveTopics(topics); err != nil {
-			return fmt.Errorf("data dir: %w", err)
-		}
-	}
-	// The admin metrics come first so that they can time the store's
-	// journal fsyncs.
-	storeCfg := offsets.Config{Dir: f.dataDir}
-	var metrics *admin.Metrics
-	if f.admin != "" {
-		metrics = admin.NewMetrics()
-		storeCfg.ObserveSync = metrics.ObserveFsync
-	}
-	store, err := offsets.Open(storeCfg)
-	if err != nil {
-		return err
-	}
-	defer store.Close()
-
-	var clk coordinator.Clock = clock.System{}
-	expiry := f.expiryInterval
-	if f.clock == "manual" {
-		clk, expiry = clock.NewManual(time.UnixMilli(0)), 0
-	}
-	// The admin server needs the coordinator and the coordinator's
-	// OnRebalance needs the admin server: adm is set right after New,
-	// before anything is served, so no rebalance can see it nil.
-	var adm *admin.Server
-	coordCfg := coordinator.Config{
-		Clock: clk, Store: store, Topics: topics, Logger: logger,
+	b, err := broker.Start(ctx, broker.Config{
+		Listen: f.listen, Advertise: f.advertise, TLS: f.tls,
+		DataDir: f.dataDir, Topics: f.topics,
+		ManualClock: f.clock == "manual", ExpiryInterval: f.expiryInterval,
 		MinSessionTimeout: f.minSession, MaxSessionTimeout: f.maxSession,
 		MaxGroupSize: f.maxGroupSize, MaxGroups: f.maxGroups, MaxMetadataBytes: f.maxMetadataBytes, MaxIDBytes: f.maxIDBytes,
-	}
-	if f.admin != "" {
-		coordCfg.OnRebalance = func(r coordinator.Rebalance) { adm.Rebalanced(r) }
-	}
-	coord, err := coordinator.New(coordCfg)
+		MaxFrameBytes: int32(f.maxFrameBytes), MaxConnections: f.maxConnections,
+		IdleTimeout: f.idleTimeout, FrameReadTimeout: f.frameReadTimeout,
+		Admin: f.admin, Logger: logger,
+	})
 	if err != nil {
 		return err
 	}
-	srvCfg := server.Config{
-		Coordinator: coord, Logger: logger, Advertise: f.advertise,
-		MaxFrameBytes: int32(f.maxFrameBytes), ExpiryInterval: expiry, Topics: cat,
-		MaxConnections: f.maxConnections, IdleTimeout: f.idleTimeout, FrameReadTimeout: f.frameReadTimeout,
-		TLS: f.tls,
-	}
-	if f.admin != "" {
-		adm, err = admin.New(admin.Config{Coordinator: coord, Clock: clk, Logger: logger, Metrics: metrics})
-		if err != nil {
-			return err
-		}
-		srvCfg.Observer = adm
-	}
-	srv, err := server.New(srvCfg)
-	if err != nil {
-		return err
-	}
-	var adminLn net.Listener
-	if adm != nil {
-		if adminLn, err = net.Listen("tcp", f.admin); err != nil {
-			return fmt.Errorf("admin: %w", err)
-		}
-	}
-	ln, err := net.Listen("tcp", f.listen)
-	if err != nil {
-		if adminLn != nil {
-			adminLn.Close()
-		}
-		return err
-	}
-	// The admin server stops with the broker, even when the broker's
-	// Serve fails on its own.
-	ctx, stopAdmin := context.WithCancel(ctx)
-	defer stopAdmin()
-	var wg sync.WaitGroup
-	if adm != nil {
-		logger.Info("admin ready", "addr", adminLn.Addr().String(), "url", "http://"+adminLn.Addr().String()+"/")
-		wg.Go(func() {
-			if err := adm.Serve(ctx, adminLn); err != nil {
-				logger.Error("admin server failed", "err", err)
-			}
-		})
-	}
-	if f.tls == nil && plaintextExposed(ln.Addr()) {
-		logger.Warn("listening on a non-loopback address without TLS: commits and group membership travel in the clear; give --tls-cert and --tls-key",
-			"addr", ln.Addr().String())
-	}
-	logger.Info("minibroker ready", "addr", ln.Addr().String(), "data_dir", f.dataDir, "clock", f.clock, "topics", len(topics), "tls", f.tls != nil)
-	err = srv.Serve(ctx, ln)
-	stopAdmin()
-	wg.Wait()
-	if err != nil {
-		return err
-	}
-	if err := store.Close(); err != nil {
-		return fmt.Errorf("flush offsets: %w", err)
-	}
-	logger.Info("minibroker stopped")
-	return nil
+	return b.Wait()
 }

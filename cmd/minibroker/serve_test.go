@@ -375,31 +375,6 @@ func TestLoadTLS(t *testing.T) {
 	}
 }
 
-func TestPlaintextExposed(t *testing.T) {
-	t.Parallel()
-	tcp := func(ip string) net.Addr { return &net.TCPAddr{IP: net.ParseIP(ip), Port: 9092} }
-	cases := []struct {
-		name string
-		addr net.Addr
-		want bool
-	}{
-		{"IPv4 loopback", tcp("127.0.0.1"), false},
-		{"other IPv4 loopback", tcp("127.1.2.3"), false},
-		{"IPv6 loopback", tcp("::1"), false},
-		{"all IPv4 interfaces", tcp("0.0.0.0"), true},
-		{"all interfaces", tcp("::"), true},
-		{"private address", tcp("10.1.2.3"), true},
-		{"public address", tcp("192.0.2.7"), true},
-		{"not TCP", &net.UnixAddr{Name: "/tmp/sock", Net: "unix"}, true},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			require.Equal(t, tc.want, plaintextExposed(tc.addr))
-		})
-	}
-}
-
 // serveInProcess runs "minibroker serve" with args in this process until
 // the returned cancel is called, and waits for its ready line. It returns
 // the bound address, the log so far and the exit code channel.

@@ -1,69 +1,300 @@
-// Package catalog persists the topic catalog, <data-dir>/topics.json:
-// {"version":1,"topics":{"orders":4}}, replaced atomically like the
-// offsets file.
+// Package catalog owns the topic catalog: every topic's name, partition
+// count and topic id, and its file <data-dir>/topics.json.
+//
+// A topic is created by saving the catalog first and only then showing
+// the topic to anybody: a Create that cannot reach the disk leaves the
+// catalog as it was, so a client never sees a topic that a restart would
+// take back. Topics are never deleted.
+//
+// The file, replaced atomically like the offsets file:
+//
+//	{"version":2,"topics":{"orders":{"partitions":4,"id":"<base64url>"}}}
+//
+// Version 1 files ({"version":1,"topics":{"orders":4}}) still load; their
+// topics get ids and the file is rewritten as version 2 at Open.
+//
+// The package imports only the standard library and internal/atomicfile.
 package catalog
 
 import (
-	"encoding/json"
+	"crypto/rand"
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
-
-	"github.com/minibroker/minibroker/internal/atomicfile"
+	"log/slog"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
 )
 
-// FileName is the catalog's name inside the data directory.
-const FileName = "topics.json"
+// Limits and names.
+const (
+	// FileName is the catalog's name inside the data directory.
+	FileName = "topics.json"
+	// MaxPartitions bounds the partitions of all topics together.
+	// Metadata, Fetch and every rebalance walk them, so a single
+	// CreateTopics of 2^31-1 partitions would otherwise stall the broker
+	// (Kafka bounds partitions only through its controller's quotas).
+	MaxPartitions = 100_000
+	// maxNameLength is Kafka's limit (Topic.MAX_NAME_LENGTH).
+	maxNameLength = 249
+)
 
-type document struct {
-	Version *int             `json:"version"`
-	Topics  map[string]int32 `json:"topics"`
+// Sentinel errors; server/errors.go maps them to Kafka codes.
+var (
+	// ErrInvalidTopic (INVALID_TOPIC_EXCEPTION): a name Kafka would not
+	// accept as a topic.
+	ErrInvalidTopic = errors.New("invalid topic name")
+	// ErrTopicExists (TOPIC_ALREADY_EXISTS): Create of a known topic.
+	ErrTopicExists = errors.New("topic already exists")
+	// ErrInvalidPartitions (INVALID_PARTITIONS): a partition count below
+	// 1, or one that would take the catalog past its partition limit.
+	ErrInvalidPartitions = errors.New("invalid partition count")
+	// ErrStorage (KAFKA_STORAGE_ERROR): the catalog could not be saved;
+	// nothing changed.
+	ErrStorage = errors.New("topic catalog not saved")
+)
+
+// ID is a topic id (Kafka's Uuid): 16 bytes, never all zero.
+type ID [16]byte
+
+// String renders id as Kafka prints a Uuid: unpadded URL-safe base64.
+func (id ID) String() string { return encodeID(id) }
+
+// Topic is one topic of the catalog.
+type Topic struct {
+	Name       string
+	Partitions int32
+	ID         ID
 }
 
-// File is the catalog file of one data directory.
-type File struct {
-	path string
-	fs   atomicfile.FS
+// Config configures a Catalog. Zero fields mean the default.
+type Config struct {
+	// Dir is the data directory holding FileName. Empty keeps the
+	// catalog in memory only.
+	Dir string
+	// MaxPartitions bounds the partitions of all topics together.
+	// Default MaxPartitions.
+	MaxPartitions int
+	// Prepare, if set, runs for each new topic before it is saved and
+	// shown: the broker creates the topic's partition logs there, so a
+	// topic is never visible without them. Its error fails the Create.
+	Prepare func(Topic) error
+	// Logger receives the catalog's events (topics created, a version 1
+	// file upgraded). Default: discard.
+	Logger *slog.Logger
 }
 
-// Open returns the catalog of dir, and the topics it holds (none when the
-// file does not exist yet). A file that is not a valid catalog is an error
-// naming its path.
-func Open(dir string) (*File, map[string]int32, error) {
-	f := &File{path: filepath.Join(dir, FileName), fs: atomicfile.OS{}}
-	data, err := os.ReadFile(f.path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return f, map[string]int32{}, nil
+// Catalog is the topic catalog. It is safe for concurrent use.
+type Catalog struct {
+	file          *file // nil: memory only
+	maxPartitions int
+	prepare       func(Topic) error
+	logger        *slog.Logger
+
+	// create serializes Create, so that topics are saved in the order
+	// they become visible. Lock order: create before mu.
+	create sync.Mutex
+
+	mu         sync.RWMutex
+	topics     map[string]Topic // guarded by mu
+	byID       map[ID]string    // guarded by mu
+	partitions int64            // guarded by mu; of all topics together
+}
+
+// Open loads the catalog of cfg.Dir (empty when the file does not exist
+// yet). A file that is not a valid catalog is an error naming its path;
+// it is never overwritten.
+func Open(cfg Config) (*Catalog, error) {
+	c := &Catalog{
+		maxPartitions: cfg.MaxPartitions,
+		prepare:       cfg.Prepare,
+		logger:        cfg.Logger,
+		topics:        map[string]Topic{},
+		byID:          map[ID]string{},
 	}
+	if c.maxPartitions <= 0 {
+		c.maxPartitions = MaxPartitions
+	}
+	if c.logger == nil {
+		c.logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Dir == "" {
+		return c, nil
+	}
+	c.file = newFile(cfg.Dir)
+	topics, upgrade, err := c.file.load()
 	if err != nil {
-		return nil, nil, fmt.Errorf("read topic catalog %s: %w", f.path, err)
+		return nil, err
 	}
-	var doc document
-	if err := json.Unmarshal(data, &doc); err != nil {
-		return nil, nil, fmt.Errorf("corrupt topic catalog %s: %w", f.path, err)
+	for _, t := range topics {
+		c.add(t)
 	}
-	if doc.Version == nil || *doc.Version != 1 {
-		return nil, nil, fmt.Errorf("corrupt topic catalog %s: missing or unknown version", f.path)
+	if upgrade {
+		for name, t := range c.topics {
+			if t.ID == (ID{}) {
+				t.ID = c.newID()
+				c.topics[name] = t
+				c.byID[t.ID] = name
+			}
+		}
+		if err := c.file.save(c.topics); err != nil {
+			return nil, fmt.Errorf("%w: upgrading %s: %w", ErrStorage, c.file.path, err)
+		}
+		c.logger.Info("topic catalog upgraded to version 2 with topic ids", "path", c.file.path, "topics", len(c.topics))
 	}
-	for name, n := range doc.Topics {
-		if n < 1 {
-			return nil, nil, fmt.Errorf("corrupt topic catalog %s: topic %q has %d partitions", f.path, name, n)
+	return c, nil
+}
+
+// add makes t visible. Called with mu held, or before c is shared.
+func (c *Catalog) add(t Topic) {
+	c.topics[t.Name] = t
+	if t.ID != (ID{}) {
+		c.byID[t.ID] = t.Name
+	}
+	c.partitions += int64(t.Partitions)
+}
+
+// Check reports whether Create(name, partitions) would be accepted now,
+// without creating anything (CreateTopics with ValidateOnly).
+func (c *Catalog) Check(name string, partitions int32) error {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.check(name, partitions)
+}
+
+// check runs Create's validation. Called with mu held for reading.
+func (c *Catalog) check(name string, partitions int32) error {
+	if !ValidTopicName(name) {
+		return fmt.Errorf("%w: %q", ErrInvalidTopic, name)
+	}
+	if _, ok := c.topics[name]; ok {
+		return fmt.Errorf("%w: %q", ErrTopicExists, name)
+	}
+	if partitions < 1 {
+		return fmt.Errorf("%w: %d for %q", ErrInvalidPartitions, partitions, name)
+	}
+	if n := c.partitions + int64(partitions); n > int64(c.maxPartitions) {
+		return fmt.Errorf("%w: %d for %q would make %d partitions in all, limit %d", ErrInvalidPartitions, partitions, name, n, c.maxPartitions)
+	}
+	return nil
+}
+
+// Create adds a topic: it validates the name and count, runs
+// Config.Prepare, saves the catalog with the topic, and only then makes it
+// visible. On any error nothing is visible and the file is unchanged.
+func (c *Catalog) Create(name string, partitions int32) (Topic, error) {
+	c.create.Lock()
+	defer c.create.Unlock()
+	c.mu.RLock()
+	err := c.check(name, partitions)
+	next := maps.Clone(c.topics)
+	c.mu.RUnlock()
+	if err != nil {
+		return Topic{}, err
+	}
+	t := Topic{Name: name, Partitions: partitions, ID: c.newID()}
+	if c.prepare != nil {
+		if err := c.prepare(t); err != nil {
+			return Topic{}, fmt.Errorf("%w: preparing %q: %w", ErrStorage, name, err)
 		}
 	}
-	if doc.Topics == nil {
-		doc.Topics = map[string]int32{}
+	if c.file != nil {
+		next[name] = t
+		if err := c.file.save(next); err != nil {
+			return Topic{}, fmt.Errorf("%w: %w", ErrStorage, err)
+		}
 	}
-	return f, doc.Topics, nil
+	c.mu.Lock()
+	c.add(t)
+	c.mu.Unlock()
+	c.logger.Info("topic created", "topic", name, "partitions", partitions, "topic_id", t.ID.String())
+	return t, nil
 }
 
-// SaveTopics atomically replaces the catalog with topics.
-func (f *File) SaveTopics(topics map[string]int32) error {
-	version := 1
-	data, err := json.MarshalIndent(document{Version: &version, Topics: topics}, "", "  ")
-	if err != nil {
-		return fmt.Errorf("encode topic catalog: %w", err)
+// newID returns a random topic id that is neither zero nor taken. Called
+// with create held or before c is shared; reads byID under mu.
+func (c *Catalog) newID() ID {
+	for {
+		var id ID
+		_, _ = rand.Read(id[:]) // crypto/rand.Read never fails
+		c.mu.RLock()
+		_, taken := c.byID[id]
+		c.mu.RUnlock()
+		if id != (ID{}) && !taken {
+			return id
+		}
 	}
-	return atomicfile.Write(f.fs, f.path, append(data, '\n'))
+}
+
+// Partitions returns a topic's partition count; ok is false for an
+// unknown topic.
+func (c *Catalog) Partitions(name string) (n int32, ok bool) {
+	c.mu.RLock()
+	t, ok := c.topics[name]
+	c.mu.RUnlock()
+	return t.Partitions, ok
+}
+
+// Lookup returns the topic called name.
+func (c *Catalog) Lookup(name string) (Topic, bool) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	t, ok := c.topics[name]
+	return t, ok
+}
+
+// ByID returns the topic whose id is id.
+func (c *Catalog) ByID(id ID) (Topic, bool) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	name, ok := c.byID[id]
+	return c.topics[name], ok
+}
+
+// List returns every topic, sorted by name.
+func (c *Catalog) List() []Topic {
+	c.mu.RLock()
+	out := make([]Topic, 0, len(c.topics))
+	for _, t := range c.topics {
+		out = append(out, t)
+	}
+	c.mu.RUnlock()
+	slices.SortFunc(out, func(a, b Topic) int { return strings.Compare(a.Name, b.Name) })
+	return out
+}
+
+// Counts returns every topic's partition count, by name.
+func (c *Catalog) Counts() map[string]int32 {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	out := make(map[string]int32, len(c.topics))
+	for name, t := range c.topics {
+		out[name] = t.Partitions
+	}
+	return out
+}
+
+// Path returns the catalog file's path, or "" for a memory-only catalog.
+func (c *Catalog) Path() string {
+	if c.file == nil {
+		return ""
+	}
+	return c.file.path
+}
+
+// ValidTopicName reports whether Kafka would accept name as a topic
+// (Topic.validate): 1 to 249 characters from [a-zA-Z0-9._-], and neither
+// "." nor "..".
+func ValidTopicName(name string) bool {
+	if name == "" || name == "." || name == ".." || len(name) > maxNameLength {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		b := name[i]
+		if !('a' <= b && b <= 'z' || 'A' <= b && b <= 'Z' || '0' <= b && b <= '9' || b == '.' || b == '_' || b == '-') {
+			return false
+		}
+	}
+	return true
 }

@@ -40,7 +40,7 @@ func consumerMetadata(topic string) []byte {
 // times in an in-process coordinator.
 func MeasureRebalance(members, partitions, rounds int) (time.Duration, error) {
 	c, err := coordinator.New(coordinator.Config{Clock: clock.System{}, Store: offsets.NewMemory(),
-		Topics: map[string]int32{"bench": int32(partitions)}})
+		Topics: coordinator.StaticTopics{"bench": int32(partitions)}})
 	if err != nil {
 		return 0, err
 	}
@@ -71,7 +71,7 @@ func MeasureRebalance(members, partitions, rounds int) (time.Duration, error) {
 // after). The coordinator stays reachable until the second reading.
 func MeasureIdleMembers(groups, perGroup, partitions int) (float64, error) {
 	c, err := coordinator.New(coordinator.Config{Clock: clock.System{}, Store: offsets.NewMemory(),
-		Topics: map[string]int32{"bench": int32(partitions)}})
+		Topics: coordinator.StaticTopics{"bench": int32(partitions)}})
 	if err != nil {
 		return 0, err
 	}

@@ -9,19 +9,18 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/minibroker/minibroker/clock"
-	"github.com/minibroker/minibroker/internal/compare"
-	labs "github.com/minibroker/minibroker/internal/lab"
+	"github.com/minibroker/minibroker/broker"
+	"github.com/minibroker/minibroker/tools/compare"
 )
 
-// TestCompareCommand runs `minibroker compare` against its in-process
+// TestCompareCommand runs minicompare against its in-process
 // brokers: every scenario gets a row and every answer is the documented
 // one. Its running time (about 2 s) is reported by `go test -v`, not
 // asserted: speed belongs in benchmarks.
 func TestCompareCommand(t *testing.T) {
 	t.Parallel()
 	var stdout, stderr bytes.Buffer
-	require.Equal(t, 0, run(t.Context(), []string{"compare"}, &stdout, &stderr), stdout.String()+stderr.String())
+	require.Equal(t, 0, run(t.Context(), nil, &stdout, &stderr), stdout.String()+stderr.String())
 	out := stdout.String()
 	require.True(t, strings.HasPrefix(out, "SCENARIO "), out)
 	for _, sc := range compare.Scenarios() {
@@ -37,25 +36,25 @@ func TestCompareCommand(t *testing.T) {
 // creates them, then every answer is the documented one.
 func TestCompareCommandAgainstARunningBroker(t *testing.T) {
 	t.Parallel()
-	b, err := labs.StartBroker(labs.BrokerConfig{Topics: map[string]int32{}, Clock: clock.System{}, ExpiryInterval: 10 * time.Millisecond})
+	b, err := broker.Start(t.Context(), broker.Config{ExpiryInterval: 10 * time.Millisecond})
 	require.NoError(t, err)
 	t.Cleanup(func() { b.Close() })
 	var stdout, stderr bytes.Buffer
-	require.Equal(t, 0, run(t.Context(), []string{"compare", "--broker", b.Addr}, &stdout, &stderr), stdout.String()+stderr.String())
+	require.Equal(t, 0, run(t.Context(), []string{"--broker", b.Addr()}, &stdout, &stderr), stdout.String()+stderr.String())
 	require.Contains(t, stdout.String(), "Every answer is the documented one.")
-	require.Equal(t, compare.Topics(), b.Coordinator.Topics())
+	require.Equal(t, compare.Topics(), b.Catalog().Counts())
 }
 
 func TestCompareCommandUsageErrors(t *testing.T) {
 	t.Parallel()
 	var stdout, stderr bytes.Buffer
-	require.Equal(t, 2, run(context.Background(), []string{"compare", "extra"}, &stdout, &stderr))
+	require.Equal(t, 2, run(context.Background(), []string{"extra"}, &stdout, &stderr))
 	require.Contains(t, stderr.String(), `unexpected argument "extra"`)
-	require.Equal(t, 2, run(context.Background(), []string{"compare", "--nope"}, &stdout, &stderr))
-	require.Equal(t, 0, run(context.Background(), []string{"compare", "-h"}, &stdout, &stderr))
-	require.Contains(t, stderr.String(), "usage: minibroker compare")
+	require.Equal(t, 2, run(context.Background(), []string{"--nope"}, &stdout, &stderr))
+	require.Equal(t, 0, run(context.Background(), []string{"-h"}, &stdout, &stderr))
+	require.Contains(t, stderr.String(), "usage: minicompare")
 	stderr.Reset()
-	require.Equal(t, 1, run(context.Background(), []string{"compare", "--broker", "127.0.0.1:1"}, &stdout, &stderr))
+	require.Equal(t, 1, run(context.Background(), []string{"--broker", "127.0.0.1:1"}, &stdout, &stderr))
 	require.Contains(t, stderr.String(), "connection refused")
 	require.Empty(t, stdout.String())
 }

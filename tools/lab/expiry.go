@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
+
+	"github.com/minibroker/minibroker/broker"
 )
 
 // ErrNeedsInProcess is returned for the expiry lab against a broker that
@@ -26,13 +28,16 @@ const expirySession = 100 * time.Millisecond
 // and at 101 ms removes both and leaves the group Empty. Members join and
 // the group is observed over the wire; the clock and the expiry step are
 // driven in process, as the chapter's exercise drives its ManualClock.
-func Expiry(ctx context.Context, w io.Writer, b *Broker, group string) error {
-	if b == nil || b.Clock == nil {
+func Expiry(ctx context.Context, w io.Writer, b *broker.Broker, group string) error {
+	if b == nil {
 		return ErrNeedsInProcess
 	}
-	start := b.Clock.Now()
+	start := b.Now()
+	if _, err := b.Advance(0); err != nil {
+		return fmt.Errorf("lab expiry: %w", err)
+	}
 	cfg := MemberConfig{Group: group, Topics: []string{"orders"}, SessionTimeout: expirySession, Trace: w}
-	first, second, closeBoth, err := dialPair(ctx, b.Addr, cfg)
+	first, second, closeBoth, err := dialPair(ctx, b.Addr(), cfg)
 	if err != nil {
 		return err
 	}
@@ -50,7 +55,7 @@ func Expiry(ctx context.Context, w io.Writer, b *Broker, group string) error {
 	if err := joinAndSync(ctx, second); err != nil {
 		return err
 	}
-	view, _ := b.Coordinator.Describe(group)
+	view, _ := b.Coordinator().Describe(group)
 	for _, mv := range view.Members {
 		fmt.Fprintf(w, "  session deadline of %s: %d ms\n", mv.MemberID, mv.Deadline.Sub(start).Milliseconds())
 	}
@@ -83,19 +88,19 @@ func Expiry(ctx context.Context, w io.Writer, b *Broker, group string) error {
 
 // expireAt moves b's clock to at (measured from start), runs the expiry
 // step and insists that it removes exactly want, in order.
-func expireAt(w io.Writer, b *Broker, start time.Time, at time.Duration, want []string) error {
-	if _, err := b.Clock.Advance(start.Add(at).Sub(b.Clock.Now())); err != nil {
+func expireAt(w io.Writer, b *broker.Broker, start time.Time, at time.Duration, want []string) error {
+	if _, err := b.Advance(start.Add(at).Sub(b.Now())); err != nil {
 		return err
 	}
 	var got []string
-	for _, e := range b.Coordinator.Expire() {
+	for _, e := range b.Expire() {
 		got = append(got, e.MemberID)
 	}
 	removed := "(none)"
 	if len(got) > 0 {
 		removed = strings.Join(got, ", ")
 	}
-	fmt.Fprintf(w, "  clock: %d ms; expiry step (in process): removed %s\n", b.Clock.Now().Sub(start).Milliseconds(), removed)
+	fmt.Fprintf(w, "  clock: %d ms; expiry step (in process): removed %s\n", b.Now().Sub(start).Milliseconds(), removed)
 	if !slices.Equal(got, want) {
 		return fmt.Errorf("lab expiry: at %v the expiry step removed %v, want %v", at, got, want)
 	}

@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/minibroker/minibroker/broker"
 )
 
 func TestLabRunUnknownLab(t *testing.T) {
@@ -26,16 +28,16 @@ func TestLabRunExpiryNeedsInProcessBroker(t *testing.T) {
 // when the broker lacks it.
 func TestLabAgainstRunningBroker(t *testing.T) {
 	t.Parallel()
-	b, err := StartBroker(BrokerConfig{Topics: map[string]int32{}})
+	b, err := broker.Start(testContext(t), broker.Config{})
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, b.Close()) })
 	for _, name := range []string{"rebalance", "fencing", "rebalance", "fencing"} {
 		var out bytes.Buffer
-		require.NoError(t, Run(testContext(t), name, &out, b.Addr), "lab %s:\n%s", name, out.String())
+		require.NoError(t, Run(testContext(t), name, &out, b.Addr()), "lab %s:\n%s", name, out.String())
 		require.Contains(t, out.String(), "group "+Group(name)+"-")
 	}
-	require.Equal(t, map[string]int32{"orders": 4}, b.Coordinator.Topics())
-	for _, g := range b.Coordinator.Groups() {
+	require.Equal(t, map[string]int32{"orders": 4}, b.Catalog().Counts())
+	for _, g := range b.Coordinator().Groups() {
 		require.Equal(t, "Empty", g.State.String(), "group %s: every lab member leaves at the end", g.Group)
 	}
 }

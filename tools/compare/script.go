@@ -10,7 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 
 	"github.com/minibroker/minibroker/assignor"
-	"github.com/minibroker/minibroker/internal/lab"
+	"github.com/minibroker/minibroker/tools/lab"
 )
 
 // Script is one scenario's run against one broker: the group it owns and

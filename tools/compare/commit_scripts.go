@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/minibroker/minibroker/internal/lab"
+	"github.com/minibroker/minibroker/tools/lab"
 )
 
 // staleGenerationCommit is exercise 2: the first member commits the

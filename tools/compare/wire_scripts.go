@@ -11,8 +11,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/minibroker/minibroker/internal/lab"
 	"github.com/minibroker/minibroker/protocol"
+	"github.com/minibroker/minibroker/tools/lab"
 )
 
 // apiVersionsUnsupported: an ApiVersions request at a version no broker

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strconv"
 	"time"
+
+	"github.com/minibroker/minibroker/broker"
 )
 
 // ErrUnknownLab is returned by Run for a name that is not a lab.
@@ -41,16 +43,16 @@ func Run(ctx context.Context, name string, w io.Writer, addr string) error {
 		}
 		return runOn(ctx, name, w, nil, addr, Group(name)+"-"+strconv.FormatInt(time.Now().UnixNano(), 36))
 	}
-	b, err := StartBroker(BrokerConfig{})
+	b, err := StartBroker(ctx)
 	if err != nil {
 		return err
 	}
-	err = runOn(ctx, name, w, b, b.Addr, Group(name))
+	err = runOn(ctx, name, w, b, b.Addr(), Group(name))
 	return errors.Join(err, b.Close())
 }
 
 // runOn runs one lab; b is nil for a broker in another process.
-func runOn(ctx context.Context, name string, w io.Writer, b *Broker, addr, group string) error {
+func runOn(ctx context.Context, name string, w io.Writer, b *broker.Broker, addr, group string) error {
 	switch name {
 	case "rebalance":
 		return Rebalance(ctx, w, addr, group)

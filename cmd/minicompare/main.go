@@ -1,3 +1,9 @@
+// Command minicompare runs the same scripted consumer-group scenarios
+// against minibroker and against kfake, franz-go's in-process Kafka fake,
+// and prints where they agree and where they differ. It is a program of
+// its own so that the minibroker binary does not link kfake.
+//
+//	minicompare [--broker ADDR]
 package main
 
 import (
@@ -6,13 +12,16 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
+	"os/signal"
+	"syscall"
 	"time"
 
-	"github.com/minibroker/minibroker/internal/compare"
-	labs "github.com/minibroker/minibroker/internal/lab"
+	"github.com/minibroker/minibroker/tools/compare"
+	labs "github.com/minibroker/minibroker/tools/lab"
 )
 
-const compareUsage = `usage: minibroker compare [--broker ADDR]
+const usage = `usage: minicompare [--broker ADDR]
 
 Runs the same scripted consumer-group scenarios against minibroker and
 against kfake (franz-go's in-process Kafka fake) over real sockets, and
@@ -26,14 +35,21 @@ clock for the session-expiry scenario; topics orders:4 and payments:1 are
 created if missing).
 `
 
-// compareTimeout bounds the whole comparison; it takes about half a second.
+// compareTimeout bounds the whole comparison; it takes about two seconds.
 const compareTimeout = 30 * time.Second
 
-// compareCmd runs "minibroker compare [--broker ADDR]".
-func compareCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("minibroker compare", flag.ContinueOnError)
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// run executes one command line and returns the exit status: 0 when every
+// answer is the documented one, 1 otherwise, 2 for a usage error.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("minicompare", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.Usage = func() { fmt.Fprint(stderr, compareUsage) }
+	fs.Usage = func() { fmt.Fprint(stderr, usage) }
 	broker := fs.String("broker", "", "`ADDR` of a running minibroker (default: an in-process one)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -42,7 +58,7 @@ func compareCmd(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		return 2
 	}
 	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "minibroker compare: unexpected argument %q\n%s", fs.Arg(0), compareUsage)
+		fmt.Fprintf(stderr, "minicompare: unexpected argument %q\n%s", fs.Arg(0), usage)
 		return 2
 	}
 	ctx, cancel := context.WithTimeout(ctx, compareTimeout)
@@ -50,20 +66,20 @@ func compareCmd(ctx context.Context, args []string, stdout, stderr io.Writer) in
 
 	addrs := map[compare.Side]string{compare.Minibroker: *broker}
 	if *broker == "" {
-		b, err := compare.StartMinibroker()
+		b, err := compare.StartMinibroker(ctx)
 		if err != nil {
-			fmt.Fprintf(stderr, "minibroker compare: %v\n", err)
+			fmt.Fprintf(stderr, "minicompare: %v\n", err)
 			return 1
 		}
 		defer b.Close()
-		addrs[compare.Minibroker] = b.Addr
+		addrs[compare.Minibroker] = b.Addr()
 	} else if err := labs.EnsureTopics(ctx, *broker, compare.Topics()); err != nil {
-		fmt.Fprintf(stderr, "minibroker compare: %v\n", err)
+		fmt.Fprintf(stderr, "minicompare: %v\n", err)
 		return 1
 	}
 	kfakeAddr, stop, err := compare.StartKfake()
 	if err != nil {
-		fmt.Fprintf(stderr, "minibroker compare: %v\n", err)
+		fmt.Fprintf(stderr, "minicompare: %v\n", err)
 		return 1
 	}
 	defer stop()

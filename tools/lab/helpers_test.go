@@ -29,8 +29,8 @@ func runGolden(t *testing.T, name string) {
 		require.NoError(t, os.WriteFile(path, first.Bytes(), 0o644))
 	}
 	want, err := os.ReadFile(path)
-	require.NoError(t, err, "run go test ./internal/lab -update to create it")
-	require.Equal(t, string(want), first.String(), "output differs from %s; if the change is intended, run go test ./internal/lab -run %s -update", path, t.Name())
+	require.NoError(t, err, "run go test ./tools/lab -update to create it")
+	require.Equal(t, string(want), first.String(), "output differs from %s; if the change is intended, run go test ./tools/lab -run %s -update", path, t.Name())
 }
 
 func golden(t *testing.T, name string) string {

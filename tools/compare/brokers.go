@@ -1,13 +1,14 @@
 package compare
 
 import (
+	"context"
 	"fmt"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kfake"
 
-	"github.com/minibroker/minibroker/clock"
-	"github.com/minibroker/minibroker/internal/lab"
+	"github.com/minibroker/minibroker/broker"
+	"github.com/minibroker/minibroker/tools/lab"
 )
 
 // Topics is the topic catalog every scenario assumes: the chapter's orders
@@ -25,8 +26,8 @@ const minSessionTimeout = 10 * time.Millisecond
 
 // StartMinibroker starts an in-process minibroker on the real clock, with
 // the expiry step on a short ticker, for the scenarios. Close it when done.
-func StartMinibroker() (*lab.Broker, error) {
-	return lab.StartBroker(lab.BrokerConfig{Clock: clock.System{}, ExpiryInterval: expiryInterval, Topics: Topics()})
+func StartMinibroker(ctx context.Context) (*broker.Broker, error) {
+	return broker.Start(ctx, broker.Config{ExpiryInterval: expiryInterval, MinSessionTimeout: minSessionTimeout, Topics: Topics()})
 }
 
 // StartKfake starts an in-process kfake cluster of one broker with the

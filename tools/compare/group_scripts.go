@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/minibroker/minibroker/assignor"
-	"github.com/minibroker/minibroker/internal/lab"
+	"github.com/minibroker/minibroker/tools/lab"
 )
 
 // staleHeartbeat: after a rebalance both members took part in, the first

@@ -4,17 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"net"
 	"strconv"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kfake"
 
-	"github.com/minibroker/minibroker/clock"
-	"github.com/minibroker/minibroker/coordinator"
-	"github.com/minibroker/minibroker/offsets"
-	"github.com/minibroker/minibroker/server"
+	"github.com/minibroker/minibroker/broker"
 )
 
 // Server is a server under test running in this process.
@@ -26,37 +22,15 @@ type Server struct {
 // Stop stops the server and waits for it.
 func (s *Server) Stop() error { return s.stop() }
 
-// StartMinibroker runs minibroker in this process on a loopback port, wired
-// as "minibroker serve" wires it: offsets in dir (in memory when dir is
-// ""), the real clock with expiry every 100 ms.
+// StartMinibroker runs minibroker in this process on a loopback port, as
+// "minibroker serve" runs it: offsets in dir (in memory when dir is ""),
+// the real clock with the expiry step every 100 ms.
 func StartMinibroker(dir string, topics map[string]int32) (*Server, error) {
-	store := offsets.NewMemory()
-	if dir != "" {
-		var err error
-		if store, err = offsets.Open(offsets.Config{Dir: dir}); err != nil {
-			return nil, err
-		}
-	}
-	coord, err := coordinator.New(coordinator.Config{Clock: clock.System{}, Store: store, Topics: topics})
+	b, err := broker.Start(context.Background(), broker.Config{DataDir: dir, Topics: topics})
 	if err != nil {
 		return nil, err
 	}
-	srv, err := server.New(server.Config{Coordinator: coord, ExpiryInterval: 100 * time.Millisecond,
-		Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		return nil, err
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, err
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ctx, ln) }()
-	return &Server{Addr: ln.Addr().String(), stop: func() error {
-		cancel()
-		return errors.Join(<-done, store.Close())
-	}}, nil
+	return &Server{Addr: b.Addr(), stop: b.Close}, nil
 }
 
 // StartFloor runs the floor server (ServeFloor) in this process on addr

@@ -1,0 +1,294 @@
+// Package broker is the one place a minibroker is put together: the data
+// directory, the topic catalog, the offsets store, the coordinator, the
+// Kafka server with its expiry ticker, and the admin API. The `minibroker
+// serve` command, the labs, the load generator, the examples and the tests
+// all start brokers through it.
+//
+// It is also the way to run minibroker inside a Go test, as franz-go's
+// kfake is run:
+//
+//	b, err := broker.Start(ctx, broker.Config{Topics: map[string]int32{"orders": 4}})
+//	if err != nil { ... }
+//	defer b.Close()
+//	client, err := kgo.NewClient(kgo.SeedBrokers(b.Addr()), ...)
+//
+// With Config.ManualClock, time moves only by Advance, members expire only
+// when Expire runs, and ExpireMember fences one member on demand: the
+// chapter's experiments, run against real clients.
+package broker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/minibroker/minibroker/admin"
+	"github.com/minibroker/minibroker/clock"
+	"github.com/minibroker/minibroker/coordinator"
+	"github.com/minibroker/minibroker/internal/catalog"
+	"github.com/minibroker/minibroker/server"
+)
+
+// ErrRealClock is returned by Advance on a broker that runs on the system
+// clock.
+var ErrRealClock = errors.New("broker: the clock is real; only a broker with Config.ManualClock can be advanced")
+
+// Broker is a running minibroker. Its methods are safe for concurrent use.
+type Broker struct {
+	addr      string
+	adminAddr string
+	dataDir   string
+	logger    *slog.Logger
+
+	clock   coordinator.Clock
+	manual  *clock.Manual // nil on the system clock
+	catalog *catalog.Catalog
+	store   offsetStore
+	coord   *coordinator.Coordinator
+
+	cancel    context.CancelFunc
+	stopped   chan struct{} // closed once everything has stopped
+	stopErr   error         // set before stopped is closed
+	closeOnce sync.Once
+}
+
+// offsetStore is what the broker needs of either offsets store.
+type offsetStore interface {
+	coordinator.OffsetStore
+	Close() error
+}
+
+// Start assembles a broker from cfg, binds its listeners and serves until
+// ctx is done or Close is called. It returns once the broker accepts
+// connections; on error nothing is left running or locked.
+func Start(ctx context.Context, cfg Config) (_ *Broker, err error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	b := &Broker{dataDir: cfg.DataDir, logger: cfg.Logger, stopped: make(chan struct{})}
+	if b.logger == nil {
+		b.logger = slog.New(slog.DiscardHandler)
+	}
+	var cleanup []func() error // undone in reverse on a failed start
+	defer func() {
+		if err != nil {
+			for i := len(cleanup) - 1; i >= 0; i-- {
+				_ = cleanup[i]()
+			}
+		}
+	}()
+
+	if b.dataDir != "" {
+		if err := os.MkdirAll(b.dataDir, 0o755); err != nil {
+			return nil, fmt.Errorf("data dir: %w", err)
+		}
+	}
+	b.clock = clock.System{}
+	expiry := cfg.ExpiryInterval
+	if expiry == 0 {
+		expiry = DefaultExpiryInterval
+	}
+	if cfg.ManualClock {
+		b.manual = clock.NewManual(time.UnixMilli(0))
+		b.clock, expiry = b.manual, 0
+	}
+	if b.catalog, err = openCatalog(cfg, b.logger); err != nil {
+		return nil, err
+	}
+	// The recorder comes before the store, the coordinator and the server,
+	// which report to it; the admin server that reads it comes after them.
+	var recorder *admin.Recorder
+	if cfg.Admin != "" {
+		if recorder, err = admin.NewRecorder(admin.RecorderConfig{Clock: b.clock}); err != nil {
+			return nil, err
+		}
+	}
+	if b.store, err = openOffsets(cfg, recorder); err != nil {
+		return nil, err
+	}
+	cleanup = append(cleanup, b.store.Close)
+	coordCfg := coordinator.Config{
+		Clock: b.clock, Store: b.store, Topics: b.catalog, Logger: b.logger,
+		MinSessionTimeout: cfg.MinSessionTimeout, MaxSessionTimeout: cfg.MaxSessionTimeout,
+		MaxGroupSize: cfg.MaxGroupSize, MaxGroups: cfg.MaxGroups,
+		MaxMetadataBytes: cfg.MaxMetadataBytes, MaxIDBytes: cfg.MaxIDBytes,
+	}
+	if recorder != nil {
+		coordCfg.OnRebalance = recorder.Rebalanced
+	}
+	if b.coord, err = coordinator.New(coordCfg); err != nil {
+		return nil, err
+	}
+	srvCfg := server.Config{
+		Coordinator: b.coord, Catalog: b.catalog, Logger: b.logger, Advertise: cfg.Advertise,
+		MaxFrameBytes: cfg.MaxFrameBytes, ExpiryInterval: expiry, MaxFetchWait: cfg.MaxFetchWait,
+		MaxConnections: cfg.MaxConnections, IdleTimeout: cfg.IdleTimeout, FrameReadTimeout: cfg.FrameReadTimeout,
+		TLS: cfg.TLS,
+	}
+	if recorder != nil {
+		srvCfg.Observer = recorder
+	}
+	srv, err := server.New(srvCfg)
+	if err != nil {
+		return nil, err
+	}
+	var adm *admin.Server
+	if recorder != nil {
+		adm, err = admin.New(admin.Config{Coordinator: b.coord, Catalog: b.catalog, Recorder: recorder, Clock: b.clock, Logger: b.logger})
+		if err != nil {
+			return nil, err
+		}
+	}
+	if err = b.serve(ctx, cfg, srv, adm, &cleanup); err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+// serve binds the listeners and starts serving. The admin listener is
+// bound first, so that a broker whose admin address is taken never
+// accepts a Kafka connection.
+func (b *Broker) serve(ctx context.Context, cfg Config, srv *server.Server, adm *admin.Server, cleanup *[]func() error) error {
+	var adminLn net.Listener
+	if adm != nil {
+		ln, err := net.Listen("tcp", cfg.Admin)
+		if err != nil {
+			return fmt.Errorf("admin: %w", err)
+		}
+		*cleanup = append(*cleanup, ln.Close)
+		adminLn, b.adminAddr = ln, ln.Addr().String()
+	}
+	listen := cfg.Listen
+	if listen == "" {
+		listen = DefaultListen
+	}
+	ln, err := net.Listen("tcp", listen)
+	if err != nil {
+		return err
+	}
+	b.addr = ln.Addr().String()
+	if cfg.TLS == nil && plaintextExposed(ln.Addr()) {
+		b.logger.Warn("listening on a non-loopback address without TLS: commits and group membership travel in the clear; give --tls-cert and --tls-key",
+			"addr", b.addr)
+	}
+
+	ctx, b.cancel = context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	errs := make(chan error, 2)
+	if adm != nil {
+		wg.Go(func() { errs <- adm.Serve(ctx, adminLn) })
+		b.logger.Info("admin ready", "addr", b.adminAddr, "url", "http://"+b.adminAddr+"/")
+	}
+	wg.Go(func() {
+		errs <- srv.Serve(ctx, ln)
+		b.cancel() // the admin side stops with the broker
+	})
+	go func() {
+		wg.Wait()
+		close(errs)
+		var all []error
+		for err := range errs {
+			all = append(all, err)
+		}
+		if err := b.store.Close(); err != nil {
+			all = append(all, fmt.Errorf("flush offsets: %w", err))
+		}
+		b.stopErr = errors.Join(all...)
+		b.logger.Info("minibroker stopped")
+		close(b.stopped)
+	}()
+	kind := "real"
+	if b.manual != nil {
+		kind = "manual"
+	}
+	b.logger.Info("minibroker ready", "addr", b.addr, "data_dir", b.dataDir, "clock", kind,
+		"topics", len(b.catalog.List()), "tls", cfg.TLS != nil)
+	return nil
+}
+
+// plaintextExposed reports whether a plaintext listener bound to addr can
+// be reached from other hosts: any address but a loopback one.
+func plaintextExposed(addr net.Addr) bool {
+	tcp, ok := addr.(*net.TCPAddr)
+	return !ok || !tcp.IP.IsLoopback()
+}
+
+// Addr returns the Kafka listener's address, "127.0.0.1:PORT": the seed
+// broker for clients.
+func (b *Broker) Addr() string { return b.addr }
+
+// AdminAddr returns the admin API's address, or "" when it is off.
+func (b *Broker) AdminAddr() string { return b.adminAddr }
+
+// DataDir returns the data directory, or "" for a broker in memory.
+func (b *Broker) DataDir() string { return b.dataDir }
+
+// Close stops the broker gracefully: it closes the listeners and every
+// connection, waits for them, and flushes the offsets. It is idempotent;
+// every call returns the same result.
+func (b *Broker) Close() error {
+	b.closeOnce.Do(b.cancel)
+	return b.Wait()
+}
+
+// Wait blocks until the broker has stopped (Close, or the Start context
+// done) and everything is flushed, and returns what went wrong, if
+// anything.
+func (b *Broker) Wait() error {
+	<-b.stopped
+	return b.stopErr
+}
+
+// Coordinator returns the broker's coordinator, for tests and tools that
+// look behind the wire.
+func (b *Broker) Coordinator() *coordinator.Coordinator { return b.coord }
+
+// Catalog returns the broker's topic catalog.
+func (b *Broker) Catalog() *catalog.Catalog { return b.catalog }
+
+// CreateTopic adds a topic, as CreateTopics does over the wire.
+func (b *Broker) CreateTopic(name string, partitions int32) error {
+	_, err := b.catalog.Create(name, partitions)
+	return err
+}
+
+// Now reads the broker's clock.
+func (b *Broker) Now() time.Time { return b.clock.Now() }
+
+// Advance moves the manual clock forward by d and returns its reading.
+// Nothing expires until Expire runs. On the system clock it returns
+// ErrRealClock.
+func (b *Broker) Advance(d time.Duration) (time.Time, error) {
+	if b.manual == nil {
+		return b.clock.Now(), ErrRealClock
+	}
+	return b.manual.Advance(d)
+}
+
+// Expire runs the expiry step now and returns the members it removed,
+// sorted: the chapter's explicit expiry.
+func (b *Broker) Expire() []coordinator.Expired {
+	expired := b.coord.Expire()
+	for _, e := range expired {
+		b.logger.Info("member expired", "group", e.Group, "member", e.MemberID)
+	}
+	return expired
+}
+
+// ExpireMember ends one member's session now: its group rebalances
+// without it, and its next heartbeat or commit is fenced. An unknown
+// group or member is an error wrapping coordinator.ErrUnknownMemberID.
+func (b *Broker) ExpireMember(group, memberID string) error {
+	return b.coord.ExpireMember(group, memberID)
+}
+
+// ForceRebalance starts a new generation of group with the same members,
+// so every member is fenced at its next heartbeat or commit and re-joins.
+func (b *Broker) ForceRebalance(group string) error {
+	return b.coord.ForceRebalance(group)
+}

@@ -1,0 +1,282 @@
+package broker
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/minibroker/minibroker/coordinator"
+	"github.com/minibroker/minibroker/internal/catalog"
+	"github.com/minibroker/minibroker/protocol"
+)
+
+// waitTimeout bounds every network wait of these tests.
+const waitTimeout = 10 * time.Second
+
+func start(t *testing.T, cfg Config) *Broker {
+	t.Helper()
+	b, err := Start(t.Context(), cfg)
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, b.Close()) })
+	return b
+}
+
+func dial(t *testing.T, b *Broker) *protocol.Client {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), waitTimeout)
+	defer cancel()
+	c, err := protocol.Dial(ctx, b.Addr(), "test")
+	require.NoError(t, err)
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+func do[R kmsg.Response](t *testing.T, c *protocol.Client, req kmsg.Request) R {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), waitTimeout)
+	defer cancel()
+	resp, err := c.Request(ctx, req)
+	require.NoError(t, err)
+	return resp.(R)
+}
+
+// join makes a v3 consumer join (one round trip) subscribed to topics.
+func join(t *testing.T, c *protocol.Client, group string, topics ...string) *kmsg.JoinGroupResponse {
+	t.Helper()
+	meta := kmsg.NewConsumerMemberMetadata()
+	meta.Topics = topics
+	req := kmsg.NewPtrJoinGroupRequest()
+	req.Version, req.Group, req.SessionTimeoutMillis, req.RebalanceTimeoutMillis = 3, group, 30_000, 30_000
+	req.ProtocolType = "consumer"
+	req.Protocols = []kmsg.JoinGroupRequestProtocol{{Name: "roundrobin", Metadata: meta.AppendTo(nil)}}
+	resp := do[*kmsg.JoinGroupResponse](t, c, req)
+	require.Zero(t, resp.ErrorCode)
+	return resp
+}
+
+func heartbeat(t *testing.T, c *protocol.Client, group, member string, generation int32) int16 {
+	t.Helper()
+	req := kmsg.NewPtrHeartbeatRequest()
+	req.Version, req.Group, req.MemberID, req.Generation = 4, group, member, generation
+	return do[*kmsg.HeartbeatResponse](t, c, req).ErrorCode
+}
+
+func commit(t *testing.T, c *protocol.Client, group, member string, generation int32, partition int32, offset int64) int16 {
+	t.Helper()
+	req := kmsg.NewPtrOffsetCommitRequest()
+	req.Version, req.Group, req.MemberID, req.Generation = 8, group, member, generation
+	req.Topics = []kmsg.OffsetCommitRequestTopic{{Topic: "orders", Partitions: []kmsg.OffsetCommitRequestTopicPartition{
+		{Partition: partition, Offset: offset, LeaderEpoch: -1},
+	}}}
+	return do[*kmsg.OffsetCommitResponse](t, c, req).Topics[0].Partitions[0].ErrorCode
+}
+
+func fetchOffset(t *testing.T, c *protocol.Client, group string, partition int32) int64 {
+	t.Helper()
+	req := kmsg.NewPtrOffsetFetchRequest()
+	req.Version, req.Group = 7, group
+	req.Topics = []kmsg.OffsetFetchRequestTopic{{Topic: "orders", Partitions: []int32{partition}}}
+	return do[*kmsg.OffsetFetchResponse](t, c, req).Topics[0].Partitions[0].Offset
+}
+
+// TestStartInMemoryDefaults: an empty config serves on 127.0.0.1, keeps
+// nothing on disk and runs on the system clock.
+func TestStartInMemoryDefaults(t *testing.T) {
+	t.Parallel()
+	b := start(t, Config{Topics: map[string]int32{"orders": 4}})
+	host, _, err := net.SplitHostPort(b.Addr())
+	require.NoError(t, err)
+	require.Equal(t, "127.0.0.1", host)
+	require.Empty(t, b.DataDir())
+	require.Empty(t, b.AdminAddr())
+	require.Empty(t, b.Catalog().Path(), "the catalog is in memory")
+	_, err = b.Advance(time.Second)
+	require.ErrorIs(t, err, ErrRealClock)
+
+	c := dial(t, b)
+	j := join(t, c, "g", "orders")
+	require.Zero(t, commit(t, c, "g", j.MemberID, j.Generation, 2, 42))
+	require.Equal(t, int64(42), fetchOffset(t, c, "g", 2))
+}
+
+// TestDataDirSurvivesRestart: topics created at start and over the wire,
+// and acknowledged commits, are there after a restart on the same data
+// dir; members are not (a restart empties groups, as a failover would).
+func TestDataDirSurvivesRestart(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join(t.TempDir(), "data")
+	b, err := Start(t.Context(), Config{DataDir: dir, Topics: map[string]int32{"orders": 4}})
+	require.NoError(t, err)
+	require.NoError(t, b.CreateTopic("invoices", 2))
+	c := dial(t, b)
+	j := join(t, c, "g", "orders")
+	require.Zero(t, commit(t, c, "g", j.MemberID, j.Generation, 3, 9))
+	ordersID := mustTopic(t, b, "orders").ID
+	require.NoError(t, b.Close())
+	require.NoError(t, b.Close(), "Close is idempotent")
+	require.FileExists(t, filepath.Join(dir, "offsets.json"))
+
+	b = start(t, Config{DataDir: dir, Topics: map[string]int32{"orders": 8}})
+	require.Equal(t, map[string]int32{"orders": 4, "invoices": 2}, b.Catalog().Counts(), "an existing topic keeps its count")
+	require.Equal(t, ordersID, mustTopic(t, b, "orders").ID, "topic ids survive a restart")
+	c = dial(t, b)
+	require.Equal(t, int64(9), fetchOffset(t, c, "g", 3))
+	require.Equal(t, kerr.UnknownMemberID.Code, heartbeat(t, c, "g", j.MemberID, j.Generation))
+}
+
+func mustTopic(t *testing.T, b *Broker, name string) catalog.Topic {
+	t.Helper()
+	tp, ok := b.Catalog().Lookup(name)
+	require.True(t, ok, name)
+	return tp
+}
+
+// TestManualClockFencesOnDemand: the controls of an embedded broker on a
+// manual clock. A live member is fenced by ExpireMember; time moves only by
+// Advance and members expire only when Expire runs.
+func TestManualClockFencesOnDemand(t *testing.T) {
+	t.Parallel()
+	b := start(t, Config{ManualClock: true, Topics: map[string]int32{"orders": 4}, MinSessionTimeout: time.Millisecond})
+	require.Equal(t, time.UnixMilli(0), b.Now())
+	c := dial(t, b)
+	a := join(t, c, "g", "orders")
+	other := join(t, c, "g", "orders")
+	require.Equal(t, int32(2), other.Generation)
+	require.Equal(t, kerr.IllegalGeneration.Code, heartbeat(t, c, "g", a.MemberID, a.Generation))
+	require.Zero(t, heartbeat(t, c, "g", a.MemberID, 2))
+
+	require.NoError(t, b.ExpireMember("g", a.MemberID))
+	require.Equal(t, kerr.IllegalGeneration.Code, heartbeat(t, c, "g", a.MemberID, 2), "fenced at its next heartbeat")
+	require.Equal(t, kerr.UnknownMemberID.Code, heartbeat(t, c, "g", a.MemberID, 3))
+	require.ErrorIs(t, b.ExpireMember("g", a.MemberID), coordinator.ErrUnknownMemberID)
+
+	require.NoError(t, b.ForceRebalance("g"))
+	require.Equal(t, kerr.IllegalGeneration.Code, heartbeat(t, c, "g", other.MemberID, 3))
+	require.Zero(t, heartbeat(t, c, "g", other.MemberID, 4))
+
+	require.Empty(t, b.Expire(), "nothing expires before the clock passes a deadline")
+	now, err := b.Advance(30*time.Second + time.Millisecond)
+	require.NoError(t, err)
+	require.Equal(t, time.UnixMilli(30_001), now)
+	require.Equal(t, []coordinator.Expired{{Group: "g", MemberID: other.MemberID}}, b.Expire())
+}
+
+// TestAdminIsServed: with Config.Admin the API answers, and its expiry
+// control fences the same broker's members.
+func TestAdminIsServed(t *testing.T) {
+	t.Parallel()
+	b := start(t, Config{ManualClock: true, Admin: "127.0.0.1:0", Topics: map[string]int32{"orders": 4}})
+	require.NotEmpty(t, b.AdminAddr())
+	c := dial(t, b)
+	join(t, c, "g", "orders")
+	resp, err := http.Get("http://" + b.AdminAddr() + "/v1/groups/g")
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	var got struct {
+		Generation int32 `json:"generation"`
+		Members    []struct {
+			MemberID string `json:"member_id"`
+		} `json:"members"`
+	}
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&got))
+	require.Equal(t, int32(1), got.Generation)
+	require.Len(t, got.Members, 1)
+}
+
+// TestStartFailuresLeaveNothingBehind: a start that fails (bad config, an
+// address in use, a corrupt data dir) returns an error and leaves no
+// listener open.
+func TestStartFailuresLeaveNothingBehind(t *testing.T) {
+	t.Parallel()
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	t.Cleanup(func() { taken.Close() })
+	corrupt := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(corrupt, "offsets.json"), []byte("{"), 0o644))
+
+	cases := []struct {
+		name string
+		cfg  Config
+		want string
+	}{
+		{"bad advertise", Config{Advertise: "nohost"}, "Advertise must be HOST:PORT"},
+		{"bad admin", Config{Admin: "nope"}, "Admin must be HOST:PORT"},
+		{"negative expiry", Config{ExpiryInterval: -time.Second}, "must not be negative"},
+		{"zero partitions", Config{Topics: map[string]int32{"t": 0}}, "want at least 1"},
+		{"listen taken", Config{Listen: taken.Addr().String()}, "address already in use"},
+		{"admin taken", Config{Admin: taken.Addr().String()}, "admin"},
+		{"corrupt offsets", Config{DataDir: corrupt}, "corrupt offsets file"},
+		{"bad topic name", Config{Topics: map[string]int32{"a b": 1}}, "invalid topic name"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			b, err := Start(t.Context(), tc.cfg)
+			require.ErrorContains(t, err, tc.want)
+			require.Nil(t, b)
+		})
+	}
+}
+
+// TestContextStopsTheBroker: the broker stops when its Start context is
+// done, and Wait reports that it stopped cleanly.
+func TestContextStopsTheBroker(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithCancel(t.Context())
+	b, err := Start(ctx, Config{})
+	require.NoError(t, err)
+	cancel()
+	require.NoError(t, b.Wait())
+	_, err = net.DialTimeout("tcp", b.Addr(), waitTimeout)
+	require.Error(t, err, "the listener is closed")
+	require.NoError(t, b.Close())
+}
+
+// TestCloseClosesConnections: Close closes every client connection.
+func TestCloseClosesConnections(t *testing.T) {
+	t.Parallel()
+	b, err := Start(t.Context(), Config{})
+	require.NoError(t, err)
+	c := dial(t, b)
+	do[*kmsg.ApiVersionsResponse](t, c, kmsg.NewPtrApiVersionsRequest())
+	require.NoError(t, b.Close())
+	require.NoError(t, c.SetDeadline(time.Now().Add(waitTimeout)))
+	_, err = c.ReadFrame()
+	require.True(t, errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed) || errors.Is(err, io.ErrUnexpectedEOF), "got %v", err)
+}
+func TestPlaintextExposed(t *testing.T) {
+	t.Parallel()
+	tcp := func(ip string) net.Addr { return &net.TCPAddr{IP: net.ParseIP(ip), Port: 9092} }
+	cases := []struct {
+		name string
+		addr net.Addr
+		want bool
+	}{
+		{"IPv4 loopback", tcp("127.0.0.1"), false},
+		{"other IPv4 loopback", tcp("127.1.2.3"), false},
+		{"IPv6 loopback", tcp("::1"), false},
+		{"all IPv4 interfaces", tcp("0.0.0.0"), true},
+		{"all interfaces", tcp("::"), true},
+		{"private address", tcp("10.1.2.3"), true},
+		{"public address", tcp("192.0.2.7"), true},
+		{"not TCP", &net.UnixAddr{Name: "/tmp/sock", Net: "unix"}, true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			require.Equal(t, tc.want, plaintextExposed(tc.addr))
+		})
+	}
+}

@@ -1,0 +1,101 @@
+package broker
+
+import (
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"time"
+
+	"github.com/minibroker/minibroker/internal/atomicfile"
+)
+
+// Config configures a broker. Zero fields mean the default; every field
+// has a `minibroker serve` flag of the same name (docs/design.md).
+type Config struct {
+	// Listen is the Kafka listener's address. Default DefaultListen,
+	// 127.0.0.1 on a free port (the command's default is 127.0.0.1:9092).
+	Listen string
+	// Advertise is the host:port that Metadata and FindCoordinator
+	// return. Default: the bound address.
+	Advertise string
+	// TLS, when set, serves TLS only (Kafka's SSL listener). Default:
+	// plaintext.
+	TLS *tls.Config
+
+	// DataDir holds the offsets, the topic catalog and, later, the
+	// partition logs, behind an exclusive lock. Empty keeps everything in
+	// memory: nothing survives Close.
+	DataDir string
+	// Topics are created at start unless they exist; an existing topic
+	// keeps its partition count (logged at Warn when it differs).
+	Topics map[string]int32
+
+	// ManualClock runs the coordinator on a manual clock that reads Unix
+	// time 0 and moves only by Advance; members then expire only when
+	// Expire runs. Default: the system clock, with the expiry step on a
+	// ticker.
+	ManualClock bool
+	// ExpiryInterval is how often the expiry step runs on the system
+	// clock. Default DefaultExpiryInterval.
+	ExpiryInterval time.Duration
+
+	// Group limits, as coordinator.Config documents them.
+	MinSessionTimeout time.Duration
+	MaxSessionTimeout time.Duration
+	MaxGroupSize      int
+	MaxGroups         int
+	MaxMetadataBytes  int
+	MaxIDBytes        int
+
+	// Connection limits, as server.Config documents them.
+	MaxFrameBytes    int32
+	MaxConnections   int
+	IdleTimeout      time.Duration
+	FrameReadTimeout time.Duration
+	MaxFetchWait     time.Duration
+
+	// Admin is the address of the admin HTTP API, /metrics and the live
+	// page. Default: off.
+	Admin string
+
+	// Logger receives the broker's events. Default: discard.
+	Logger *slog.Logger
+
+	// OffsetsFS replaces the file system the offsets store writes
+	// through, for minibroker's own disk-fault tests. Default: the real
+	// one.
+	OffsetsFS atomicfile.FS
+}
+
+// Defaults for Config's zero fields.
+const (
+	DefaultListen         = "127.0.0.1:0"
+	DefaultExpiryInterval = 100 * time.Millisecond
+)
+
+// Validate checks what can be checked before anything is opened; the
+// packages the broker is made of check the rest.
+func (cfg *Config) Validate() error {
+	if cfg.ExpiryInterval < 0 {
+		return fmt.Errorf("broker: ExpiryInterval %v must not be negative", cfg.ExpiryInterval)
+	}
+	for _, addr := range []struct{ name, value string }{{"Advertise", cfg.Advertise}, {"Admin", cfg.Admin}} {
+		if addr.value == "" {
+			continue
+		}
+		if _, port, err := net.SplitHostPort(addr.value); err != nil || port == "" {
+			return fmt.Errorf("broker: %s must be HOST:PORT, got %q", addr.name, addr.value)
+		}
+	}
+	for name, n := range cfg.Topics {
+		if n < 1 {
+			return fmt.Errorf("broker: topic %q: %d partitions; want at least 1", name, n)
+		}
+	}
+	if cfg.TLS != nil && len(cfg.TLS.Certificates) == 0 && cfg.TLS.GetCertificate == nil && cfg.TLS.GetConfigForClient == nil {
+		return errors.New("broker: Config.TLS holds no certificate")
+	}
+	return nil
+}
