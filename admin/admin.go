@@ -4,9 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -32,7 +34,27 @@ type Config struct {
 	// Logger receives the API's actions (clock advanced, members
 	// expired). Default: discard.
 	Logger *slog.Logger
+	// Token, when set, is required as "Authorization: Bearer <token>" on
+	// every API request (guard.go). It must be set when the API listens
+	// on an address other than a loopback one. Default: none.
+	Token string
+	// MaxConnections caps the connections served at once; more wait in
+	// the listen backlog. Default DefaultMaxConnections.
+	MaxConnections int
 }
+
+// DefaultMaxConnections is Config.MaxConnections's default: a handful of
+// browser tabs and scrapers, not a public service.
+const DefaultMaxConnections = 64
+
+// HTTP limits of Serve, as a Go server facing untrusted peers sets them.
+const (
+	readHeaderTimeout = 5 * time.Second
+	readTimeout       = 10 * time.Second
+	writeTimeout      = 30 * time.Second
+	idleTimeout       = time.Minute
+	maxHeaderBytes    = 16 << 10
+)
 
 // Validate checks the configuration.
 func (cfg *Config) Validate() error {
@@ -44,6 +66,9 @@ func (cfg *Config) Validate() error {
 	}
 	if cfg.Recorder == nil {
 		return errors.New("admin: Config.Recorder is required")
+	}
+	if cfg.MaxConnections < 0 {
+		return fmt.Errorf("admin: MaxConnections %d must not be negative", cfg.MaxConnections)
 	}
 	return nil
 }
@@ -60,7 +85,12 @@ type Server struct {
 	clock    coordinator.Clock
 	manual   *clock.Manual // nil unless the clock is manual
 	logger   *slog.Logger
-	mux      *http.ServeMux
+	token    string
+	maxConns int
+	handler  http.Handler // the mux behind the guard
+
+	mu    sync.Mutex
+	bound string // guarded by mu; the host Serve's listener is bound to
 }
 
 // New returns a Server for cfg.
@@ -74,6 +104,11 @@ func New(cfg Config) (*Server, error) {
 		recorder: cfg.Recorder,
 		clock:    cfg.Clock,
 		logger:   cfg.Logger,
+		token:    cfg.Token,
+		maxConns: cfg.MaxConnections,
+	}
+	if s.maxConns == 0 {
+		s.maxConns = DefaultMaxConnections
 	}
 	if s.clock == nil {
 		s.clock = clock.System{}
@@ -82,31 +117,64 @@ func New(cfg Config) (*Server, error) {
 	if s.logger == nil {
 		s.logger = slog.New(slog.DiscardHandler)
 	}
-	s.mux = http.NewServeMux()
-	s.mux.HandleFunc("GET /{$}", s.handlePage)
-	s.mux.HandleFunc("GET /v1/groups", s.handleGroups)
-	s.mux.HandleFunc("GET /v1/groups/{group}", s.handleGroup)
-	s.mux.HandleFunc("GET /v1/events", s.handleEvents)
-	s.mux.HandleFunc("POST /v1/clock/advance", s.handleAdvance)
-	s.mux.HandleFunc("POST /v1/expire", s.handleExpire)
-	s.mux.Handle("GET /metrics", promhttp.HandlerFor(s.recorder.metrics.registry, promhttp.HandlerOpts{
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /{$}", s.handlePage)
+	mux.HandleFunc("GET /v1/groups", s.handleGroups)
+	mux.HandleFunc("GET /v1/groups/{group}", s.handleGroup)
+	mux.HandleFunc("GET /v1/events", s.handleEvents)
+	mux.HandleFunc("POST /v1/clock/advance", s.handleAdvance)
+	mux.HandleFunc("POST /v1/expire", s.handleExpire)
+	mux.HandleFunc("POST /v1/groups/{group}/members/{member}/expire", s.handleExpireMember)
+	mux.HandleFunc("POST /v1/groups/{group}/rebalance", s.handleRebalance)
+	mux.Handle("GET /metrics", promhttp.HandlerFor(s.recorder.metrics.registry, promhttp.HandlerOpts{
 		ErrorLog: slog.NewLogLogger(s.logger.Handler(), slog.LevelError),
 	}))
+	s.handler = &guard{next: mux, token: s.token, hosts: s.boundHosts}
 	return s, nil
 }
 
-// Handler returns the API's handler, for http.Server or httptest.
-func (s *Server) Handler() http.Handler { return s.mux }
+// Handler returns the API's handler, guard included, for http.Server or
+// httptest.
+func (s *Server) Handler() http.Handler { return s.handler }
+
+// boundHosts returns the host the API is bound to, when it names one
+// address (not the unspecified one): requests may name it as their Host.
+func (s *Server) boundHosts() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.bound == "" {
+		return nil
+	}
+	return []string{s.bound}
+}
 
 // Serve serves the API on ln until ctx is done, then shuts down, waiting
 // up to 5 s for requests in flight, and returns nil. It returns early with
 // the error if serving fails. Serve takes ownership of ln.
+//
+// A listener on an address other than a loopback one needs Config.Token.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	if tcp, ok := ln.Addr().(*net.TCPAddr); ok {
+		if !tcp.IP.IsLoopback() && s.token == "" {
+			ln.Close()
+			return fmt.Errorf("admin: %s is not a loopback address; serving the admin API there needs a token", ln.Addr())
+		}
+		if !tcp.IP.IsUnspecified() {
+			s.mu.Lock()
+			s.bound = tcp.IP.String()
+			s.mu.Unlock()
+		}
+	}
 	hs := &http.Server{
-		Handler:           s.mux,
-		ReadHeaderTimeout: 10 * time.Second,
+		Handler:           s.handler,
+		ReadHeaderTimeout: readHeaderTimeout,
+		ReadTimeout:       readTimeout,
+		WriteTimeout:      writeTimeout,
+		IdleTimeout:       idleTimeout,
+		MaxHeaderBytes:    maxHeaderBytes,
 		ErrorLog:          slog.NewLogLogger(s.logger.Handler(), slog.LevelWarn),
 	}
+	ln = newLimitListener(ln, s.maxConns)
 	done := make(chan struct{})
 	stop := context.AfterFunc(ctx, func() {
 		defer close(done)

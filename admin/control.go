@@ -103,3 +103,43 @@ func (s *Server) handleExpire(w http.ResponseWriter, _ *http.Request) {
 	}
 	writeJSON(w, http.StatusOK, out)
 }
+
+// memberExpiredJSON answers POST /v1/groups/{group}/members/{member}/expire.
+type memberExpiredJSON struct {
+	Group      string `json:"group"`
+	MemberID   string `json:"member"`
+	Generation int32  `json:"generation"` // the group's generation after the rebalance
+}
+
+// handleExpireMember ends one member's session now (coordinator
+// ExpireMember): the way to fence a live client, whose heartbeats would
+// otherwise renew its lease for ever.
+func (s *Server) handleExpireMember(w http.ResponseWriter, r *http.Request) {
+	group, member := r.PathValue("group"), r.PathValue("member")
+	if err := s.coord.ExpireMember(group, member); err != nil {
+		writeError(w, http.StatusNotFound, fmt.Sprintf("member %q is not in group %q", member, group))
+		return
+	}
+	s.logger.Info("member expired on request", "group", group, "member", member)
+	v, _ := s.coord.Describe(group)
+	writeJSON(w, http.StatusOK, memberExpiredJSON{Group: group, MemberID: member, Generation: v.Generation})
+}
+
+// rebalanceJSON answers POST /v1/groups/{group}/rebalance.
+type rebalanceJSON struct {
+	Group      string `json:"group"`
+	Generation int32  `json:"generation"`
+}
+
+// handleRebalance starts a new generation of a group with the same
+// members (coordinator ForceRebalance).
+func (s *Server) handleRebalance(w http.ResponseWriter, r *http.Request) {
+	group := r.PathValue("group")
+	if err := s.coord.ForceRebalance(group); err != nil {
+		writeError(w, http.StatusNotFound, fmt.Sprintf("group %q not found", group))
+		return
+	}
+	s.logger.Info("rebalance forced on request", "group", group)
+	v, _ := s.coord.Describe(group)
+	writeJSON(w, http.StatusOK, rebalanceJSON{Group: group, Generation: v.Generation})
+}

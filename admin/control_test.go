@@ -105,3 +105,38 @@ func TestExpireExercise3(t *testing.T) {
 		{"level": "INFO", "msg": "member expired", "group": "ex3", "member": "m2"},
 	}, f.logs.records(t, "member expired"))
 }
+
+// TestExpireMemberControl: the page's "expire" button ends one live
+// member's session; the group rebalances without it.
+func TestExpireMemberControl(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	f.join(t, "app", "a", time.Minute, "orders")
+	f.join(t, "app", "b", time.Minute, "orders")
+	code, body := f.do(t, "POST", "/v1/groups/app/members/a/expire", "{}")
+	require.Equal(t, http.StatusOK, code, body)
+	requireJSON(t, `{"group":"app","member":"a","generation":3}`, body)
+	v, _ := f.coord.Describe("app")
+	require.Len(t, v.Members, 1)
+	require.Equal(t, "b", v.Members[0].MemberID)
+
+	code, body = f.do(t, "POST", "/v1/groups/app/members/a/expire", "{}")
+	require.Equal(t, http.StatusNotFound, code)
+	requireJSON(t, `{"error":"member \"a\" is not in group \"app\""}`, body)
+	code, _ = f.do(t, "POST", "/v1/groups/nope/members/b/expire", "{}")
+	require.Equal(t, http.StatusNotFound, code)
+}
+
+// TestRebalanceControl: a forced rebalance keeps the members and moves
+// the generation.
+func TestRebalanceControl(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	f.join(t, "app", "a", time.Minute, "orders")
+	code, body := f.do(t, "POST", "/v1/groups/app/rebalance", "{}")
+	require.Equal(t, http.StatusOK, code, body)
+	requireJSON(t, `{"group":"app","generation":2}`, body)
+	code, body = f.do(t, "POST", "/v1/groups/nope/rebalance", "{}")
+	require.Equal(t, http.StatusNotFound, code)
+	requireJSON(t, `{"error":"group \"nope\" not found"}`, body)
+}

@@ -130,7 +130,7 @@ func TestObserverConcurrent(t *testing.T) {
 			f.rec.CommitDone(time.Millisecond, 0)
 			for _, path := range []string{"/v1/events", "/v1/groups", "/metrics"} {
 				rec := httptest.NewRecorder()
-				f.srv.Handler().ServeHTTP(rec, httptest.NewRequest("GET", path, nil))
+				f.srv.Handler().ServeHTTP(rec, newRequest("GET", path, ""))
 				assert.Equal(t, http.StatusOK, rec.Code)
 			}
 			f.rec.ConnClosed()

@@ -89,7 +89,7 @@ func (f *fixture) join(t *testing.T, group, member string, session time.Duration
 func (f *fixture) do(t *testing.T, method, path, body string) (int, string) {
 	t.Helper()
 	rec := httptest.NewRecorder()
-	f.srv.Handler().ServeHTTP(rec, httptest.NewRequest(method, path, strings.NewReader(body)))
+	f.srv.Handler().ServeHTTP(rec, newRequest(method, path, body))
 	return rec.Code, rec.Body.String()
 }
 
@@ -106,7 +106,7 @@ func requireJSON(t *testing.T, want, body string) {
 func scrape(t *testing.T, h http.Handler) map[string]*dto.MetricFamily {
 	t.Helper()
 	rec := httptest.NewRecorder()
-	h.ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	h.ServeHTTP(rec, newRequest("GET", "/metrics", ""))
 	require.Equal(t, http.StatusOK, rec.Code)
 	p := expfmt.NewTextParser(model.UTF8Validation)
 	fams, err := p.TextToMetricFamilies(rec.Body)
@@ -184,4 +184,15 @@ func (b *syncBuffer) records(t *testing.T, msg string) []map[string]any {
 			out = append(out, rec)
 		}
 	}
+}
+
+// newRequest is a request as a local client sends it: to a loopback Host,
+// and, when it changes state, as JSON.
+func newRequest(method, path, body string) *http.Request {
+	r := httptest.NewRequest(method, path, strings.NewReader(body))
+	r.Host = "127.0.0.1:9644"
+	if method != http.MethodGet {
+		r.Header.Set("Content-Type", "application/json")
+	}
+	return r
 }

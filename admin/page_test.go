@@ -15,7 +15,7 @@ func TestPage(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
 	rec := httptest.NewRecorder()
-	f.srv.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/", nil))
+	f.srv.Handler().ServeHTTP(rec, newRequest("GET", "/", ""))
 	require.Equal(t, http.StatusOK, rec.Code)
 	require.Equal(t, "text/html; charset=utf-8", rec.Header().Get("Content-Type"))
 	require.Equal(t, pageCSP, rec.Header().Get("Content-Security-Policy"))

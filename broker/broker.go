@@ -139,7 +139,7 @@ func Start(ctx context.Context, cfg Config) (_ *Broker, err error) {
 	}
 	var adm *admin.Server
 	if recorder != nil {
-		adm, err = admin.New(admin.Config{Coordinator: b.coord, Catalog: b.catalog, Recorder: recorder, Clock: b.clock, Logger: b.logger})
+		adm, err = admin.New(admin.Config{Coordinator: b.coord, Catalog: b.catalog, Recorder: recorder, Clock: b.clock, Logger: b.logger, Token: cfg.AdminToken})
 		if err != nil {
 			return nil, err
 		}

@@ -213,6 +213,8 @@ func TestStartFailuresLeaveNothingBehind(t *testing.T) {
 	}{
 		{"bad advertise", Config{Advertise: "nohost"}, "Advertise must be HOST:PORT"},
 		{"bad admin", Config{Admin: "nope"}, "Admin must be HOST:PORT"},
+		{"admin off loopback without a token", Config{Admin: "0.0.0.0:0"}, "needs an AdminToken"},
+		{"admin on all interfaces without a token", Config{Admin: ":0"}, "needs an AdminToken"},
 		{"negative expiry", Config{ExpiryInterval: -time.Second}, "must not be negative"},
 		{"zero partitions", Config{Topics: map[string]int32{"t": 0}}, "want at least 1"},
 		{"listen taken", Config{Listen: taken.Addr().String()}, "address already in use"},

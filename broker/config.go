@@ -8,6 +8,7 @@ import (
 	"net"
 	"time"
 
+	"github.com/minibroker/minibroker/admin"
 	"github.com/minibroker/minibroker/internal/atomicfile"
 )
 
@@ -59,6 +60,9 @@ type Config struct {
 	// Admin is the address of the admin HTTP API, /metrics and the live
 	// page. Default: off.
 	Admin string
+	// AdminToken, when set, is the bearer token every admin API request
+	// must carry. Required when Admin is not a loopback address.
+	AdminToken string
 
 	// Logger receives the broker's events. Default: discard.
 	Logger *slog.Logger
@@ -87,6 +91,11 @@ func (cfg *Config) Validate() error {
 		}
 		if _, port, err := net.SplitHostPort(addr.value); err != nil || port == "" {
 			return fmt.Errorf("broker: %s must be HOST:PORT, got %q", addr.name, addr.value)
+		}
+	}
+	if cfg.Admin != "" && cfg.AdminToken == "" {
+		if host, _, _ := net.SplitHostPort(cfg.Admin); !admin.IsLoopbackHost(host) {
+			return fmt.Errorf("broker: the admin API on %s, not a loopback address, needs an AdminToken (--admin-token)", cfg.Admin)
 		}
 	}
 	for name, n := range cfg.Topics {

@@ -36,6 +36,7 @@ type serveFlags struct {
 	maxFrameBytes  int
 	logLevel       slog.Level
 	admin          string
+	adminToken     string
 
 	// Limits (docs/reliability.md).
 	maxConnections   int
@@ -88,6 +89,7 @@ func parseServeFlags(args []string, stderr io.Writer) (*serveFlags, error) {
 	fs.IntVar(&f.maxFrameBytes, "max-frame-bytes", protocol.DefaultMaxFrameBytes, "largest request frame accepted, in bytes")
 	fs.TextVar(&f.logLevel, "log-level", slog.LevelInfo, "debug|info|warn|error")
 	fs.StringVar(&f.admin, "admin", "", "`ADDR` to serve the admin HTTP API, /metrics and the live page on (default: off)")
+	fs.StringVar(&f.adminToken, "admin-token", "", "`TOKEN` every admin API request must carry as \"Authorization: Bearer TOKEN\"; required when --admin is not a loopback address (default: none)")
 	fs.IntVar(&f.maxConnections, "max-connections", server.DefaultMaxConnections, "connections served at once; more are closed at once and logged")
 	fs.DurationVar(&f.idleTimeout, "idle-timeout", server.DefaultIdleTimeout, "close a connection that starts no request for this long (Kafka's connections.max.idle.ms)")
 	fs.DurationVar(&f.frameReadTimeout, "frame-read-timeout", server.DefaultFrameReadTimeout, "close a connection whose request frame, TLS handshake or answer write takes longer")
@@ -206,7 +208,7 @@ func runServe(ctx context.Context, f *serveFlags, logger *slog.Logger) error {
 		MaxGroupSize: f.maxGroupSize, MaxGroups: f.maxGroups, MaxMetadataBytes: f.maxMetadataBytes, MaxIDBytes: f.maxIDBytes,
 		MaxFrameBytes: int32(f.maxFrameBytes), MaxConnections: f.maxConnections,
 		IdleTimeout: f.idleTimeout, FrameReadTimeout: f.frameReadTimeout,
-		Admin: f.admin, Logger: logger,
+		Admin: f.admin, AdminToken: f.adminToken, Logger: logger,
 	})
 	if err != nil {
 		return err

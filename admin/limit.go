@@ -1,0 +1,53 @@
+package admin
+
+import (
+	"net"
+	"sync"
+)
+
+// limitListener accepts at most n connections at once: Accept waits for
+// a slot, so further peers wait in the kernel's listen backlog and hold
+// none of the process's file descriptors, which the Kafka listener needs.
+// (golang.org/x/net/netutil.LimitListener, without the dependency.)
+type limitListener struct {
+	net.Listener
+	slots chan struct{}
+	done  chan struct{} // closed by Close, to end a waiting Accept
+	once  sync.Once
+}
+
+func newLimitListener(ln net.Listener, n int) net.Listener {
+	return &limitListener{Listener: ln, slots: make(chan struct{}, n), done: make(chan struct{})}
+}
+
+func (l *limitListener) Accept() (net.Conn, error) {
+	select {
+	case l.slots <- struct{}{}:
+	case <-l.done:
+		return nil, net.ErrClosed
+	}
+	c, err := l.Listener.Accept()
+	if err != nil {
+		<-l.slots
+		return nil, err
+	}
+	return &limitConn{Conn: c, release: func() { <-l.slots }}, nil
+}
+
+func (l *limitListener) Close() error {
+	l.once.Do(func() { close(l.done) })
+	return l.Listener.Close()
+}
+
+// limitConn gives its slot back once, when closed.
+type limitConn struct {
+	net.Conn
+	once    sync.Once
+	release func()
+}
+
+func (c *limitConn) Close() error {
+	err := c.Conn.Close()
+	c.once.Do(c.release)
+	return err
+}
