@@ -5,11 +5,13 @@ FUZZTIME  ?= 60s
 DATA_DIR  ?= ./minibroker-data
 LISTEN    ?= 127.0.0.1:9092
 ADMIN     ?= 127.0.0.1:9644
+# TOPICS are created at start unless they exist: make run TOPICS="orders:4 audit:1".
+TOPICS    ?= orders:4 payments:1
 COVER_MIN ?= 90
 # Packages whose statement coverage make test holds at COVER_MIN percent.
 COVER_PKGS = assignor coordinator offsets
 
-.PHONY: all test fmt-check vet boundaries chromium unit run build bench fuzz lab cover clean
+.PHONY: all test fmt-check vet boundaries chromium unit run build bench fuzz lab compare cover clean
 
 all: build
 
@@ -35,13 +37,17 @@ unit: chromium
 	$(GO) test -race -count=1 -cover ./... 2>&1 | tee .cache/test.out
 	@./scripts/cover-floor.sh .cache/test.out $(COVER_MIN) $(COVER_PKGS)
 
-## run: start the broker with the demo topics on 127.0.0.1:9092, the admin API and live page on 127.0.0.1:9644.
-run:
-	$(GO) run ./cmd/minibroker serve --listen $(LISTEN) --admin $(ADMIN) --data-dir $(DATA_DIR) \
-		--topic orders:4 --topic payments:1
+## run: build, then start the broker with $(TOPICS) on $(LISTEN), the admin
+## API and live page on $(ADMIN). The binary runs in the foreground, so
+## Ctrl-C stops it cleanly (exit 0).
+run: build
+	./bin/minibroker serve --listen $(LISTEN) --admin $(ADMIN) --data-dir $(DATA_DIR) \
+		$(foreach t,$(TOPICS),--topic $(t))
 
+## build: the minibroker binary, and minicompare beside it.
 build:
 	$(GO) build -o bin/minibroker ./cmd/minibroker
+	$(GO) build -o bin/minicompare ./cmd/minicompare
 
 ## bench: the Go benchmarks (assignor, coordinator, offsets store, ...), then
 ## the load generator: every scenario against minibroker, kfake, kfake with
@@ -61,10 +67,15 @@ bench: build
 fuzz:
 	@./scripts/fuzz.sh $(FUZZTIME)
 
-lab:
-	$(GO) run ./cmd/minibroker lab rebalance
-	$(GO) run ./cmd/minibroker lab fencing
-	$(GO) run ./cmd/minibroker lab expiry
+## lab: every lab of the chapter, against an in-process broker.
+lab: build
+	./bin/minibroker lab rebalance
+	./bin/minibroker lab fencing
+	./bin/minibroker lab expiry
+
+## compare: the scenarios against minibroker and kfake side by side.
+compare: build
+	./bin/minicompare
 
 cover:
 	@mkdir -p .cache

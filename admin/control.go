@@ -2,7 +2,7 @@ package admin
 
 // POST /v1/clock/advance and POST /v1/expire: the two controls the
 // chapter's expiry exercise needs when the broker runs on a manual clock
-// (DESIGN.md section 2). Time moves only when asked, and members expire
+// (docs/design.md section 2). Time moves only when asked, and members expire
 // only inside the expiry step, so a script decides every instant.
 
 import (

@@ -80,7 +80,7 @@ func TestGroupOne(t *testing.T) {
 }
 
 // TestGroupAfterExpiry: a group that lost its last member stays, Empty,
-// with its generation and its offsets (DESIGN.md section 2).
+// with its generation and its offsets (docs/design.md section 2).
 func TestGroupAfterExpiry(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)

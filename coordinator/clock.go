@@ -12,7 +12,7 @@ type Clock interface {
 	Now() time.Time
 }
 
-// SystemClock and ManualClock are the two clocks of DESIGN.md section 2,
+// SystemClock and ManualClock are the two clocks of docs/design.md section 2,
 // under the names it gives them; package clock holds them so that the
 // coordinator itself never reads the wall clock.
 type (

@@ -21,7 +21,7 @@ var (
 	// ErrNotPartitionOwner: a current-generation member committed a
 	// partition it is not assigned (the chapter's NotPartitionOwner).
 	// Kafka's classic protocol has no such check; on the wire it becomes
-	// REBALANCE_IN_PROGRESS (DESIGN.md section 4).
+	// REBALANCE_IN_PROGRESS (docs/design.md section 4).
 	ErrNotPartitionOwner = errors.New("member does not own partition")
 
 	// ErrInvalidGroupID (INVALID_GROUP_ID): the group id is empty where a

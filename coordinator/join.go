@@ -26,7 +26,7 @@ type JoinRequest struct {
 	// its order of preference; the subscription is the topic list of the
 	// protocol the group's vote chooses.
 	Protocols []Protocol
-	// WireRules applies DESIGN.md section 4 instead of the chapter's join:
+	// WireRules applies docs/design.md section 4 instead of the chapter's join:
 	// a known member whose subscription and protocol names are unchanged
 	// is refreshed (same generation, deadline renewed) instead of
 	// rebalanced, and an unknown non-empty member id that was not handed
@@ -64,7 +64,7 @@ type JoinResult struct {
 
 // Join adds or replaces a member and rebalances the group (the chapter's
 // GroupCoordinator.join), with the wire's refresh and member-id rules when
-// req asks for them. Checks run in DESIGN.md's order: group id, session
+// req asks for them. Checks run in docs/design.md's order: group id, session
 // timeout, the format of the member and client ids, protocols, topics,
 // then against the group: an unknown member id, the group count
 // (ErrTooManyGroups) or the group's size (ErrGroupMaxSizeReached), and the
@@ -132,7 +132,7 @@ func (c *Coordinator) join(req JoinRequest) (JoinResult, *Rebalance, error) {
 	c.lowerExpireFloor(joining.deadline)
 
 	if m != nil && req.WireRules && g.state == Stable && sameSubscription(m, joining) {
-		// An unchanged re-join is a refresh (DESIGN.md section 4): real
+		// An unchanged re-join is a refresh (docs/design.md section 4): real
 		// clients re-join after being fenced, and a new generation here
 		// would fence the other members in turn, forever.
 		m.deadline = joining.deadline

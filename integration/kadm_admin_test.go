@@ -278,7 +278,7 @@ func TestKadmOffsets(t *testing.T) {
 	})
 
 	t.Run("negative offset", func(t *testing.T) {
-		// DESIGN.md section 4. Kafka's coordinator has no such check.
+		// docs/design.md section 4. Kafka's coordinator has no such check.
 		neg := kadm.Offsets{}
 		neg.AddOffset("orders", 3, -5, -1)
 		resp, err := adm.CommitOffsets(ctx, "manual", neg)
@@ -289,7 +289,7 @@ func TestKadmOffsets(t *testing.T) {
 	t.Run("a live group accepts a commit without member or generation", func(t *testing.T) {
 		// Kafka rejects such a commit with UNKNOWN_MEMBER_ID unless the
 		// group is Empty; minibroker stores it unfenced, as the
-		// chapter's direct commit (DESIGN.md section 2).
+		// chapter's direct commit (docs/design.md section 2).
 		m := newKgoMember(t, b, "a", kgoMemberConfig{Group: "busy", Topics: []string{"orders"}})
 		waitKgoConverged(t, b, "busy", "orders", 4, m)
 		direct := kadm.Offsets{}

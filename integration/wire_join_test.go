@@ -31,7 +31,7 @@ const (
 	codeMemberIDRequired          int16 = 79
 )
 
-// TestWireJoinRulesInOrder drives each join rule of DESIGN.md section 4,
+// TestWireJoinRulesInOrder drives each join rule of docs/design.md section 4,
 // and shows the order by breaking a later rule too: the earlier rule's
 // code wins.
 func TestWireJoinRulesInOrder(t *testing.T) {

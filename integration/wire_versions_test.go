@@ -183,7 +183,7 @@ func TestWireEveryAPIAtMinAndMaxVersion(t *testing.T) {
 	}
 }
 
-// TestWireAdvertisedVersions: exactly DESIGN.md section 4's versions; not
+// TestWireAdvertisedVersions: exactly docs/design.md section 4's versions; not
 // Produce (so kgo skips its broker-too-old check) and not
 // ConsumerGroupHeartbeat (so kgo never uses KIP-848).
 func TestWireAdvertisedVersions(t *testing.T) {

@@ -10,7 +10,7 @@
 // what a request means, this package only says what it is.
 //
 // Errors are typed so that the server can choose between answering and
-// closing, as Kafka's SocketServer does (see DESIGN.md section 4):
+// closing, as Kafka's SocketServer does (see docs/design.md section 4):
 //
 //   - a *FrameSizeError (ErrFrameTooLarge): close, no response;
 //   - ErrUnknownAPIKey, ErrMalformedHeader, ErrMalformedRequest: close;

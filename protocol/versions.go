@@ -8,7 +8,7 @@ type VersionRange struct {
 	Max int16
 }
 
-// supportedVersions is the one table of what we implement (DESIGN.md section
+// supportedVersions is the one table of what we implement (docs/design.md section
 // 4), sorted by key. It is never modified: callers get copies. Not listed, so
 // never advertised: Produce (a client that sees no Produce entry skips its
 // "broker too old" check, see KAFKA-NOTES.md Q1.1), ConsumerGroupHeartbeat

@@ -8,7 +8,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// TestSupportedVersionsTable pins the table to DESIGN.md section 4.
+// TestSupportedVersionsTable pins the table to docs/design.md section 4.
 func TestSupportedVersionsTable(t *testing.T) {
 	t.Parallel()
 	want := []VersionRange{

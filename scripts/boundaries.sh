@@ -1,30 +1,63 @@
 #!/usr/bin/env bash
-# Fails if the semantic core reaches the wire, or reads the time on its own.
-# DESIGN.md section 1: assignor/, coordinator/ and offsets/ must not import
-# kmsg, kerr, net or server; coordinator/ and assignor/ use only the
-# injected clock.
+# Fails when an import runs the wrong way (docs/design.md section 1): the
+# semantic core reaching the wire, a small store reaching up into the
+# broker, anything but the command lines and tests reaching the tools, the
+# coordinator reading the time on its own, or the minibroker binary linking
+# kfake.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mod=$(go list -m)
 status=0
-for pkg in assignor coordinator offsets; do
-	bad=$(go list -deps "./$pkg" | grep -E "franz-go/pkg/(kmsg|kerr|kgo|kbin)|^net$|^$mod/(server|protocol)$" || true)
-	if [ -n "$bad" ]; then
-		echo "boundaries: $pkg/ imports $(echo $bad)" >&2
-		status=1
-	fi
+fail() {
+	echo "boundaries: $*" >&2
+	status=1
+}
+
+# deps PKG: the packages of this module that PKG imports, itself excluded.
+deps() { go list -deps "./$1" | grep -E "^$mod/" | grep -v "^$mod/$1\$" || true; }
+
+# The core knows nothing of the wire.
+for pkg in assignor clock coordinator offsets records; do
+	[ -d "$pkg" ] || continue
+	bad=$(go list -deps "./$pkg" | grep -E "franz-go/pkg/(kgo|kerr|kfake)|^net$|^net/http$|^$mod/(server|protocol|broker|admin)$" || true)
+	[ -z "$bad" ] || fail "$pkg/ imports $(echo $bad)"
 done
-if [ -n "$(go list -deps ./assignor | grep -E "^$mod/" | grep -v "^$mod/assignor$" || true)" ]; then
-	echo "boundaries: assignor/ imports another minibroker package" >&2
-	status=1
+for pkg in coordinator offsets; do
+	bad=$(go list -deps "./$pkg" | grep -E "franz-go/pkg/(kmsg|kbin)$" || true)
+	[ -z "$bad" ] || fail "$pkg/ imports $(echo $bad)"
+done
+[ -z "$(deps assignor)" ] || fail "assignor/ imports $(deps assignor)"
+[ -z "$(deps clock)" ] || fail "clock/ imports $(deps clock)"
+deps offsets | grep -qE "^$mod/(coordinator|records)$" && fail "offsets/ imports the coordinator or records"
+if [ -d records ]; then
+	deps records | grep -qE "^$mod/(coordinator|offsets)$" && fail "records/ imports the coordinator or offsets"
 fi
-if go list -deps ./offsets | grep -qE "^$mod/coordinator$"; then
-	echo "boundaries: offsets/ imports coordinator/" >&2
-	status=1
+
+# The small stores of the data directory stand on the standard library.
+for pkg in internal/atomicfile internal/catalog internal/datadir internal/testutil; do
+	[ -d "$pkg" ] || continue
+	bad=$(deps "$pkg" | grep -vE "^$mod/internal/(atomicfile|datadir)$" || true)
+	[ -z "$bad" ] || fail "$pkg/ imports $(echo $bad)"
+done
+
+# Only command lines, examples and tests use the tools; only the broker,
+# the tools, the command lines and tests assemble a broker.
+for pkg in $(go list ./... | grep -vE "^$mod/(tools|cmd|examples|integration)(/|$)"); do
+	bad=$(go list -deps "$pkg" | grep -E "^$mod/tools/" || true)
+	[ -z "$bad" ] || fail "${pkg#$mod/} imports $(echo $bad)"
+done
+for pkg in assignor clock coordinator offsets protocol server admin; do
+	deps "$pkg" | grep -qx "$mod/broker" && fail "$pkg/ imports broker/"
+done
+
+# The broker binary does not link kfake: the comparison is cmd/minicompare.
+if go list -deps ./cmd/minibroker | grep -q "franz-go/pkg/kfake"; then
+	fail "cmd/minibroker links kfake"
 fi
+
+# The coordinator and the assignor read time only through the injected Clock.
 if grep -nE 'time\.(Now|Sleep|After|Tick|NewTimer|NewTicker)\(' $(ls coordinator/*.go assignor/*.go | grep -v _test.go); then
-	echo "boundaries: coordinator/ and assignor/ read time only through the injected Clock" >&2
-	status=1
+	fail "coordinator/ and assignor/ read time only through the injected Clock"
 fi
 [ $status -eq 0 ] && echo "boundaries: ok"
 exit $status

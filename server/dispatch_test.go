@@ -132,7 +132,7 @@ func fuzzBody(t testing.TB, req kmsg.Request) []byte {
 // seeds are one valid request of every advertised API at its lowest and
 // highest version, plus testdata/fuzz/FuzzDispatch. Properties:
 //   - nothing panics;
-//   - a refused request is one of the close errors (DESIGN.md section 4);
+//   - a refused request is one of the close errors (docs/design.md section 4);
 //   - otherwise the answer carries the request's correlation id, API key
 //     and version (or KIP-511's v0 ApiVersions answer), encodes, decodes
 //     as that API's response and re-encodes to the same bytes;

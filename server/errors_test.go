@@ -60,7 +60,7 @@ var sentinels = map[string]error{
 }
 
 // closeSentinels are the documented exceptions: protocol errors that mean
-// "close the connection" (DESIGN.md section 4, Kafka's SocketServer), so
+// "close the connection" (docs/design.md section 4, Kafka's SocketServer), so
 // they never become a code. TestCloseSentinelsCloseTheConnection shows
 // conn.go closing on each; ErrCorrelationMismatch is the raw client's own
 // error about a response and never reaches the server.
@@ -140,7 +140,7 @@ func TestErrorCodes(t *testing.T) {
 		err  error
 		want *kerr.Error
 	}{
-		{coordinator.ErrNotPartitionOwner, kerr.RebalanceInProgress}, // 27: DESIGN.md section 4
+		{coordinator.ErrNotPartitionOwner, kerr.RebalanceInProgress}, // 27: docs/design.md section 4
 		{coordinator.ErrIllegalGeneration, kerr.IllegalGeneration},   // 22
 		{coordinator.ErrUnknownMemberID, kerr.UnknownMemberID},       // 25
 		{offsets.ErrNegativeOffset, kerr.OffsetOutOfRange},           // 1

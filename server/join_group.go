@@ -10,7 +10,7 @@ package server
 // false, since the coordinator, not the leader, assigns.
 //
 // The join completes at once (the chapter's synchronous rebalance); the
-// rules and their order are DESIGN.md section 4's, applied by
+// rules and their order are docs/design.md section 4's, applied by
 // coordinator.Join with WireRules. The limits come with them
 // (docs/reliability.md): an over-long or non-text group id is
 // INVALID_GROUP_ID, an over-long or non-text member or client id

@@ -35,7 +35,7 @@ type Observer interface {
 // FencingEvent is one fencing rejection: a JoinGroup, SyncGroup,
 // Heartbeat or OffsetCommit that the coordinator turned away with
 // ILLEGAL_GENERATION, UNKNOWN_MEMBER_ID or REBALANCE_IN_PROGRESS (the
-// last also covers the ownership check, DESIGN.md section 4).
+// last also covers the ownership check, docs/design.md section 4).
 type FencingEvent struct {
 	Group      string
 	MemberID   string

@@ -23,7 +23,7 @@ import (
 	"github.com/minibroker/minibroker/server"
 )
 
-// serveFlags are the flags of "minibroker serve" (DESIGN.md section 5).
+// serveFlags are the flags of "minibroker serve" (docs/design.md section 5).
 type serveFlags struct {
 	listen         string
 	advertise      string

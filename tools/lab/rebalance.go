@@ -14,7 +14,7 @@ import (
 // stale local view, member 1 refreshes, member 2 leaves. Over the wire a
 // refresh is an unchanged re-join (which returns the current generation)
 // followed by a SyncGroup, and a member learns that its generation is old
-// from its heartbeat (DESIGN.md section 4).
+// from its heartbeat (docs/design.md section 4).
 //
 // It writes the four steps to w, each with its requests and answers, and
 // returns an error if the transport fails or the broker answers other
