@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strings"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 )
@@ -57,7 +58,7 @@ func Rebalance(ctx context.Context, w io.Writer, addr, group string) error {
 	}
 	fmt.Fprintf(w, "  member 1: %s\n", Partitions(first.Assigned))
 	fmt.Fprintf(w, "  member 2: %s\n", Partitions(second.Assigned))
-	fmt.Fprintf(w, "  overlap after refresh: %s\n", pythonBool(overlap(first, second)))
+	fmt.Fprintf(w, "  partitions both members believe they own after the refresh: %s\n", shared(first, second))
 
 	heading(w, "4. Member 2 leaves. Member 1 is fenced again, re-joins and owns every partition.")
 	if err := expectLeave(ctx, second); err != nil {
@@ -137,20 +138,17 @@ func leaveQuietly(ctx context.Context, m *Member) {
 	m.Leave(ctx)
 }
 
-// overlap reports whether two members' local views share a partition.
-func overlap(a, b *Member) bool {
+// shared lists the partitions both members' local views hold, "none"
+// when they share nothing.
+func shared(a, b *Member) string {
+	var both []string
 	for _, tp := range a.Assigned {
 		if slices.Contains(b.Assigned, tp) {
-			return true
+			both = append(both, tp.String())
 		}
 	}
-	return false
-}
-
-// pythonBool spells a bool as the chapter's Python lab prints it.
-func pythonBool(v bool) string {
-	if v {
-		return "True"
+	if len(both) == 0 {
+		return "none"
 	}
-	return "False"
+	return strings.Join(both, ", ")
 }
