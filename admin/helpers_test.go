@@ -28,7 +28,7 @@ type fixture struct {
 	clock *clock.Manual
 	coord *coordinator.Coordinator
 	srv   *Server
-	store *offsets.Store
+	store *offsets.Memory
 	logs  *syncBuffer
 }
 

@@ -46,7 +46,7 @@ type env struct {
 	srv   *Server
 	coord *coordinator.Coordinator
 	clock *clock.Manual // nil with a real clock
-	store *offsets.Store
+	store *offsets.Memory
 	logs  *logRecorder
 }
 

@@ -30,12 +30,16 @@ func (s *Server) Stop() error { return s.stop() }
 // as "minibroker serve" wires it: offsets in dir (in memory when dir is
 // ""), the real clock with expiry every 100 ms.
 func StartMinibroker(dir string, topics map[string]int32) (*Server, error) {
-	store := offsets.NewMemory()
+	var store interface {
+		coordinator.OffsetStore
+		Close() error
+	} = offsets.NewMemory()
 	if dir != "" {
-		var err error
-		if store, err = offsets.Open(offsets.Config{Dir: dir}); err != nil {
+		s, err := offsets.Open(offsets.Config{Dir: dir})
+		if err != nil {
 			return nil, err
 		}
+		store = s
 	}
 	coord, err := coordinator.New(coordinator.Config{Clock: clock.System{}, Store: store, Topics: topics})
 	if err != nil {
