@@ -274,6 +274,9 @@ func FuzzLoad(f *testing.F) {
 	f.Add([]byte(`{"version":1,"groups":{"billing":[{"topic":"orders","partition":0}]}}`))
 	f.Add([]byte(`{"version":1,"groups":{"billing":[{"topic":"orders","partition":0,"offset":-1}]}}`))
 	f.Add([]byte(`{"version":1,"groups":{"billing":[{"topic":"orders","partition":0,"offset":1},{"topic":"orders","partition":0,"offset":2,"leader_epoch":-1}],"empty":[]}}`))
+	f.Add([]byte(`{"version":1,"groups":{"g":[],"g":[{"topic":"t","partition":0,"offset":1}]}}`))
+	f.Add([]byte("{\"version\":1,\"groups\":{\"g\xff\":[{\"topic\":\"t\",\"partition\":0,\"offset\":1,\"metadata\":\"\\ud800\"}]}}"))
+	f.Add([]byte(`{"version":1,"groups":{"g":[{"topic":"t","partition":0,"offset":1,"commit_timestamp_ms":1700000000000}]}}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		dir := t.TempDir()
 		path := writeOffsets(t, dir, data)
