@@ -34,7 +34,8 @@
 // file.go (offsets.json), memory.go, ratelog.go (rate-limited events).
 //
 // Lock order: Store.mu is the only lock of a Store, Memory.mu of a Memory;
-// no file I/O runs under either.
+// no file I/O runs under either. The rate-limited event log's mutex
+// (ratelog.go) is a leaf: taken only with no other lock held.
 //
 // One process owns a data directory: the caller holds its lock
 // (internal/datadir) before Open. The package imports only the standard

@@ -80,16 +80,19 @@ func TestOpenFreshDirWriteFailure(t *testing.T) {
 }
 
 // TestOpenReplaysJournalOverSnapshot: segments replay in numeric order
-// (2 before 10) over offsets.json, later values winning, tombstones
-// included.
+// (1 before 2 before 10) over offsets.json, later values winning,
+// tombstones included, and a segment of version 1 records (written before
+// tombstones and commit times) still reads.
 func TestOpenReplaysJournalOverSnapshot(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	writeOffsets(t, dir, readTestdata(t, "chapter-offsets.json")) // billing orders-0 = 6
 	seg2 := rec(commitOf("billing", ent("orders", 0, 7), ent("orders", 1, 1)), commitOf("shipping", ent("orders", 0, 3)), commitOf("audit", ent("orders", 0, 1)))
 	seg10 := rec(commitOf("billing", ent("orders", 0, 9)), deleteOf("audit"), deleteOf("shipping", Key{Topic: "orders", Partition: 9}))
+	seg1 := v1Record(commitOf("billing", ent("orders", 0, 99)), commitOf("legacy", ent("orders", 0, 5)))
 	writeSegment(t, dir, 10, seg10)
 	writeSegment(t, dir, 2, seg2)
+	writeSegment(t, dir, 1, seg1)
 	// Neither of these is a segment.
 	require.NoError(t, os.WriteFile(filepath.Join(dir, JournalPrefix+"011"), []byte("garbage"), 0o644))
 	require.NoError(t, os.WriteFile(filepath.Join(dir, JournalPrefix+"x1"), []byte("garbage"), 0o644))
@@ -98,11 +101,12 @@ func TestOpenReplaysJournalOverSnapshot(t *testing.T) {
 	want := map[string][]Entry{
 		"billing":  {ent("orders", 0, 9), ent("orders", 1, 1)},
 		"shipping": {ent("orders", 0, 3)},
+		"legacy":   {ent("orders", 0, 5)},
 	}
 	require.Equal(t, want, snapshot(s))
 	st := s.Stats()
-	require.Equal(t, int64(len(seg2)+len(seg10)), st.JournalBytes)
-	require.Equal(t, 2, st.Segments)
+	require.Equal(t, int64(len(seg1)+len(seg2)+len(seg10)), st.JournalBytes)
+	require.Equal(t, 3, st.Segments)
 
 	// The next segment follows the highest one found.
 	require.NoError(t, s.Commit("billing", []Entry{ent("orders", 0, 10)}))
