@@ -192,8 +192,12 @@ func cutTail(fsys atomicfile.FS, seg segment, tail []byte) (string, error) {
 	var saved string
 	for n := 1; ; n++ {
 		saved = fmt.Sprintf("%s.cut-%d", seg.path, n)
-		if _, err := os.Lstat(saved); errors.Is(err, os.ErrNotExist) {
+		_, err := os.Lstat(saved)
+		if errors.Is(err, os.ErrNotExist) {
 			break
+		}
+		if err != nil {
+			return "", err
 		}
 	}
 	if err := atomicfile.Write(fsys, saved, tail); err != nil {
