@@ -31,7 +31,7 @@ type fixture struct {
 	catalog *catalog.Catalog
 	rec     *Recorder
 	srv     *Server
-	store   *offsets.Store
+	store   *offsets.Memory
 	logs    *syncBuffer
 }
 

@@ -129,7 +129,7 @@ func TestCommitDirectIsUnfenced(t *testing.T) {
 // the order the offsets store makes them durable, and counts enqueues made
 // without the coordinator's lock held.
 type recordingStore struct {
-	*offsets.Store
+	*offsets.Memory
 	coordinator *Coordinator
 	mu          sync.Mutex
 	enqueued    []offsets.Entry
@@ -144,7 +144,7 @@ func (s *recordingStore) Enqueue(group string, es []offsets.Entry) func() error 
 		s.unlocked++
 	}
 	s.mu.Unlock()
-	return s.Store.Enqueue(group, es)
+	return s.Memory.Enqueue(group, es)
 }
 
 // TestCommitOrderFollowsMembershipChanges races committing members against
@@ -157,7 +157,7 @@ func TestCommitOrderFollowsMembershipChanges(t *testing.T) {
 	t.Parallel()
 	var rmu sync.Mutex
 	owners := map[int32]map[string][]assignor.TopicPartition{}
-	store := &recordingStore{Store: offsets.NewMemory()}
+	store := &recordingStore{Memory: offsets.NewMemory()}
 	f := newFixtureWith(t, Config{Store: store, OnRebalance: func(r Rebalance) {
 		rmu.Lock()
 		owners[r.Generation] = r.Assignment
@@ -224,14 +224,14 @@ func TestCommitOrderFollowsMembershipChanges(t *testing.T) {
 
 // slowStore makes commits of one group wait until released.
 type slowStore struct {
-	*offsets.Store
+	*offsets.Memory
 	slowGroup string
 	waiting   chan struct{} // receives when a slow commit starts waiting
 	release   chan struct{}
 }
 
 func (s *slowStore) Enqueue(group string, es []offsets.Entry) func() error {
-	wait := s.Store.Enqueue(group, es)
+	wait := s.Memory.Enqueue(group, es)
 	if group != s.slowGroup {
 		return wait
 	}
@@ -244,7 +244,7 @@ func (s *slowStore) Enqueue(group string, es []offsets.Entry) func() error {
 
 func TestSlowDiskForOneGroupDoesNotDelayAnother(t *testing.T) {
 	t.Parallel()
-	store := &slowStore{Store: offsets.NewMemory(), slowGroup: "A", waiting: make(chan struct{}), release: make(chan struct{})}
+	store := &slowStore{Memory: offsets.NewMemory(), slowGroup: "A", waiting: make(chan struct{}), release: make(chan struct{})}
 	f := newFixtureWith(t, Config{Store: store})
 	f.join("A", "a", "orders")
 

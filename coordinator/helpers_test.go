@@ -27,7 +27,7 @@ type fixture struct {
 	t     *testing.T
 	c     *Coordinator
 	clock *clock.Manual
-	store *offsets.Store
+	store *offsets.Memory
 }
 
 func newFixture(t *testing.T) *fixture {

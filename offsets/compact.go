@@ -1,7 +1,10 @@
 package offsets
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
+	"log/slog"
 	"slices"
 
 	"github.com/minibroker/minibroker/internal/atomicfile"
@@ -27,6 +30,14 @@ import (
 // from files, not from memory), so the active segment replays after it
 // correctly. Commits never wait for a fold: the fold reads only files the
 // writer no longer appends to.
+//
+// Replaying a segment again over a snapshot that already holds it changes
+// nothing, deletes included: a commit sets each of its entries, and a
+// delete removes each entry it names (or each entry of the group) if that
+// entry's own value qualifies (Expire: its commit time). So each entry's
+// final value is decided by the last op in the replayed segments that
+// touches it, as it was the first time, and an entry no op touches keeps
+// the snapshot's value.
 
 // maybeCompact seals the active segment and starts a fold when the journal
 // has outgrown the threshold: CompactBytes, or the last snapshot's size if
@@ -47,28 +58,7 @@ func (s *Store) maybeCompact() {
 		return
 	}
 	s.seal()
-	if s.inlineCompact {
-		s.compact()
-		return
-	}
-	if s.kick == nil {
-		s.kick, s.stop, s.done = make(chan struct{}, 1), make(chan struct{}), make(chan struct{})
-		go s.compactLoop()
-	}
-	s.kick <- struct{}{} // never blocks: compacting was false, so the slot is free
-}
-
-// compactLoop runs folds until Close stops it. It is owned by the Store.
-func (s *Store) compactLoop() {
-	defer close(s.done)
-	for {
-		select {
-		case <-s.stop:
-			return
-		case <-s.kick:
-			s.compact()
-		}
-	}
+	s.runFold(s.compact)
 }
 
 // compact folds every sealed segment into offsets.json.
@@ -76,7 +66,7 @@ func (s *Store) compact() {
 	s.mu.Lock()
 	segs := slices.Clone(s.sealed)
 	s.mu.Unlock()
-	t, _, err := load(s.path)
+	t, _, _, err := load(s.path)
 	if err == nil {
 		for _, seg := range segs {
 			if _, _, err = replaySegment(seg.path, false, t.apply); err != nil {
@@ -90,20 +80,33 @@ func (s *Store) compact() {
 		size, removed, err = s.fold(encode(t, nil), segs)
 	}
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	s.compacting = false
 	s.forget(segs[:removed])
 	if err != nil {
-		s.stats.CompactionErrors++
-		s.stats.LastCompactionError = err
 		// Try again after another threshold's worth of journal, not on
 		// every commit.
 		s.retryAt = s.stats.JournalBytes + max(s.compactBytes, s.snapshotBytes)
-		return
+	} else {
+		s.stats.Compactions++
+		s.retryAt = 0
+		s.snapshotBytes, s.stats.SnapshotBytes = size, size
 	}
-	s.stats.Compactions++
-	s.retryAt = 0
-	s.snapshotBytes, s.stats.SnapshotBytes = size, size
+	s.mu.Unlock()
+	if err != nil {
+		s.foldFailed(err)
+	}
+}
+
+// foldFailed counts and logs a failed fold, with what the journal holds
+// now: a fold that keeps failing lets it grow.
+func (s *Store) foldFailed(err error) {
+	s.mu.Lock()
+	s.stats.FailedFolds++
+	s.stats.LastFoldError = err
+	bytes, segs := s.stats.JournalBytes, s.stats.Segments
+	s.mu.Unlock()
+	s.events.logAs("fold", slog.LevelError, "offsets journal fold failed",
+		"err", err, "journal_bytes", bytes, "segments", segs)
 }
 
 // forget drops removed segments from the sealed list. Called with mu held.
@@ -111,6 +114,7 @@ func (s *Store) forget(removed []segment) {
 	for _, seg := range removed {
 		s.sealed = slices.DeleteFunc(s.sealed, func(x segment) bool { return x.seq == seg.seq })
 		s.stats.JournalBytes -= seg.size
+		s.stats.Segments--
 	}
 }
 
@@ -123,7 +127,7 @@ func (s *Store) fold(data []byte, segs []segment) (size int64, removed int, err 
 		return 0, 0, fmt.Errorf("%w: %w", ErrStorage, err)
 	}
 	for _, seg := range segs {
-		if err := s.fs.Remove(seg.path); err != nil && !isNotExist(err) {
+		if err := s.fs.Remove(seg.path); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return int64(len(data)), removed, fmt.Errorf("%w: remove %s: %w", ErrStorage, seg.path, err)
 		}
 		removed++
@@ -139,13 +143,13 @@ func (s *Store) fold(data []byte, segs []segment) (size int64, removed int, err 
 }
 
 // foldOnClose folds the whole journal into offsets.json, from memory, which
-// holds exactly what the files hold once no writer runs. A store that never
-// wrote leaves the files as it found them: reading a data directory never
-// rewrites it. Called by Close after the writer and the compactor stopped.
+// holds exactly what the files hold once no writer runs. It folds whatever
+// segments there are, those an earlier run left included: a broker that
+// restarts after a crash and stops again with no new commit still leaves
+// offsets.json alone. With no segment there is nothing to fold, and
+// offsets.json is left as it is. Called by Close after the writer and any
+// fold stopped.
 func (s *Store) foldOnClose() error {
-	if !s.created {
-		return nil
-	}
 	s.seal()
 	s.mu.Lock()
 	segs := slices.Clone(s.sealed)
@@ -164,5 +168,8 @@ func (s *Store) foldOnClose() error {
 		s.snapshotBytes, s.stats.SnapshotBytes = size, size
 	}
 	s.mu.Unlock()
+	if err != nil {
+		s.foldFailed(err)
+	}
 	return err
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -67,7 +68,7 @@ func eventually(t *testing.T, cond func() bool, what string) {
 		if time.Now().After(deadline) {
 			t.Fatalf("timed out waiting for %s", what)
 		}
-		time.Sleep(time.Millisecond)
+		runtime.Gosched()
 	}
 }
 
@@ -129,11 +130,11 @@ func TestCompactionFoldsJournal(t *testing.T) {
 	require.Equal(t, int64(160), st.Commits)
 	require.Equal(t, int64(160), st.Appends, "serial commits: one record each")
 	require.Equal(t, st.Appends, syncs.Load(), "ObserveSync sees every durable append")
-	require.Zero(t, st.CompactionErrors)
+	require.Zero(t, st.FailedFolds)
 
 	// The snapshot alone is a state the store went through, and the
 	// journal left on disk is small.
-	snap, _, err := load(filepath.Join(dir, FileName))
+	snap, _, _, err := load(filepath.Join(dir, FileName))
 	require.NoError(t, err)
 	require.Len(t, snap, 4)
 	require.Equal(t, want, reopen(t, dir))
@@ -152,14 +153,11 @@ func TestCompactionThresholdFollowsSnapshot(t *testing.T) {
 	dir := t.TempDir()
 	big := table{}
 	for p := range int32(500) {
-		big.apply("stored", []Entry{ent("orders", p, 1)})
+		big.commit("stored", []Entry{ent("orders", p, 1)})
 	}
 	data := encode(big, nil)
 	writeOffsets(t, dir, data)
-	s, err := Open(Config{Dir: dir, CompactBytes: 64})
-	require.NoError(t, err)
-	s.inlineCompact = true
-	t.Cleanup(func() { require.NoError(t, s.Close()) })
+	s := openInline(t, Config{Dir: dir, CompactBytes: 64})
 
 	one := int64(len(rec(commitOf("g00", ent("orders", 0, 1)))))
 	for i := int64(1); s.Stats().JournalBytes+one < int64(len(data)); i++ {
@@ -188,18 +186,23 @@ func TestCompactionFailureKeepsJournal(t *testing.T) {
 		}
 		return nil
 	}}
-	s, err := Open(Config{Dir: dir, FS: fsys, CompactBytes: 200})
-	require.NoError(t, err)
-	s.inlineCompact = true
-	t.Cleanup(func() { require.NoError(t, s.Close()) })
+	logger, logs := newLogger()
+	s := openInline(t, Config{Dir: dir, FS: fsys, CompactBytes: 200, Logger: logger})
 
 	failing.Store(true)
 	want := commitMany(t, s, 2, 30)
 	st := s.Stats()
 	require.Zero(t, st.Compactions)
-	require.Positive(t, st.CompactionErrors)
-	require.ErrorIs(t, st.LastCompactionError, errInjected)
+	require.Positive(t, st.FailedFolds)
+	require.Equal(t, attempts.Load(), st.FailedFolds)
+	require.ErrorIs(t, st.LastFoldError, errInjected)
 	require.Less(t, attempts.Load(), int64(10), "not retried on every commit")
+	// The first failure is logged with the journal it leaves; the ones
+	// that follow within LogInterval are only counted.
+	require.Contains(t, logs.String(), `level=ERROR msg="offsets journal fold failed" err="offsets storage failure: rename `)
+	require.Contains(t, logs.String(), "injected failure\" journal_bytes=")
+	require.Regexp(t, `journal_bytes=\d+ segments=1\n`, logs.String())
+	require.Equal(t, 1, strings.Count(logs.String(), "fold failed"), "one line per LogInterval")
 	require.Equal(t, want, reopen(t, dir))
 	require.Equal(t, want, snapshot(s))
 
@@ -216,23 +219,23 @@ func TestCompactionSnapshotDirSyncFailureKeepsJournal(t *testing.T) {
 	dir := t.TempDir()
 	var lastRename atomic.Value
 	lastRename.Store("")
+	var armed atomic.Bool
 	fsys := &hookFS{
 		rename: func(_, newpath string) error { lastRename.Store(filepath.Base(newpath)); return nil },
 		syncDir: func(string) error {
-			if lastRename.Load() == FileName {
+			if armed.Load() && lastRename.Load() == FileName {
 				return errInjected
 			}
 			return nil
 		},
 	}
-	s, err := Open(Config{Dir: dir, CompactBytes: 100})
+	s, err := open(Config{Dir: dir, FS: fsys, CompactBytes: 100}, inline)
 	require.NoError(t, err)
-	s.fs = fsys // after Open wrote the first snapshot
-	s.inlineCompact = true
+	armed.Store(true) // after Open wrote the first snapshot
 	want := commitMany(t, s, 1, 10)
 	st := s.Stats()
-	require.Positive(t, st.CompactionErrors)
-	require.ErrorIs(t, st.LastCompactionError, atomicfile.ErrDirSync)
+	require.Positive(t, st.FailedFolds)
+	require.ErrorIs(t, st.LastFoldError, atomicfile.ErrDirSync)
 	require.NotEmpty(t, segmentNames(t, dir), "the folded segments stay")
 	require.Equal(t, want, reopen(t, dir))
 
@@ -256,11 +259,10 @@ func TestCompactionRemoveFailure(t *testing.T) {
 		}
 		return nil
 	}}
-	s, err := Open(Config{Dir: dir, FS: fsys, CompactBytes: 100})
+	s, err := open(Config{Dir: dir, FS: fsys, CompactBytes: 100}, inline)
 	require.NoError(t, err)
-	s.inlineCompact = true
 	want := commitMany(t, s, 1, 10)
-	require.Positive(t, s.Stats().CompactionErrors)
+	require.Positive(t, s.Stats().FailedFolds)
 	require.Equal(t, want, reopen(t, dir))
 
 	failing.Store(false)
@@ -270,25 +272,64 @@ func TestCompactionRemoveFailure(t *testing.T) {
 	require.Equal(t, want, reopen(t, dir))
 }
 
-// TestCloseLeavesForeignJournal: a store that never wrote leaves the
-// files as it found them, journal included: opening a data directory to
-// read it never rewrites it.
-func TestCloseLeavesForeignJournal(t *testing.T) {
+// TestCloseFoldsAJournalItDidNotWrite: a store that only replayed a
+// journal an earlier run left (a crash, then a restart with no new commit)
+// still folds it at Close: a cleanly stopped broker leaves offsets.json
+// alone, holding everything.
+func TestCloseFoldsAJournalItDidNotWrite(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	writeOffsets(t, dir, []byte(emptyFile))
-	seg := writeSegment(t, dir, 3, rec(commitOf("billing", ent("orders", 0, 6))))
+	writeSegment(t, dir, 3, rec(commitOf("billing", ent("orders", 0, 6))))
 	s := openStore(t, dir, nil)
 	require.NoError(t, s.Close())
-	require.Equal(t, []string{filepath.Base(seg), FileName}, dirNames(t, dir))
-	require.Equal(t, emptyFile, string(readOffsets(t, dir)))
-
-	// A store that writes folds the old segments with its own.
-	s2 := openStore(t, dir, nil)
-	require.NoError(t, s2.Commit("billing", []Entry{ent("orders", 1, 1)}))
-	require.NoError(t, s2.Close())
 	require.Equal(t, []string{FileName}, dirNames(t, dir))
-	require.Equal(t, map[string][]Entry{"billing": {ent("orders", 0, 6), ent("orders", 1, 1)}}, reopen(t, dir))
+	require.Equal(t, map[string][]Entry{"billing": {ent("orders", 0, 6)}}, reopen(t, dir))
+	st := s.Stats()
+	require.Zero(t, st.JournalBytes)
+	require.Zero(t, st.Segments)
+
+	// A store that finds no journal leaves offsets.json as it is.
+	before := readOffsets(t, dir)
+	s2 := openStore(t, dir, nil)
+	require.NoError(t, s2.Close())
+	require.Equal(t, before, readOffsets(t, dir))
+}
+
+// TestTombstonesSurviveAFold: deletes folded into offsets.json stay
+// deleted, whether the fold runs in the background or at Close, and
+// replaying the folded segments again over the new snapshot (a crash
+// before they were removed) changes nothing.
+func TestTombstonesSurviveAFold(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	s := openInline(t, Config{Dir: dir, CompactBytes: -1})
+	require.NoError(t, s.Commit("billing", []Entry{ent("orders", 0, 6), ent("orders", 1, 7)}))
+	require.NoError(t, s.Commit("shipping", []Entry{ent("orders", 0, 3)}))
+	require.NoError(t, s.Commit("audit", []Entry{ent("orders", 0, 1)}))
+	require.NoError(t, s.DeleteOffsets("billing", []Key{{Topic: "orders", Partition: 0}})())
+	require.NoError(t, s.Delete("shipping")())
+	require.NoError(t, s.Commit("audit", []Entry{ent("orders", 1, 2)}))
+	require.NoError(t, s.Delete("audit")())
+	require.NoError(t, s.Commit("audit", []Entry{ent("orders", 2, 5)}))
+	want := map[string][]Entry{"billing": {ent("orders", 1, 7)}, "audit": {ent("orders", 2, 5)}}
+	require.Equal(t, want, snapshot(s))
+
+	// Keep a copy of the journal, as a crash between the snapshot's
+	// rename and the segments' removal would.
+	journal := must(os.ReadFile(segmentPath(dir, 1)))
+	s.sealAsWriter()
+	s.compact()
+	require.Equal(t, []string{FileName}, dirNames(t, dir), "the fold removed the segment")
+	require.Equal(t, want, reopen(t, dir))
+	snap, _, _, err := load(filepath.Join(dir, FileName))
+	require.NoError(t, err)
+	require.Equal(t, []Entry{ent("orders", 1, 7)}, snap.sorted("billing"))
+	require.Nil(t, snap.sorted("shipping"))
+
+	require.NoError(t, s.Close())
+	writeSegment(t, dir, 1, journal)
+	require.Equal(t, want, reopen(t, dir), "replaying the folded journal again changes nothing")
 }
 
 // TestSealIgnoresCloseFailure: closing a sealed segment is not part of any

@@ -8,12 +8,15 @@ import (
 	"math/rand/v2"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
+	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/minibroker/minibroker/internal/atomicfile"
@@ -239,56 +242,138 @@ func (h *history) ack(group string, entries []Entry) {
 // acknowledged commit survived: for each partition, the offset found is
 // the last one acknowledged or one tried after it (a commit whose write
 // reached the disk before its acknowledgement could), and nothing else.
+// Then it closes the store, as a clean stop after the restart: offsets.json
+// alone must hold what was found, with no journal segment left.
 func (h *history) check(t *testing.T, dir string) {
 	t.Helper()
-	s, err := Open(Config{Dir: dir})
-	require.NoError(t, err, "the files load after the crash")
-	defer func() { require.NoError(t, s.Close()) }()
-	found := map[string]int64{}
-	for _, g := range s.Groups() {
-		for _, e := range s.Committed(g) {
-			found[h.key(g, e)] = e.Offset
+	found := checkCleanStop(t, dir)
+	offsets := map[string]int64{}
+	for g, entries := range found {
+		for _, e := range entries {
+			offsets[h.key(g, e)] = e.Offset
 		}
 	}
 	for k, acked := range h.acked {
-		got, ok := found[k]
+		got, ok := offsets[k]
 		require.True(t, ok, "acknowledged %s=%d lost", k, acked)
 		require.GreaterOrEqual(t, got, acked, "acknowledged %s=%d went back to %d", k, acked, got)
 	}
-	for k, got := range found {
+	for k, got := range offsets {
 		require.True(t, h.tried[k][got], "%s=%d was never committed", k, got)
 	}
 }
 
-// crashWorkload commits increasing offsets to two groups and three
-// partitions with a tiny compaction threshold, sealing a segment every
-// third commit, so that segments are opened, sealed, folded several at a
-// time and removed many times, then closes the store.
+// checkCleanStop opens dir after a crash, returns what it holds, and
+// closes it with no new commit: offsets.json alone must then hold exactly
+// that, and no segment or temp file may be left.
+func checkCleanStop(t *testing.T, dir string) map[string][]Entry {
+	t.Helper()
+	s, err := Open(Config{Dir: dir})
+	require.NoError(t, err, "the files load after the crash")
+	found := snapshot(s)
+	require.NoError(t, s.Close())
+	var left []string
+	for _, n := range dirNames(t, dir) {
+		if !strings.Contains(n, ".cut-") {
+			left = append(left, n)
+		}
+	}
+	require.Equal(t, []string{FileName}, left, "a clean stop leaves offsets.json alone")
+	snap, _, _, err := load(filepath.Join(dir, FileName))
+	require.NoError(t, err)
+	alone := map[string][]Entry{}
+	for _, g := range snap.groups() {
+		alone[g] = snap.sorted(g)
+	}
+	require.Equal(t, found, alone, "offsets.json alone holds everything")
+	return found
+}
+
+// serial records a workload that runs one op at a time: the state after
+// each op it tried, and how many were acknowledged. After a crash the
+// directory must hold the state after the last acknowledged op, or after
+// the one tried after it (its write may have reached the disk before the
+// crash); nothing else.
+type serial struct {
+	states []table // states[i]: after the first i ops
+	acked  int
+}
+
+func newSerial() *serial { return &serial{states: []table{{}}} }
+
+func (h *serial) try(o *op) {
+	next := cloneTable(h.states[len(h.states)-1])
+	next.apply(o)
+	h.states = append(h.states, next)
+}
+
+func (h *serial) ack() { h.acked = len(h.states) - 1 }
+
+func (h *serial) check(t *testing.T, dir string) {
+	t.Helper()
+	found := checkCleanStop(t, dir)
+	for i := h.acked; i < len(h.states); i++ {
+		want := map[string][]Entry{}
+		for _, g := range h.states[i].groups() {
+			want[g] = h.states[i].sorted(g)
+		}
+		if assert.ObjectsAreEqual(want, found) {
+			return
+		}
+	}
+	t.Fatalf("after %d acknowledged ops of %d tried, the directory holds %v", h.acked, len(h.states)-1, found)
+}
+
+// crashWorkload commits increasing offsets to two groups and four
+// partitions, and deletes a partition, a group and expired offsets on the
+// way, with a tiny compaction threshold and a segment sealed every third
+// round, so that segments are opened, sealed, folded several at a time and
+// removed many times, with tombstones in them; then it closes the store.
 // It stops at the first error: after a crash every call fails.
-func crashWorkload(fsys atomicfile.FS, dir string, h *history) {
-	s, err := Open(Config{Dir: dir, FS: fsys, CompactBytes: 160})
+func crashWorkload(fsys atomicfile.FS, dir string, h *serial) {
+	s, err := open(Config{Dir: dir, FS: fsys, CompactBytes: 160}, inline)
 	if err != nil {
 		return
 	}
-	s.inlineCompact = true
+	defer func() { _ = s.Close() }()
+	do := func(o *op, wait func() error) bool {
+		h.try(o)
+		if wait() != nil {
+			return false
+		}
+		h.ack()
+		return true
+	}
 	for i := int64(1); i <= 14; i++ {
 		for _, group := range []string{"billing", "shipping"} {
-			entries := []Entry{ent("orders", int32(i%3), i)}
+			entries := []Entry{{Topic: "orders", Partition: int32(i % 3), Offset: i, LeaderEpoch: NoLeaderEpoch, CommitTimestampMs: 1000 * i}}
 			if i%4 == 0 {
-				entries = append(entries, Entry{Topic: "orders", Partition: 3, Offset: i, Metadata: "m", LeaderEpoch: 2})
+				entries = append(entries, Entry{Topic: "orders", Partition: 3, Offset: i, Metadata: "m", LeaderEpoch: 2, CommitTimestampMs: 1000 * i})
 			}
-			h.try(group, entries)
-			if err := s.Commit(group, entries); err != nil {
-				_ = s.Close()
+			if !do(commitOf(group, entries...), s.Enqueue(group, entries)) {
 				return
 			}
-			h.ack(group, entries)
-			if i%3 == 0 {
-				s.sealAsWriter()
-			}
+		}
+		var ok bool
+		switch i {
+		case 5:
+			k := Key{Topic: "orders", Partition: 3}
+			ok = do(deleteOf("billing", k), s.DeleteOffsets("billing", []Key{k}))
+		case 9:
+			ok = do(deleteOf("shipping"), s.Delete("shipping"))
+		case 12:
+			cutoff := time.UnixMilli(10_500)
+			ok = do(&op{kind: opDelete, group: "billing", expireMs: cutoff.UnixMilli()}, s.Expire("billing", cutoff))
+		default:
+			ok = true
+		}
+		if !ok {
+			return
+		}
+		if i%3 == 0 {
+			s.sealAsWriter()
 		}
 	}
-	_ = s.Close()
 }
 
 // TestCrashAtEveryStep crashes the workload at every file system call in
@@ -298,7 +383,7 @@ func crashWorkload(fsys atomicfile.FS, dir string, h *history) {
 func TestCrashAtEveryStep(t *testing.T) {
 	t.Parallel()
 	counter := newCrashFS(0)
-	crashWorkload(counter, t.TempDir(), newHistory())
+	crashWorkload(counter, t.TempDir(), newSerial())
 	total := counter.ops
 	require.Greater(t, total, 90, "the workload opens, folds and removes many segments")
 
@@ -312,7 +397,7 @@ func TestCrashAtEveryStep(t *testing.T) {
 			for k := 1; k <= total+1; k++ {
 				dir := t.TempDir()
 				fsys := newCrashFS(k)
-				h := newHistory()
+				h := newSerial()
 				crashWorkload(fsys, dir, h)
 				if power {
 					fsys.powerLoss()

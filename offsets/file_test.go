@@ -133,51 +133,85 @@ func TestLoadUnreadablePath(t *testing.T) {
 	require.True(t, fi.IsDir(), "the path is left as it was")
 }
 
-// TestLoadIgnoresLeftoverTempFiles checks the rule of STYLE.md section 8:
-// temp files of a write that did not finish are not the offsets file.
-func TestLoadIgnoresLeftoverTempFiles(t *testing.T) {
+// TestLoadStrict: what encoding/json would let through silently (a
+// partition or a group twice, an id it would change on the way in) stops
+// Open with a message naming the file, the group and the entry.
+func TestLoadStrict(t *testing.T) {
 	t.Parallel()
-	newer := `{"version":1,"groups":{"billing":[{"topic":"orders","partition":0,"offset":99}]}}`
 	tests := []struct {
-		name  string
-		files map[string]string // besides the offsets file
-		want  map[string][]Entry
+		name, data, wantMsg string
 	}{
 		{
-			name:  "garbage temp file",
-			files: map[string]string{FileName + ".tmp-123": `{"version":1,"gro`},
-			want:  map[string][]Entry{"billing": {ent("orders", 0, 6)}},
+			name:    "one partition twice in a group",
+			data:    `{"version":1,"groups":{"billing":[{"topic":"orders","partition":0,"offset":1},{"topic":"audit","partition":0,"offset":1},{"topic":"orders","partition":0,"offset":2}]}}`,
+			wantMsg: `group "billing" entry 2: orders-0 again (first as entry 0)`,
 		},
 		{
-			name: "complete temp file with newer offsets",
-			files: map[string]string{
-				FileName + ".tmp-123": newer,
-				FileName + ".tmp-456": "",
-			},
-			want: map[string][]Entry{"billing": {ent("orders", 0, 6)}},
+			name:    "one group key twice",
+			data:    `{"version":1,"groups":{"billing":[{"topic":"orders","partition":0,"offset":1}],"billing":[{"topic":"orders","partition":1,"offset":2}]}}`,
+			wantMsg: `group "billing" appears twice`,
+		},
+		{
+			name:    "one group key twice, spelled differently",
+			data:    `{"version":1,"groups":{"billing":[],"billing":[{"topic":"orders","partition":1,"offset":2}]}}`,
+			wantMsg: `group "billing" appears twice`,
+		},
+		{
+			name:    "a field twice in an entry",
+			data:    `{"version":1,"groups":{"billing":[{"topic":"orders","partition":0,"offset":1,"offset":7}]}}`,
+			wantMsg: `group "billing" entry 0: "offset" appears twice`,
+		},
+		{
+			name:    "groups twice",
+			data:    `{"version":1,"groups":{},"groups":{"billing":[{"topic":"orders","partition":0,"offset":1}]}}`,
+			wantMsg: `"groups" appears twice`,
+		},
+		{
+			name:    "group name not UTF-8",
+			data:    "{\"version\":1,\"groups\":{\"bill\xffing\":[{\"topic\":\"orders\",\"partition\":0,\"offset\":1}]}}",
+			wantMsg: "group \"bill\uFFFDing\": the name is not valid UTF-8",
+		},
+		{
+			name:    "topic not UTF-8",
+			data:    "{\"version\":1,\"groups\":{\"billing\":[{\"topic\":\"ord\xc3rs\",\"partition\":0,\"offset\":1}]}}",
+			wantMsg: "group \"billing\" entry 0: topic \"ord\uFFFDrs\" is not valid UTF-8",
+		},
+		{
+			name:    "metadata with a lone surrogate",
+			data:    `{"version":1,"groups":{"billing":[{"topic":"orders","partition":0,"offset":1,"metadata":"a\ud800b"}]}}`,
+			wantMsg: "group \"billing\" entry 0: metadata \"a\uFFFDb\" is not valid UTF-8",
+		},
+		{
+			name:    "negative commit time",
+			data:    `{"version":1,"groups":{"billing":[{"topic":"orders","partition":0,"offset":1,"commit_timestamp_ms":-1}]}}`,
+			wantMsg: `group "billing" entry 0: negative partition, offset or commit time`,
 		},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			dir := t.TempDir()
-			writeOffsets(t, dir, readTestdata(t, "chapter-offsets.json"))
-			for name, data := range tc.files {
-				require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte(data), 0o644))
-			}
-			s := openStore(t, dir, nil)
-			require.Equal(t, tc.want, snapshot(s))
+			path := writeOffsets(t, dir, []byte(tc.data))
+			s, err := Open(Config{Dir: dir})
+			require.Nil(t, s)
+			require.ErrorIs(t, err, ErrCorrupt)
+			require.ErrorContains(t, err, path+": "+tc.wantMsg)
+			require.Equal(t, tc.data, string(readOffsets(t, dir)), "left byte for byte")
 		})
 	}
+}
 
-	t.Run("only a temp file", func(t *testing.T) {
-		t.Parallel()
-		dir := t.TempDir()
-		require.NoError(t, os.WriteFile(filepath.Join(dir, FileName+".tmp-123"), []byte(newer), 0o644))
-		s := openStore(t, dir, nil)
-		require.Empty(t, s.Groups())
-		require.Equal(t, "{\n  \"version\": 1,\n  \"groups\": {}\n}\n", string(readOffsets(t, dir)))
-	})
+// TestLoadKeepsWhatReadsBackAsWritten: U+FFFD spelled in the file, as
+// itself or escaped, and a surrogate pair, are faithful; duplicates in a
+// field we do not know are not ours to judge.
+func TestLoadKeepsWhatReadsBackAsWritten(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	writeOffsets(t, dir, []byte(`{"version":1,"extra":{"a":1,"a":2},"groups":{"g\ufffd":[`+
+		"{\"topic\":\"t\uFFFD\",\"partition\":0,\"offset\":1,\"metadata\":\"\\ud83d\\ude00 \\\\ufffd \\uFFFD\",\"unknown\":\"\xff\",\"commit_timestamp_ms\":1700000000000}]}}"))
+	s := openStore(t, dir, nil)
+	want := map[string][]Entry{"g\uFFFD": {{Topic: "t\uFFFD", Offset: 1, Metadata: "\U0001F600 \\ufffd \uFFFD", LeaderEpoch: NoLeaderEpoch, CommitTimestampMs: 1_700_000_000_000}}}
+	require.Equal(t, want, snapshot(s))
 }
 
 // TestFileGolden commits out of order through the store and compares the
@@ -213,16 +247,16 @@ func TestEncodeEmpty(t *testing.T) {
 func TestEncodeOverlayReplacesGroups(t *testing.T) {
 	t.Parallel()
 	base := table{}
-	base.apply("billing", []Entry{ent("orders", 0, 1), ent("orders", 1, 1)})
-	base.apply("shipping", []Entry{ent("orders", 0, 3)})
+	base.commit("billing", []Entry{ent("orders", 0, 1), ent("orders", 1, 1)})
+	base.commit("shipping", []Entry{ent("orders", 0, 3)})
 	overlay := table{}
-	overlay.apply("billing", []Entry{ent("orders", 0, 2)})
+	overlay.commit("billing", []Entry{ent("orders", 0, 2)})
 
 	got, err := decode(encode(base, overlay))
 	require.NoError(t, err)
 	want := table{}
-	want.apply("billing", []Entry{ent("orders", 0, 2)})
-	want.apply("shipping", []Entry{ent("orders", 0, 3)})
+	want.commit("billing", []Entry{ent("orders", 0, 2)})
+	want.commit("shipping", []Entry{ent("orders", 0, 3)})
 	require.Equal(t, want, got)
 }
 
@@ -240,6 +274,9 @@ func FuzzLoad(f *testing.F) {
 	f.Add([]byte(`{"version":1,"groups":{"billing":[{"topic":"orders","partition":0}]}}`))
 	f.Add([]byte(`{"version":1,"groups":{"billing":[{"topic":"orders","partition":0,"offset":-1}]}}`))
 	f.Add([]byte(`{"version":1,"groups":{"billing":[{"topic":"orders","partition":0,"offset":1},{"topic":"orders","partition":0,"offset":2,"leader_epoch":-1}],"empty":[]}}`))
+	f.Add([]byte(`{"version":1,"groups":{"g":[],"g":[{"topic":"t","partition":0,"offset":1}]}}`))
+	f.Add([]byte("{\"version\":1,\"groups\":{\"g\xff\":[{\"topic\":\"t\",\"partition\":0,\"offset\":1,\"metadata\":\"\\ud800\"}]}}"))
+	f.Add([]byte(`{"version":1,"groups":{"g":[{"topic":"t","partition":0,"offset":1,"commit_timestamp_ms":1700000000000}]}}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		dir := t.TempDir()
 		path := writeOffsets(t, dir, data)

@@ -1,7 +1,9 @@
 package offsets
 
 import (
+	"bytes"
 	"errors"
+	"log/slog"
 	"maps"
 	"os"
 	"path/filepath"
@@ -298,6 +300,65 @@ func waitFor[T any](t *testing.T, ch <-chan T, what string) T {
 	}
 }
 
+// rec returns the bytes of one journal record holding ops, in order.
+func rec(ops ...*op) []byte { return appendRecord(nil, ops) }
+
+// commitOf returns the op of a commit of entries to group.
+func commitOf(group string, entries ...Entry) *op {
+	return &op{kind: opCommit, group: group, entries: entries}
+}
+
+// deleteOf returns the op of a delete of group's keys (none: all of them).
+func deleteOf(group string, keys ...Key) *op {
+	return &op{kind: opDelete, group: group, keys: keys}
+}
+
+// writeSegment writes data as segment seq of dir and returns its path.
+func writeSegment(t *testing.T, dir string, seq uint64, data []byte) string {
+	t.Helper()
+	path := segmentPath(dir, seq)
+	require.NoError(t, os.WriteFile(path, data, 0o644))
+	return path
+}
+
+// inline runs a fold at once, in the writer, instead of in a goroutine, so
+// that a test sees one deterministic order of file operations.
+func inline(fold func()) { fold() }
+
+// openInline opens a store whose folds run inline, and closes it when the
+// test ends.
+func openInline(t *testing.T, cfg Config) *Store {
+	t.Helper()
+	s, err := open(cfg, inline)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = s.Close() })
+	return s
+}
+
+// logBuffer collects what a store logs, as text lines.
+type logBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (l *logBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.Write(p)
+}
+
+func (l *logBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.String()
+}
+
+// newLogger returns a logger writing every level to a new logBuffer.
+func newLogger() (*slog.Logger, *logBuffer) {
+	lb := &logBuffer{}
+	return slog.New(slog.NewTextHandler(lb, &slog.HandlerOptions{Level: slog.LevelDebug})), lb
+}
+
 // ent returns an entry without metadata or leader epoch, as the chapter's
 // file holds them.
 func ent(topic string, partition int32, offset int64) Entry {
@@ -314,16 +375,36 @@ func openStore(t *testing.T, dir string, fsys atomicfile.FS) *Store {
 	return s
 }
 
-// reopen opens a second store on dir, as a restart would, and returns
-// every group's committed offsets as it loaded them.
+// reopen returns every group's committed offsets as a restarted store
+// would load them from dir: offsets.json, then the journal replayed over
+// it. It changes no file (it cuts no torn tail and folds nothing), so a
+// store may still be running in dir.
 func reopen(t *testing.T, dir string) map[string][]Entry {
 	t.Helper()
-	s := openStore(t, dir, nil)
-	return snapshot(s)
+	scan, err := scanDir(dir)
+	require.NoError(t, err)
+	tb, _, exists, err := load(filepath.Join(dir, FileName))
+	require.NoError(t, err)
+	require.True(t, exists || len(scan.segments) == 0, "a journal without offsets.json")
+	for i, seg := range scan.segments {
+		_, _, err := replaySegment(seg.path, i == len(scan.segments)-1, tb.apply)
+		require.NoError(t, err)
+	}
+	out := map[string][]Entry{}
+	for _, g := range tb.groups() {
+		out[g] = tb.sorted(g)
+	}
+	return out
+}
+
+// offsetReader is what snapshot reads: a Store or a Memory.
+type offsetReader interface {
+	Groups() []string
+	Committed(group string) []Entry
 }
 
 // snapshot returns every group's committed offsets.
-func snapshot(s *Store) map[string][]Entry {
+func snapshot(s offsetReader) map[string][]Entry {
 	out := map[string][]Entry{}
 	for _, g := range s.Groups() {
 		out[g] = s.Committed(g)

@@ -5,13 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
-	"io/fs"
-	"os"
-	"path/filepath"
-	"slices"
-	"strconv"
-	"strings"
-	"unicode/utf8"
 )
 
 // JournalPrefix starts the name of every journal segment in the data
@@ -19,20 +12,30 @@ import (
 // are replayed in sequence order over offsets.json.
 const JournalPrefix = "offsets.journal."
 
-// Journal record layout. Each record is one batch of commits (one group
+// Journal record layout. Each record is one batch of ops (one group
 // commit), written with one write and made durable with one fsync:
 //
 //	length  uint32 big endian: the payload's size in bytes
 //	crc     uint32 big endian: CRC-32C (Castagnoli) of the payload
-//	payload recordVersion, uvarint count of commits, then per commit:
-//	        string group, uvarint count of entries, then per entry:
-//	        string topic, varint partition, varint offset,
-//	        varint leader epoch, string metadata
+//	payload version, uvarint count of ops, then the ops in order.
+//
+// Version 2 (written now): each op is a kind byte, then string group, then
+//
+//	commit (1): uvarint count of entries, then per entry: string topic,
+//	            varint partition, varint offset, varint leader epoch,
+//	            string metadata, varint commit timestamp (ms)
+//	delete (2): varint expire-before (ms; 0: no limit), uvarint count of
+//	            keys (0: every partition of the group), then per key:
+//	            string topic, varint partition
+//
+// Version 1 (read only): each op is a commit without the kind byte and
+// without the commit timestamp.
 //
 // A string is a uvarint length and that many bytes of UTF-8.
 const (
 	recordHeaderBytes = 8
-	recordVersion     = 1
+	recordVersion     = 2
+	recordVersion1    = 1
 	// minPayloadBytes is the smallest payload: the version and a count.
 	// A zero length is never valid, so zero-filled bytes after a torn
 	// write cannot pass for a record.
@@ -44,21 +47,35 @@ const (
 // castagnoli is the CRC-32C table, the checksum Kafka's record batches use.
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
-// appendRecord appends one journal record holding commits to dst.
-func appendRecord(dst []byte, commits []*pending) []byte {
+// appendRecord appends one journal record holding ops to dst.
+func appendRecord(dst []byte, ops []*op) []byte {
 	start := len(dst)
 	dst = append(dst, make([]byte, recordHeaderBytes)...)
 	dst = append(dst, recordVersion)
-	dst = binary.AppendUvarint(dst, uint64(len(commits)))
-	for _, c := range commits {
-		dst = appendString(dst, c.group)
-		dst = binary.AppendUvarint(dst, uint64(len(c.entries)))
-		for _, e := range c.entries {
-			dst = appendString(dst, e.Topic)
-			dst = binary.AppendVarint(dst, int64(e.Partition))
-			dst = binary.AppendVarint(dst, e.Offset)
-			dst = binary.AppendVarint(dst, int64(e.LeaderEpoch))
-			dst = appendString(dst, e.Metadata)
+	dst = binary.AppendUvarint(dst, uint64(len(ops)))
+	for _, o := range ops {
+		dst = append(dst, byte(o.kind))
+		dst = appendString(dst, o.group)
+		switch o.kind {
+		case opCommit:
+			dst = binary.AppendUvarint(dst, uint64(len(o.entries)))
+			for _, e := range o.entries {
+				dst = appendString(dst, e.Topic)
+				dst = binary.AppendVarint(dst, int64(e.Partition))
+				dst = binary.AppendVarint(dst, e.Offset)
+				dst = binary.AppendVarint(dst, int64(e.LeaderEpoch))
+				dst = appendString(dst, e.Metadata)
+				dst = binary.AppendVarint(dst, e.CommitTimestampMs)
+			}
+		case opDelete:
+			dst = binary.AppendVarint(dst, o.expireMs)
+			dst = binary.AppendUvarint(dst, uint64(len(o.keys)))
+			for _, k := range o.keys {
+				dst = appendString(dst, k.Topic)
+				dst = binary.AppendVarint(dst, int64(k.Partition))
+			}
+		default:
+			panic(fmt.Sprintf("offsets: op kind %d", o.kind))
 		}
 	}
 	payload := dst[start+recordHeaderBytes:]
@@ -72,84 +89,100 @@ func appendString(dst []byte, s string) []byte {
 	return append(dst, s...)
 }
 
-// errTorn marks a record that is cut short or fails its checksum: what a
-// write interrupted by a crash leaves behind.
-var errTorn = errors.New("torn record")
+// The ways the bytes at some position can fail to be a record. Whether
+// that is a torn write or corruption depends on where they are (tail.go).
+var (
+	// errShort: fewer bytes than the header, or than its length says.
+	errShort = errors.New("record cut short")
+	// errLength: a length no record can have.
+	errLength = errors.New("impossible record length")
+	// errChecksum: every byte is there, and the CRC does not match.
+	errChecksum = errors.New("checksum mismatch")
+)
 
-// nextRecord splits the record at the start of data from the rest. It
-// returns errTorn for a record that is incomplete or whose checksum fails,
-// and another error for a length no record can have.
+// nextRecord splits the record at the start of data from the rest, or says
+// why data does not start with a whole, intact record: errShort, errLength
+// or errChecksum.
 func nextRecord(data []byte) (payload, rest []byte, err error) {
 	if len(data) < recordHeaderBytes {
-		return nil, nil, errTorn
+		return nil, nil, errShort
 	}
 	n := binary.BigEndian.Uint32(data)
 	if n < minPayloadBytes || n > maxPayloadBytes {
-		return nil, nil, fmt.Errorf("%w: impossible length %d", errTorn, n)
+		return nil, nil, fmt.Errorf("%w %d", errLength, n)
 	}
 	if uint64(len(data)-recordHeaderBytes) < uint64(n) {
-		return nil, nil, errTorn
+		return nil, nil, errShort
 	}
 	payload = data[recordHeaderBytes : recordHeaderBytes+int(n)]
 	if crc32.Checksum(payload, castagnoli) != binary.BigEndian.Uint32(data[4:]) {
-		return nil, nil, fmt.Errorf("%w: checksum mismatch", errTorn)
+		return nil, nil, errChecksum
 	}
 	return payload, data[recordHeaderBytes+int(n):], nil
 }
 
-// validRecordAfter reports whether any intact record starts after the
-// first byte of data. A torn write leaves at most one damaged record, at
-// the very end, so damage followed by an intact record is corruption of
-// data that was already durable.
-func validRecordAfter(data []byte) bool {
-	for i := 1; i+recordHeaderBytes <= len(data); i++ {
-		if _, _, err := nextRecord(data[i:]); err == nil {
-			return true
-		}
-	}
-	return false
-}
-
-// decodeRecord applies the commits of one record's payload, in order. A
+// decodeRecord applies the ops of one record's payload, in order. A
 // payload that passed its checksum but does not decode is corruption.
-func decodeRecord(payload []byte, apply func(group string, entries []Entry)) error {
+// Every op is checked before any is applied.
+func decodeRecord(payload []byte, apply func(*op)) error {
 	r := reader{buf: payload}
-	if v := r.byte(); v != recordVersion {
-		return fmt.Errorf("record version %d, want %d", v, recordVersion)
+	version := r.byte()
+	if r.err == nil && version != recordVersion && version != recordVersion1 {
+		return fmt.Errorf("record version %d, want %d or %d", version, recordVersion1, recordVersion)
 	}
-	commits := r.uvarint()
-	for i := uint64(0); i < commits && r.err == nil; i++ {
-		group := r.string()
-		n := r.uvarint()
-		if n > uint64(len(r.buf)) { // every entry takes bytes
-			r.fail("entry count %d exceeds the record", n)
-			break
+	count := r.uvarint()
+	var ops []*op
+	for i := uint64(0); i < count && r.err == nil; i++ {
+		kind := opCommit
+		if version >= 2 {
+			kind = opKind(r.byte())
 		}
-		entries := make([]Entry, 0, n)
-		for j := uint64(0); j < n && r.err == nil; j++ {
-			e := Entry{Topic: r.string()}
-			e.Partition = r.int32()
-			e.Offset = r.varint()
-			e.LeaderEpoch = r.int32()
-			e.Metadata = r.string()
-			entries = append(entries, e)
+		o := &op{kind: kind, group: r.string()}
+		switch kind {
+		case opCommit:
+			o.entries = r.entries(version)
+		case opDelete:
+			o.expireMs = r.varint()
+			o.keys = r.keys()
+		default:
+			r.fail("op kind %d", kind)
 		}
 		if r.err != nil {
 			break
 		}
-		if err := Validate(entries, MaxMetadataBytes); err != nil {
-			return fmt.Errorf("group %q: %w", group, err)
+		if err := checkOp(o); err != nil {
+			return err
 		}
-		if !utf8.ValidString(group) {
-			return fmt.Errorf("%w: group %q", ErrInvalidEntry, group)
-		}
-		apply(group, entries)
+		ops = append(ops, o)
 	}
 	if r.err != nil {
 		return r.err
 	}
 	if len(r.buf) != 0 {
-		return fmt.Errorf("%d bytes after the last commit", len(r.buf))
+		return fmt.Errorf("%d bytes after the last op", len(r.buf))
+	}
+	for _, o := range ops {
+		apply(o)
+	}
+	return nil
+}
+
+// checkOp applies the rules Enqueue and the delete methods apply, to an
+// op read back from disk.
+func checkOp(o *op) error {
+	if err := validateGroup(o.group); err != nil {
+		return err
+	}
+	if err := Validate(o.entries, MaxMetadataBytes); err != nil {
+		return fmt.Errorf("group %q: %w", o.group, err)
+	}
+	for _, k := range o.keys {
+		if err := validateKey(k); err != nil {
+			return fmt.Errorf("group %q: %w", o.group, err)
+		}
+	}
+	if o.expireMs < 0 {
+		return fmt.Errorf("group %q: expire time %d", o.group, o.expireMs)
 	}
 	return nil
 }
@@ -164,6 +197,45 @@ func (r *reader) fail(format string, args ...any) {
 	if r.err == nil {
 		r.err = fmt.Errorf(format, args...)
 	}
+}
+
+// count reads a count of items that take at least one byte each.
+func (r *reader) count(what string) uint64 {
+	n := r.uvarint()
+	if n > uint64(len(r.buf)) {
+		r.fail("%s count %d exceeds the record", what, n)
+		return 0
+	}
+	return n
+}
+
+func (r *reader) entries(version byte) []Entry {
+	n := r.count("entry")
+	entries := make([]Entry, 0, n)
+	for j := uint64(0); j < n && r.err == nil; j++ {
+		e := Entry{Topic: r.string()}
+		e.Partition = r.int32()
+		e.Offset = r.varint()
+		e.LeaderEpoch = r.int32()
+		e.Metadata = r.string()
+		if version >= 2 {
+			e.CommitTimestampMs = r.varint()
+		}
+		entries = append(entries, e)
+	}
+	return entries
+}
+
+func (r *reader) keys() []Key {
+	n := r.count("key")
+	if n == 0 {
+		return nil
+	}
+	keys := make([]Key, 0, n)
+	for j := uint64(0); j < n && r.err == nil; j++ {
+		keys = append(keys, Key{Topic: r.string(), Partition: r.int32()})
+	}
+	return keys
 }
 
 func (r *reader) byte() byte {
@@ -224,95 +296,3 @@ func (r *reader) string() string {
 	r.buf = r.buf[n:]
 	return s
 }
-
-// segment is one journal file.
-type segment struct {
-	seq  uint64
-	path string
-	size int64 // bytes of intact records
-}
-
-// segmentPath returns the path of segment seq in dir.
-func segmentPath(dir string, seq uint64) string {
-	return filepath.Join(dir, JournalPrefix+strconv.FormatUint(seq, 10))
-}
-
-// listSegments returns dir's journal segments in sequence order. Files
-// that only start like a segment (temp files of a segment being created)
-// are not segments.
-func listSegments(dir string) ([]segment, error) {
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		return nil, fmt.Errorf("read data dir %s: %w", dir, err)
-	}
-	var segs []segment
-	for _, e := range entries {
-		digits, ok := strings.CutPrefix(e.Name(), JournalPrefix)
-		if !ok || digits == "" || strings.TrimLeft(digits, "0123456789") != "" {
-			continue
-		}
-		seq, err := strconv.ParseUint(digits, 10, 64)
-		if err != nil || strconv.FormatUint(seq, 10) != digits {
-			continue // not a name we write
-		}
-		segs = append(segs, segment{seq: seq, path: filepath.Join(dir, e.Name())})
-	}
-	slices.SortFunc(segs, func(a, b segment) int {
-		switch {
-		case a.seq < b.seq:
-			return -1
-		case a.seq > b.seq:
-			return 1
-		}
-		return 0
-	})
-	return segs, nil
-}
-
-// replaySegment applies every intact record of the segment at path, in
-// order, and returns the length of its intact prefix and of the file. When
-// last is true, a torn record at the end (a write cut short by a crash,
-// never acknowledged) ends the prefix; anywhere else, and whenever an
-// intact record follows the damage, it is an error: data that was durable
-// is damaged, and we never drop it silently.
-func replaySegment(path string, last bool, apply func(group string, entries []Entry)) (valid, total int64, err error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return 0, 0, fmt.Errorf("%w: read journal %s: %w", ErrStorage, path, err)
-	}
-	rest := data
-	for len(rest) > 0 {
-		payload, next, err := nextRecord(rest)
-		at := len(data) - len(rest)
-		if err != nil {
-			if last && !validRecordAfter(rest) {
-				return int64(at), int64(len(data)), nil
-			}
-			return 0, 0, fmt.Errorf("%w %s: record at byte %d: %w", ErrCorrupt, path, at, err)
-		}
-		if err := decodeRecord(payload, apply); err != nil {
-			return 0, 0, fmt.Errorf("%w %s: record at byte %d: %w", ErrCorrupt, path, at, err)
-		}
-		rest = next
-	}
-	return int64(len(data)), int64(len(data)), nil
-}
-
-// truncateFile cuts the file at path to size and makes that durable.
-func truncateFile(path string, size int64) error {
-	f, err := os.OpenFile(path, os.O_WRONLY, 0)
-	if err != nil {
-		return err
-	}
-	err = f.Truncate(size)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	return err
-}
-
-// isNotExist reports whether err says a file is missing.
-func isNotExist(err error) bool { return errors.Is(err, fs.ErrNotExist) }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"time"
 	"unicode/utf8"
 )
 
@@ -21,8 +22,8 @@ const NoLeaderEpoch = -1
 var ErrNegativeOffset = errors.New("negative offset")
 
 // ErrInvalidEntry is returned for an entry with an empty topic, a negative
-// partition, or a string that is not valid UTF-8: the file could not hold
-// it faithfully.
+// partition or commit time, or a string that is not valid UTF-8: the file
+// could not hold it faithfully.
 var ErrInvalidEntry = errors.New("invalid offset entry")
 
 // ErrMetadataTooLarge is returned for commit metadata over the limit
@@ -38,6 +39,11 @@ type Entry struct {
 	Offset      int64
 	Metadata    string
 	LeaderEpoch int32 // NoLeaderEpoch when the client sent none
+	// CommitTimestampMs is when the offset was committed, in milliseconds
+	// since the Unix epoch, as the caller's clock said (Kafka's
+	// OffsetAndMetadata.commitTimestampMs); 0 when unknown, as in a file
+	// written before commit times were kept. Expire uses it.
+	CommitTimestampMs int64
 }
 
 // Key identifies the partition an entry belongs to.
@@ -60,7 +66,7 @@ func Validate(entries []Entry, maxMetadata int) error {
 		maxMetadata = MaxMetadataBytes
 	}
 	for _, e := range entries {
-		if e.Topic == "" || e.Partition < 0 || !utf8.ValidString(e.Topic) || !utf8.ValidString(e.Metadata) {
+		if err := validateKey(e.Key()); err != nil || !utf8.ValidString(e.Metadata) || e.CommitTimestampMs < 0 {
 			return fmt.Errorf("%w: topic %q partition %d", ErrInvalidEntry, e.Topic, e.Partition)
 		}
 		if e.Offset < 0 {
@@ -73,12 +79,109 @@ func Validate(entries []Entry, maxMetadata int) error {
 	return nil
 }
 
+func validateKey(k Key) error {
+	if k.Topic == "" || k.Partition < 0 || !utf8.ValidString(k.Topic) {
+		return fmt.Errorf("%w: topic %q partition %d", ErrInvalidEntry, k.Topic, k.Partition)
+	}
+	return nil
+}
+
+func validateGroup(group string) error {
+	if !utf8.ValidString(group) {
+		return fmt.Errorf("%w: group %q", ErrInvalidEntry, group)
+	}
+	return nil
+}
+
+// opKind says what an op does.
+type opKind uint8
+
+const (
+	opCommit opKind = 1 // set entries
+	opDelete opKind = 2 // remove entries: all of the group's, or keys
+)
+
+// op is one change to the committed offsets. Both stores apply ops in the
+// order they were enqueued; the file store journals each one.
+type op struct {
+	kind    opKind
+	group   string
+	entries []Entry // opCommit
+	keys    []Key   // opDelete: the partitions to remove; nil: every one
+	// expireMs, for opDelete, limits the removal to entries whose commit
+	// time is known and at or before it (Expire); 0: no limit.
+	expireMs int64
+}
+
+// The constructors below validate a request and return its op, or nil
+// when there is nothing to do. They copy their arguments.
+
+func commitOp(group string, entries []Entry) (*op, error) {
+	if err := Validate(entries, MaxMetadataBytes); err != nil {
+		return nil, err
+	}
+	if err := validateGroup(group); err != nil {
+		return nil, err
+	}
+	if len(entries) == 0 {
+		return nil, nil
+	}
+	return &op{kind: opCommit, group: group, entries: slices.Clone(entries)}, nil
+}
+
+func deleteOp(group string) (*op, error) {
+	if err := validateGroup(group); err != nil {
+		return nil, err
+	}
+	return &op{kind: opDelete, group: group}, nil
+}
+
+func deleteOffsetsOp(group string, keys []Key) (*op, error) {
+	if err := validateGroup(group); err != nil {
+		return nil, err
+	}
+	for _, k := range keys {
+		if err := validateKey(k); err != nil {
+			return nil, err
+		}
+	}
+	if len(keys) == 0 {
+		return nil, nil
+	}
+	return &op{kind: opDelete, group: group, keys: slices.Clone(keys)}, nil
+}
+
+func expireOp(group string, cutoff time.Time) (*op, error) {
+	if err := validateGroup(group); err != nil {
+		return nil, err
+	}
+	ms := cutoff.UnixMilli()
+	if ms <= 0 { // nothing with a known commit time is that old
+		return nil, nil
+	}
+	return &op{kind: opDelete, group: group, expireMs: ms}, nil
+}
+
 // table holds every group's committed offsets. It is not safe for
-// concurrent use; its owner guards it.
+// concurrent use; its owner guards it. A group with no entries is not in
+// it.
 type table map[string]map[Key]Entry
 
-// apply stores entries for group, later entries winning.
-func (t table) apply(group string, entries []Entry) {
+// apply makes the change o describes.
+func (t table) apply(o *op) {
+	switch o.kind {
+	case opCommit:
+		t.commit(o.group, o.entries)
+	case opDelete:
+		t.remove(o.group, o.keys, o.expireMs)
+	}
+}
+
+// commit stores entries for group, later entries winning.
+func (t table) commit(group string, entries []Entry) {
+	if len(entries) == 0 {
+		return
+	}
 	g := t[group]
 	if g == nil {
 		g = make(map[Key]Entry, len(entries))
@@ -89,9 +192,40 @@ func (t table) apply(group string, entries []Entry) {
 	}
 }
 
-// sorted returns group's entries ordered by topic, then partition.
+// remove deletes group's entries for keys (nil: all of them); with
+// expireMs > 0, only those committed at a known time at or before it.
+// Each entry's fate depends only on its own value, which is what keeps
+// replaying a journal over a snapshot that already holds it harmless
+// (compact.go).
+func (t table) remove(group string, keys []Key, expireMs int64) {
+	g := t[group]
+	expired := func(e Entry) bool {
+		return expireMs <= 0 || (e.CommitTimestampMs > 0 && e.CommitTimestampMs <= expireMs)
+	}
+	if keys == nil {
+		for k, e := range g {
+			if expired(e) {
+				delete(g, k)
+			}
+		}
+	}
+	for _, k := range keys {
+		if e, ok := g[k]; ok && expired(e) {
+			delete(g, k)
+		}
+	}
+	if len(g) == 0 {
+		delete(t, group)
+	}
+}
+
+// sorted returns group's entries ordered by topic, then partition; nil
+// when it has none.
 func (t table) sorted(group string) []Entry {
 	g := t[group]
+	if len(g) == 0 {
+		return nil
+	}
 	out := make([]Entry, 0, len(g))
 	for _, e := range g {
 		out = append(out, e)

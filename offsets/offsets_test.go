@@ -3,6 +3,7 @@ package offsets
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -90,8 +91,8 @@ func TestEntryKey(t *testing.T) {
 func TestTableApplyLaterEntriesWin(t *testing.T) {
 	t.Parallel()
 	tb := table{}
-	tb.apply("billing", []Entry{ent("orders", 0, 1), ent("orders", 1, 5), ent("orders", 0, 2)})
-	tb.apply("billing", []Entry{ent("orders", 1, 6)})
+	tb.commit("billing", []Entry{ent("orders", 0, 1), ent("orders", 1, 5), ent("orders", 0, 2)})
+	tb.commit("billing", []Entry{ent("orders", 1, 6)})
 
 	got, ok := tb.lookup("billing", Key{Topic: "orders", Partition: 0})
 	require.True(t, ok)
@@ -111,7 +112,7 @@ func TestTableSorted(t *testing.T) {
 		entries []Entry
 		want    []Entry
 	}{
-		{name: "empty group", entries: nil, want: []Entry{}},
+		{name: "empty group", entries: nil, want: nil},
 		{
 			name:    "partitions sort as numbers",
 			entries: []Entry{ent("orders", 10, 1), ent("orders", 2, 1), ent("orders", 0, 1)},
@@ -127,7 +128,7 @@ func TestTableSorted(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			tb := table{}
-			tb.apply("g", tc.entries)
+			tb.commit("g", tc.entries)
 			require.Equal(t, tc.want, tb.sorted("g"))
 		})
 	}
@@ -138,7 +139,71 @@ func TestTableGroupsSorted(t *testing.T) {
 	tb := table{}
 	require.Equal(t, []string{}, tb.groups())
 	for _, g := range []string{"shipping", "billing", "analytics", "Zeta"} {
-		tb.apply(g, []Entry{ent("orders", 0, 1)})
+		tb.commit(g, []Entry{ent("orders", 0, 1)})
 	}
 	require.Equal(t, []string{"Zeta", "analytics", "billing", "shipping"}, tb.groups())
+}
+
+func TestValidateCommitTime(t *testing.T) {
+	t.Parallel()
+	e := ent("orders", 0, 1)
+	e.CommitTimestampMs = -1
+	require.ErrorIs(t, Validate([]Entry{e}, 0), ErrInvalidEntry)
+	e.CommitTimestampMs = 1_700_000_000_000
+	require.NoError(t, Validate([]Entry{e}, 0))
+}
+
+// TestTableRemove: a delete removes the named partitions, or the whole
+// group; an expiry removes only entries whose commit time is known and at
+// or before the cutoff (Kafka's >= retention).
+func TestTableRemove(t *testing.T) {
+	t.Parallel()
+	at := func(ms int64, e Entry) Entry { e.CommitTimestampMs = ms; return e }
+	base := []Entry{at(1000, ent("orders", 0, 1)), at(2000, ent("orders", 1, 2)), ent("orders", 2, 3)}
+	tests := []struct {
+		name string
+		op   *op
+		want []Entry
+	}{
+		{"whole group", deleteOf("g"), nil},
+		{"some partitions", deleteOf("g", Key{"orders", 0}, Key{"orders", 2}, Key{"audit", 0}), []Entry{base[1]}},
+		{"other group", deleteOf("h"), base},
+		{"expire at the cutoff", &op{kind: opDelete, group: "g", expireMs: 1000}, base[1:]},
+		{"expire after both", &op{kind: opDelete, group: "g", expireMs: 5000}, base[2:]},
+		{"expire before both", &op{kind: opDelete, group: "g", expireMs: 999}, base},
+		{"expire some partitions", &op{kind: opDelete, group: "g", keys: []Key{{"orders", 1}, {"orders", 2}}, expireMs: 5000}, []Entry{base[0], base[2]}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			tb := table{}
+			tb.commit("g", base)
+			tb.apply(tc.op)
+			require.Equal(t, tc.want, tb.sorted("g"))
+			_, kept := tb["g"]
+			require.Equal(t, tc.want != nil, kept, "an emptied group is gone")
+		})
+	}
+}
+
+func TestOpConstructors(t *testing.T) {
+	t.Parallel()
+	o, err := commitOp("g", nil)
+	require.NoError(t, err)
+	require.Nil(t, o, "a commit of nothing is nothing to do")
+	o, err = deleteOffsetsOp("g", nil)
+	require.NoError(t, err)
+	require.Nil(t, o)
+	o, err = expireOp("g", time.Time{})
+	require.NoError(t, err)
+	require.Nil(t, o, "the zero time is before every commit time")
+	o, err = expireOp("g", time.UnixMilli(1234))
+	require.NoError(t, err)
+	require.Equal(t, &op{kind: opDelete, group: "g", expireMs: 1234}, o)
+
+	entries := []Entry{ent("orders", 0, 1)}
+	o, err = commitOp("g", entries)
+	require.NoError(t, err)
+	entries[0].Offset = 9
+	require.Equal(t, int64(1), o.entries[0].Offset, "ops copy their arguments")
 }

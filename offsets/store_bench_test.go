@@ -20,7 +20,7 @@ func benchStore(b *testing.B, stored int) *Store {
 	if stored > 0 {
 		t := table{}
 		for i := range stored {
-			t.apply(fmt.Sprintf("stored-%d", i/1000), []Entry{ent("orders", int32(i%1000), int64(i))})
+			t.commit(fmt.Sprintf("stored-%d", i/1000), []Entry{ent("orders", int32(i%1000), int64(i))})
 		}
 		require.NoError(b, os.WriteFile(filepath.Join(dir, FileName), encode(t, nil), 0o644))
 	}
@@ -95,7 +95,7 @@ func BenchmarkOpenReplay(b *testing.B) {
 	require.NoError(b, err)
 	var data []byte
 	for i := range 10_000 {
-		data = appendRecord(data, []*pending{{group: fmt.Sprintf("g%d", i%100), entries: []Entry{ent("orders", int32(i%16), int64(i))}}})
+		data = appendRecord(data, []*op{commitOf(fmt.Sprintf("g%d", i%100), ent("orders", int32(i%16), int64(i)))})
 	}
 	require.NoError(b, s.Close())
 	require.NoError(b, os.WriteFile(segmentPath(dir, 1), data, 0o644))

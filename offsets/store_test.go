@@ -1,20 +1,13 @@
 package offsets
 
 import (
-	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
-	"sync"
+	"slices"
 	"testing"
-
-	"github.com/stretchr/testify/require"
+	"time"
 
 	"github.com/minibroker/minibroker/internal/atomicfile"
+	"github.com/stretchr/testify/require"
 )
-
-// emptyFile is what Open writes into a fresh data directory.
-const emptyFile = "{\n  \"version\": 1,\n  \"groups\": {}\n}\n"
 
 // writeSteps are the steps of a write that fail before the target changes.
 var writeSteps = []step{stepCreate, stepWrite, stepSync, stepClose, stepRename}
@@ -30,67 +23,6 @@ func stepMessage(s step) string {
 		stepSyncDir: "directory fsync failed",
 	}[s]
 }
-
-func TestOpenFreshDirCreatesEmptyFile(t *testing.T) {
-	t.Parallel()
-	dir := t.TempDir()
-	s := openStore(t, dir, nil)
-
-	require.Equal(t, filepath.Join(dir, FileName), s.Path())
-	require.Equal(t, emptyFile, string(readOffsets(t, dir)))
-	require.Equal(t, []string{FileName}, dirNames(t, dir))
-	require.Empty(t, s.Groups())
-	require.Nil(t, s.Committed("billing"))
-	require.Empty(t, reopen(t, dir))
-}
-
-func TestOpenFails(t *testing.T) {
-	t.Parallel()
-	missing := filepath.Join(t.TempDir(), "missing")
-	tests := []struct {
-		name    string
-		dir     string
-		wantIs  error
-		wantMsg string
-	}{
-		{name: "no directory configured", dir: "", wantMsg: "Config.Dir is required"},
-		{name: "missing directory", dir: missing, wantIs: ErrStorage, wantMsg: filepath.Join(missing, FileName)},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			s, err := Open(Config{Dir: tc.dir})
-			require.Error(t, err)
-			require.Nil(t, s)
-			require.ErrorContains(t, err, tc.wantMsg)
-			if tc.wantIs != nil {
-				require.ErrorIs(t, err, tc.wantIs)
-			}
-		})
-	}
-	_, err := os.Stat(missing)
-	require.ErrorIs(t, err, fs.ErrNotExist, "Open does not create the data directory")
-}
-
-func TestOpenFreshDirWriteFailure(t *testing.T) {
-	t.Parallel()
-	for _, st := range writeSteps {
-		t.Run(string(st), func(t *testing.T) {
-			t.Parallel()
-			dir := t.TempDir()
-			fsys := newFaultFS(st)
-			fsys.arm()
-
-			s, err := Open(Config{Dir: dir, FS: fsys})
-			require.ErrorIs(t, err, ErrStorage)
-			require.ErrorIs(t, err, errInjected)
-			require.ErrorContains(t, err, stepMessage(st))
-			require.Nil(t, s)
-			require.Empty(t, dirNames(t, dir), "no offsets file and no temp file")
-		})
-	}
-}
-
 func TestCommitThenReopen(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
@@ -114,7 +46,6 @@ func TestCommitThenReopen(t *testing.T) {
 	require.Equal(t, want, snapshot(s), "memory after the commits")
 	require.Equal(t, want, reopen(t, dir), "a restarted store")
 }
-
 func TestCommitLaterEntriesWin(t *testing.T) {
 	t.Parallel()
 	s := openStore(t, t.TempDir(), nil)
@@ -123,154 +54,6 @@ func TestCommitLaterEntriesWin(t *testing.T) {
 	require.True(t, ok)
 	require.Equal(t, int64(2), got.Offset)
 }
-
-// commitSteps are the steps of a commit that fail before anything of it
-// is durable. A commit appends one record to the open journal segment
-// (write, fsync); the commit after a segment was sealed first opens a new
-// one (create, rename). Closing a segment is not part of any commit: see
-// TestSealIgnoresCloseFailure.
-var commitSteps = []struct {
-	step         step
-	opensSegment bool
-}{
-	{stepCreate, true}, {stepWrite, false}, {stepSync, false}, {stepRename, true},
-}
-
-func TestCommitStorageFailure(t *testing.T) {
-	t.Parallel()
-	old := []Entry{ent("orders", 0, 6)}
-	for _, tc := range commitSteps {
-		st := tc.step
-		t.Run(string(st), func(t *testing.T) {
-			t.Parallel()
-			dir := t.TempDir()
-			fsys := newFaultFS(st)
-			s := openStore(t, dir, fsys)
-			require.NoError(t, s.Commit("billing", old))
-			if tc.opensSegment {
-				sealActive(t, s)
-			}
-			before := readOffsets(t, dir)
-			namesBefore := dirNames(t, dir)
-
-			fsys.arm()
-			err := s.Commit("billing", []Entry{ent("orders", 0, 7), ent("orders", 1, 3)})
-			require.ErrorIs(t, err, ErrStorage)
-			require.ErrorIs(t, err, errInjected)
-			require.ErrorContains(t, err, stepMessage(st))
-			require.ErrorContains(t, err, dir)
-			err = s.Commit("shipping", []Entry{ent("orders", 0, 1)})
-			require.ErrorIs(t, err, ErrStorage, "the fault stays until cleared")
-
-			require.Equal(t, old, s.Committed("billing"))
-			got, ok := s.Lookup("billing", "orders", 0)
-			require.True(t, ok)
-			require.Equal(t, int64(6), got.Offset)
-			_, ok = s.Lookup("billing", "orders", 1)
-			require.False(t, ok)
-			require.Equal(t, []string{"billing"}, s.Groups())
-			require.Equal(t, string(before), string(readOffsets(t, dir)), "the snapshot is untouched")
-			require.Equal(t, map[string][]Entry{"billing": old}, reopen(t, dir), "the files still hold the old values only")
-			require.Equal(t, namesBefore, dirNames(t, dir), "no temp file or new segment is left behind")
-
-			fsys.disarm()
-			require.NoError(t, s.Commit("billing", []Entry{ent("orders", 2, 9)}))
-			require.NoError(t, s.Commit("shipping", []Entry{ent("orders", 0, 1)}))
-			want := map[string][]Entry{
-				"billing":  {ent("orders", 0, 6), ent("orders", 2, 9)},
-				"shipping": {ent("orders", 0, 1)},
-			}
-			require.Equal(t, want, snapshot(s))
-			require.Equal(t, want, reopen(t, dir), "the files hold old + new")
-		})
-	}
-}
-
-// TestCommitDirectorySyncFailure fails the directory fsync that makes a
-// new journal segment's name durable. It comes before any record goes into
-// the segment, so the commit is reported failed and neither the files nor
-// memory hold it; once the fault clears the next commit succeeds. (A
-// failed directory fsync after a snapshot rename is covered by
-// TestCompactionSnapshotDirSyncFailureKeepsJournal.)
-func TestCommitDirectorySyncFailure(t *testing.T) {
-	t.Parallel()
-	dir := t.TempDir()
-	fsys := newFaultFS(stepSyncDir)
-	s := openStore(t, dir, fsys)
-	require.NoError(t, s.Commit("billing", []Entry{ent("orders", 0, 6)}))
-	sealActive(t, s)
-	namesBefore := dirNames(t, dir)
-
-	fsys.arm()
-	err := s.Commit("billing", []Entry{ent("orders", 0, 7)})
-	require.ErrorIs(t, err, ErrStorage)
-	require.ErrorIs(t, err, errInjected)
-	require.ErrorContains(t, err, stepMessage(stepSyncDir))
-	require.Equal(t, namesBefore, dirNames(t, dir), "the new, empty segment is removed")
-	// The files do not hold 7, so memory does not either: they never disagree.
-	require.Equal(t, snapshot(s), reopen(t, dir))
-	e, ok := s.Lookup("billing", "orders", 0)
-	require.True(t, ok)
-	require.Equal(t, int64(6), e.Offset)
-
-	fsys.disarm()
-	require.NoError(t, s.Commit("shipping", []Entry{ent("orders", 0, 1)}))
-	require.Equal(t, snapshot(s), reopen(t, dir))
-	require.Equal(t, []Entry{ent("orders", 0, 1)}, s.Committed("shipping"))
-}
-
-func TestCommitUnwritableDirectory(t *testing.T) {
-	t.Parallel()
-	tests := []struct {
-		name string
-		// lock makes dir unwritable for the store; unlock undoes it.
-		lock, unlock func(t *testing.T, dir string, fsys *faultFS)
-	}{
-		{
-			name: "chmod 0500",
-			lock: func(t *testing.T, dir string, _ *faultFS) {
-				if os.Geteuid() == 0 {
-					t.Skip("root ignores directory permissions; the injected case covers this")
-				}
-				require.NoError(t, os.Chmod(dir, 0o500))
-				t.Cleanup(func() { _ = os.Chmod(dir, 0o700) })
-			},
-			unlock: func(t *testing.T, dir string, _ *faultFS) { require.NoError(t, os.Chmod(dir, 0o700)) },
-		},
-		{
-			name:   "injected permission error",
-			lock:   func(_ *testing.T, _ string, fsys *faultFS) { fsys.arm() },
-			unlock: func(_ *testing.T, _ string, fsys *faultFS) { fsys.disarm() },
-		},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			dir := t.TempDir()
-			fsys := newFaultFS(stepCreate)
-			fsys.err = &fs.PathError{Op: "open", Path: filepath.Join(dir, FileName+".tmp-1"), Err: fs.ErrPermission}
-			s := openStore(t, dir, fsys)
-			require.NoError(t, s.Commit("billing", []Entry{ent("orders", 0, 6)}))
-			// Appending to an open segment needs no directory write; the
-			// directory matters when a commit must open a new segment.
-			sealActive(t, s)
-			before := readOffsets(t, dir)
-
-			tc.lock(t, dir, fsys)
-			err := s.Commit("billing", []Entry{ent("orders", 0, 7)})
-			require.ErrorIs(t, err, ErrStorage)
-			require.ErrorIs(t, err, fs.ErrPermission)
-			require.ErrorContains(t, err, dir)
-			require.Equal(t, []Entry{ent("orders", 0, 6)}, s.Committed("billing"))
-			require.Equal(t, before, readOffsets(t, dir))
-
-			tc.unlock(t, dir, fsys)
-			require.NoError(t, s.Commit("billing", []Entry{ent("orders", 0, 8)}))
-			require.Equal(t, map[string][]Entry{"billing": {ent("orders", 0, 8)}}, reopen(t, dir))
-		})
-	}
-}
-
 func TestEnqueueRejectsInvalidCommit(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
@@ -306,7 +89,6 @@ func TestEnqueueRejectsInvalidCommit(t *testing.T) {
 		})
 	}
 }
-
 func TestStoreCopiesEntries(t *testing.T) {
 	t.Parallel()
 	s := openStore(t, t.TempDir(), nil)
@@ -320,7 +102,6 @@ func TestStoreCopiesEntries(t *testing.T) {
 	got[0].Offset = 99
 	require.Equal(t, []Entry{ent("orders", 0, 6)}, s.Committed("billing"), "Committed returns a copy")
 }
-
 func TestLookupMissing(t *testing.T) {
 	t.Parallel()
 	s := openStore(t, t.TempDir(), nil)
@@ -342,189 +123,6 @@ func TestLookupMissing(t *testing.T) {
 		})
 	}
 }
-
-// TestGroupCommitConcurrent commits from 64 goroutines at once, half to a
-// shared group and half to groups of their own, several times each. Every
-// commit is acknowledged and kept, and the commits share writes.
-func TestGroupCommitConcurrent(t *testing.T) {
-	t.Parallel()
-	const goroutines, rounds = 64, 4
-	dir := t.TempDir()
-	rec := &recordFS{}
-	s, err := Open(Config{Dir: dir, FS: rec})
-	require.NoError(t, err)
-	writesBefore := rec.count()
-
-	// key returns the group and partition goroutine i commits to.
-	key := func(i int) (string, int32) {
-		if i%2 == 0 {
-			return "shared", int32(i)
-		}
-		return fmt.Sprintf("own-%02d", i), 0
-	}
-	start := make(chan struct{})
-	errs := make(chan error, goroutines*rounds)
-	var wg sync.WaitGroup
-	for i := range goroutines {
-		wg.Go(func() {
-			<-start
-			group, partition := key(i)
-			for r := range rounds {
-				errs <- s.Commit(group, []Entry{ent("orders", partition, int64(100*r+i))})
-			}
-		})
-	}
-	close(start)
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		require.NoError(t, err)
-	}
-	writes := rec.count() - writesBefore // before Close folds the journal
-	require.NoError(t, s.Close())
-
-	// Each goroutine's last commit is the value that must survive; i grows
-	// with the partition, so the shared group's entries come out sorted.
-	want := map[string][]Entry{}
-	for i := range goroutines {
-		group, partition := key(i)
-		want[group] = append(want[group], ent("orders", partition, int64(100*(rounds-1)+i)))
-	}
-	require.Len(t, want, goroutines/2+1)
-	require.Equal(t, want, snapshot(s), "every acknowledged value is in memory")
-	require.Equal(t, want, reopen(t, dir), "and in the file")
-
-	require.GreaterOrEqual(t, writes, 1)
-	require.LessOrEqual(t, writes, goroutines*rounds, "never more writes than commits")
-	t.Logf("%d commits took %d writes", goroutines*rounds, writes)
-}
-
-// TestGroupCommitBatchesQueuedCommits holds the first write in CreateTemp
-// while 10 more commits are enqueued: once it finishes, the 10 share
-// exactly one further write.
-func TestGroupCommitBatchesQueuedCommits(t *testing.T) {
-	t.Parallel()
-	dir := t.TempDir()
-	rec := &recordFS{}
-	gate := newGateFS(rec)
-	s := openStore(t, dir, gate)
-	writesBefore := rec.count()
-	gate.arm(t)
-
-	first := make(chan error, 1)
-	go func() { first <- s.Commit("billing", []Entry{ent("orders", 0, 6)}) }()
-	waitFor(t, gate.entered, "the first write to start")
-
-	waits := make([]func() error, 10)
-	for i := range waits {
-		waits[i] = s.Enqueue("billing", []Entry{ent("orders", int32(i+1), int64(10+i))})
-	}
-	errs := make(chan error, len(waits))
-	for _, wait := range waits {
-		go func() { errs <- wait() }()
-	}
-	gate.open()
-
-	require.NoError(t, waitFor(t, first, "the first commit"))
-	for range waits {
-		require.NoError(t, waitFor(t, errs, "a batched commit"))
-	}
-	require.Equal(t, writesBefore+2, rec.count(), "the first write and exactly one more")
-
-	// What the disk held after each write: the first journal record,
-	// then the first plus the one record carrying the 10.
-	states := rec.states(t, writesBefore)
-	require.Equal(t, []Entry{ent("orders", 0, 6)}, states[0].sorted("billing"))
-	want := []Entry{ent("orders", 0, 6)}
-	for i := range waits {
-		want = append(want, ent("orders", int32(i+1), int64(10+i)))
-	}
-	require.Equal(t, want, states[1].sorted("billing"))
-	require.Equal(t, want, s.Committed("billing"))
-}
-
-// TestCommitOrderFollowsEnqueue enqueues A then B on one partition: they
-// become durable in that order whichever wait runs first, and B stays.
-func TestCommitOrderFollowsEnqueue(t *testing.T) {
-	t.Parallel()
-	tests := []struct {
-		name string
-		run  func(t *testing.T, s *Store, gate *gateFS)
-		// want is the partition's offset on disk after each write, in order.
-		want []int64
-	}{
-		{
-			name: "B waited first",
-			run: func(t *testing.T, s *Store, _ *gateFS) {
-				waitA := s.Enqueue("billing", []Entry{ent("orders", 0, 1)})
-				waitB := s.Enqueue("billing", []Entry{ent("orders", 0, 2)})
-				require.NoError(t, waitB())
-				require.NoError(t, waitA())
-			},
-			want: []int64{2},
-		},
-		{
-			name: "A in flight when B is enqueued",
-			run: func(t *testing.T, s *Store, gate *gateFS) {
-				gate.arm(t)
-				waitA := s.Enqueue("billing", []Entry{ent("orders", 0, 1)})
-				errA := make(chan error, 1)
-				go func() { errA <- waitA() }()
-				waitFor(t, gate.entered, "A's write to start")
-				waitB := s.Enqueue("billing", []Entry{ent("orders", 0, 2)})
-				errB := make(chan error, 1)
-				go func() { errB <- waitB() }()
-				gate.open()
-				require.NoError(t, waitFor(t, errB, "B"))
-				require.NoError(t, waitFor(t, errA, "A"))
-			},
-			want: []int64{1, 2},
-		},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			dir := t.TempDir()
-			rec := &recordFS{}
-			gate := newGateFS(rec)
-			s := openStore(t, dir, gate)
-			writesBefore := rec.count()
-
-			tc.run(t, s, gate)
-
-			var got []int64
-			for _, tb := range rec.states(t, writesBefore) {
-				e, ok := tb.lookup("billing", Key{Topic: "orders", Partition: 0})
-				require.True(t, ok)
-				got = append(got, e.Offset)
-			}
-			require.Equal(t, tc.want, got)
-			require.Equal(t, []Entry{ent("orders", 0, 2)}, s.Committed("billing"))
-			require.Equal(t, map[string][]Entry{"billing": {ent("orders", 0, 2)}}, reopen(t, dir))
-		})
-	}
-}
-
-// TestFailedBatchFailsEveryCommit: commits that share a failed write all
-// get the error, and none of them is applied.
-func TestFailedBatchFailsEveryCommit(t *testing.T) {
-	t.Parallel()
-	dir := t.TempDir()
-	fsys := newFaultFS(stepRename)
-	s := openStore(t, dir, fsys)
-	waits := []func() error{
-		s.Enqueue("billing", []Entry{ent("orders", 0, 1)}),
-		s.Enqueue("shipping", []Entry{ent("orders", 0, 2)}),
-		s.Enqueue("billing", []Entry{ent("orders", 1, 3)}),
-	}
-	fsys.arm()
-	for i, wait := range waits {
-		require.ErrorIs(t, wait(), ErrStorage, "commit %d", i)
-	}
-	require.Empty(t, s.Groups())
-	require.Equal(t, emptyFile, string(readOffsets(t, dir)))
-}
-
 func TestClose(t *testing.T) {
 	t.Parallel()
 
@@ -616,52 +214,6 @@ func TestClose(t *testing.T) {
 	})
 }
 
-// TestMemoryStoreBehavesLikeFileStore runs one scenario against both
-// stores: the answers are the same, the memory store just has no file.
-func TestMemoryStoreBehavesLikeFileStore(t *testing.T) {
-	t.Parallel()
-	tests := []struct {
-		name     string
-		open     func(t *testing.T) *Store
-		wantPath bool
-	}{
-		{name: "memory", open: func(*testing.T) *Store { return NewMemory() }},
-		{name: "file", open: func(t *testing.T) *Store { return openStore(t, t.TempDir(), nil) }, wantPath: true},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			s := tc.open(t)
-			require.Equal(t, tc.wantPath, s.Path() != "")
-			require.Empty(t, s.Groups())
-			require.Nil(t, s.Committed("billing"))
-
-			require.NoError(t, s.Commit("shipping", []Entry{ent("orders", 1, 3), ent("audit", 0, 1)}))
-			require.NoError(t, s.Commit("billing", []Entry{{Topic: "orders", Partition: 0, Offset: 6, Metadata: "m", LeaderEpoch: 2}}))
-			waitA := s.Enqueue("billing", []Entry{ent("orders", 0, 7)})
-			waitB := s.Enqueue("billing", []Entry{ent("orders", 0, 8)})
-			require.NoError(t, waitB())
-			require.NoError(t, waitA())
-			require.ErrorIs(t, s.Commit("billing", []Entry{ent("orders", 0, -1)}), ErrNegativeOffset)
-
-			require.Equal(t, []string{"billing", "shipping"}, s.Groups())
-			require.Equal(t, []Entry{ent("audit", 0, 1), ent("orders", 1, 3)}, s.Committed("shipping"))
-			got, ok := s.Lookup("billing", "orders", 0)
-			require.True(t, ok)
-			require.Equal(t, ent("orders", 0, 8), got)
-			_, ok = s.Lookup("billing", "orders", 1)
-			require.False(t, ok)
-
-			pending := s.Enqueue("billing", []Entry{ent("orders", 0, 9)})
-			require.NoError(t, s.Close())
-			require.NoError(t, pending())
-			require.NoError(t, s.Close())
-			require.ErrorIs(t, s.Commit("billing", []Entry{ent("orders", 0, 10)}), ErrClosed)
-			require.Equal(t, []Entry{ent("orders", 0, 9)}, s.Committed("billing"))
-		})
-	}
-}
-
 // TestEnqueueRejectsEntriesTheFileCannotHold covers entries that would be
 // written but not load back, or load back changed.
 func TestEnqueueRejectsEntriesTheFileCannotHold(t *testing.T) {
@@ -687,7 +239,6 @@ func TestEnqueueRejectsEntriesTheFileCannotHold(t *testing.T) {
 		})
 	}
 }
-
 func TestGroupsSkipsGroupsWithoutOffsets(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
@@ -697,4 +248,103 @@ func TestGroupsSkipsGroupsWithoutOffsets(t *testing.T) {
 	require.NoError(t, s.Commit("nothing", nil))
 	require.Equal(t, []string{"billing"}, s.Groups())
 	require.NotContains(t, string(readOffsets(t, dir)), `"nothing"`)
+}
+
+// TestDeleteThenReopen: deleted groups and partitions stay deleted after a
+// restart, from the journal and, after Close, from offsets.json.
+func TestDeleteThenReopen(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	s, err := Open(Config{Dir: dir})
+	require.NoError(t, err)
+	require.NoError(t, s.Commit("billing", []Entry{ent("orders", 0, 6), ent("orders", 1, 7), ent("audit", 0, 1)}))
+	require.NoError(t, s.Commit("shipping", []Entry{ent("orders", 0, 3)}))
+	require.NoError(t, s.Delete("shipping")())
+	require.NoError(t, s.DeleteOffsets("billing", []Key{{Topic: "orders", Partition: 1}, {Topic: "audit", Partition: 0}})())
+	require.NoError(t, s.Delete("never-committed")())
+
+	want := map[string][]Entry{"billing": {ent("orders", 0, 6)}}
+	require.Equal(t, want, snapshot(s))
+	require.Equal(t, want, reopen(t, dir), "from the journal")
+	require.Equal(t, []string{"billing"}, s.Groups())
+	_, ok := s.Lookup("shipping", "orders", 0)
+	require.False(t, ok)
+	st := s.Stats()
+	require.Equal(t, int64(2), st.Commits)
+	require.Equal(t, int64(3), st.Deletes)
+
+	require.NoError(t, s.Close())
+	require.Equal(t, []string{FileName}, dirNames(t, dir))
+	require.Equal(t, want, reopen(t, dir), "from offsets.json alone")
+	require.NotContains(t, string(readOffsets(t, dir)), "shipping")
+}
+
+// TestDeleteOrderFollowsEnqueue: a delete takes its place among commits
+// where it was enqueued, whichever wait runs first: a commit enqueued
+// before it is deleted, one enqueued after it stays.
+func TestDeleteOrderFollowsEnqueue(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	rec := &recordFS{}
+	gate := newGateFS(rec)
+	s := openStore(t, dir, gate)
+	writesBefore := rec.count()
+	gate.arm(t)
+
+	// The first commit holds the writer in CreateTemp; the rest queue up
+	// behind it and share the next record.
+	waits := []func() error{s.Enqueue("billing", []Entry{ent("orders", 0, 1)})}
+	errs := make(chan error, 5)
+	go func() { errs <- waits[0]() }()
+	waitFor(t, gate.entered, "the first write to start")
+	waits = append(waits,
+		s.Enqueue("billing", []Entry{ent("orders", 1, 2)}),
+		s.Delete("billing"),
+		s.Enqueue("billing", []Entry{ent("orders", 2, 3)}),
+		s.DeleteOffsets("billing", []Key{{Topic: "orders", Partition: 0}}),
+	)
+	for _, wait := range slices.Backward(waits[1:]) {
+		go func() { errs <- wait() }()
+	}
+	gate.open()
+	for range waits {
+		require.NoError(t, waitFor(t, errs, "an op"))
+	}
+	want := []Entry{ent("orders", 2, 3)}
+	require.Equal(t, want, s.Committed("billing"))
+	states := rec.states(t, writesBefore)
+	require.Len(t, states, 2, "the first commit, then one record for the rest")
+	require.Equal(t, []Entry{ent("orders", 0, 1)}, states[0].sorted("billing"))
+	require.Equal(t, want, states[1].sorted("billing"))
+	require.Equal(t, map[string][]Entry{"billing": want}, reopen(t, dir))
+}
+
+// TestExpire: with commit times set by the caller, Expire removes the
+// entries committed at or before the cutoff; commit times survive the
+// journal and offsets.json, and entries without one never expire.
+func TestExpire(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	s, err := Open(Config{Dir: dir})
+	require.NoError(t, err)
+	t0 := time.UnixMilli(1_700_000_000_000)
+	at := func(d time.Duration, e Entry) Entry { e.CommitTimestampMs = t0.Add(d).UnixMilli(); return e }
+	require.NoError(t, s.Commit("billing", []Entry{at(0, ent("orders", 0, 6)), at(time.Minute, ent("orders", 1, 7)), ent("orders", 2, 8)}))
+	require.NoError(t, s.Commit("shipping", []Entry{at(0, ent("orders", 0, 3))}))
+	require.NoError(t, s.Close())
+	require.Contains(t, string(readOffsets(t, dir)), `"commit_timestamp_ms": 1700000060000`)
+
+	s = openStore(t, dir, nil)
+	// Expire orders-0 (committed at t0); a commit of orders-1 enqueued
+	// before the expiry, with a newer time, is not expired by it.
+	waitCommit := s.Enqueue("billing", []Entry{at(2*time.Minute, ent("orders", 1, 9))})
+	waitExpire := s.Expire("billing", t0.Add(90*time.Second))
+	require.NoError(t, waitExpire())
+	require.NoError(t, waitCommit())
+	want := map[string][]Entry{
+		"billing":  {at(2*time.Minute, ent("orders", 1, 9)), ent("orders", 2, 8)},
+		"shipping": {at(0, ent("orders", 0, 3))},
+	}
+	require.Equal(t, want, snapshot(s))
+	require.Equal(t, want, reopen(t, dir))
 }

@@ -3,13 +3,137 @@ package offsets
 import (
 	"fmt"
 	"io"
+	"log/slog"
 	"path/filepath"
+	"runtime"
 	"time"
 
 	"github.com/minibroker/minibroker/internal/atomicfile"
 )
 
-// append writes batch as one record at the end of the active segment and
+// The write loop: one goroutine, started by the first wait and stopped by
+// Close, takes the open batch, makes it durable as one journal record and
+// applies it. Every field it uses beyond mu's is writer-owned (store.go).
+
+// wait returns once b is durable or failed. Nothing is written until
+// someone waits, so ops enqueued together share a record.
+func (s *Store) wait(b *batch) error {
+	select {
+	case <-b.done:
+		return b.err
+	default:
+	}
+	s.writerOnce.Do(func() {
+		s.wake, s.writerStop, s.writerDone = make(chan struct{}, 1), make(chan struct{}), make(chan struct{})
+		go s.writeLoop()
+	})
+	select {
+	case s.wake <- struct{}{}:
+	default: // the writer is awake already
+	}
+	<-b.done
+	return b.err
+}
+
+// writeLoop is the writer goroutine: each time it is woken it writes
+// every open batch, one after the other, until none is left.
+func (s *Store) writeLoop() {
+	defer close(s.writerDone)
+	for {
+		select {
+		case <-s.writerStop:
+			return
+		case <-s.wake:
+		}
+		for {
+			s.gather()
+			s.mu.Lock()
+			for s.writing { // a test or Close holds the writer's role
+				s.idle.Wait()
+			}
+			b := s.open
+			s.open = nil
+			s.writing = b != nil
+			s.mu.Unlock()
+			if b == nil {
+				break
+			}
+			s.writeBatch(b)
+			s.mu.Lock()
+			s.writing = false
+			s.idle.Broadcast()
+			s.mu.Unlock()
+		}
+	}
+}
+
+// stopWriter waits for a batch mid-write, then stops the writer: after
+// Close's last wait nothing can be enqueued, so once the writer is idle it
+// stays idle, and once it stopped the writer-owned fields are the
+// caller's.
+func (s *Store) stopWriter() {
+	s.mu.Lock()
+	for s.writing {
+		s.idle.Wait()
+	}
+	s.mu.Unlock()
+	s.writerOnce.Do(func() {}) // orders us after a start of the writer; no start after this
+	if s.writerStop != nil {
+		close(s.writerStop)
+		<-s.writerDone
+	}
+}
+
+// gather yields the processor while the open batch keeps growing, a few
+// times at most: request goroutines that are already runnable get to add
+// their ops before the batch is taken.
+func (s *Store) gather() {
+	n := -1
+	for range 4 {
+		s.mu.Lock()
+		m := 0
+		if s.open != nil {
+			m = len(s.open.ops)
+		}
+		s.mu.Unlock()
+		if m == n {
+			return
+		}
+		n = m
+		runtime.Gosched()
+	}
+}
+
+// writeBatch makes b durable as one journal record, then applies it and
+// closes b.done. On failure nothing of it is applied and every op in it
+// gets the error. Called by the writer.
+func (s *Store) writeBatch(b *batch) {
+	err := s.append(b.ops)
+	s.mu.Lock()
+	if err == nil {
+		for _, o := range b.ops {
+			s.committed.apply(o)
+			if o.kind == opCommit {
+				s.stats.Commits++
+			} else {
+				s.stats.Deletes++
+			}
+		}
+	} else {
+		s.stats.RefusedCommits += int64(len(b.ops))
+	}
+	s.mu.Unlock()
+	b.err = err
+	close(b.done)
+	if err != nil {
+		s.events.logAs("refused", slog.LevelError, "commits refused: offsets storage failure",
+			"err", err, "commits", len(b.ops))
+		return
+	}
+	s.maybeCompact()
+}
+
+// append writes ops as one record at the end of the active segment and
 // fsyncs it, opening a segment first if there is none. Called by the
 // writer. The cost is one write and one fsync of the record, however many
 // offsets are stored.
@@ -17,7 +141,7 @@ import (
 // Crash safety: a record is acknowledged only after its fsync returned, and
 // the next record is written only after that, so a crash can damage only
 // the last record, which nobody was told is durable; Open cuts it off.
-func (s *Store) append(batch []*pending) error {
+func (s *Store) append(ops []*op) error {
 	if s.broken != nil {
 		return fmt.Errorf("%w: %w", ErrStorage, s.broken)
 	}
@@ -26,7 +150,7 @@ func (s *Store) append(batch []*pending) error {
 			return fmt.Errorf("%w: %w", ErrStorage, err)
 		}
 	}
-	s.buf = appendRecord(s.buf[:0], batch)
+	s.buf = appendRecord(s.buf[:0], ops)
 	if cap(s.buf) > 1<<20 {
 		defer func() { s.buf = nil }() // do not pin one huge batch's buffer
 	}
@@ -66,7 +190,7 @@ type rewinder interface {
 // it had succeeded: its place in the order is the one it was validated
 // in, and no acknowledged commit was ordered after it. If the cut itself
 // fails, the file no longer matches memory, and the store refuses every
-// later commit (ErrStorage) until it is reopened.
+// later op (ErrStorage) until it is reopened.
 func (s *Store) rewind(cause error) error {
 	rw, ok := s.active.(rewinder)
 	if !ok {
@@ -109,7 +233,10 @@ func (s *Store) openSegment() error {
 		_ = s.fs.Remove(path)
 		return fmt.Errorf("%w: %s: %w", atomicfile.ErrDirSync, s.dir, err)
 	}
-	s.active, s.activeSeg, s.created = f, segment{seq: seq, path: path}, true
+	s.active, s.activeSeg = f, segment{seq: seq, path: path}
+	s.mu.Lock()
+	s.stats.Segments++
+	s.mu.Unlock()
 	return nil
 }
 

@@ -49,7 +49,7 @@ type env struct {
 	coord *coordinator.Coordinator
 	cat   *catalog.Catalog
 	clock *clock.Manual // nil with a real clock
-	store *offsets.Store
+	store *offsets.Memory
 	logs  *logRecorder
 }
 

@@ -61,8 +61,10 @@ func (OS) SyncDir(dir string) error {
 // directory already see the new contents.
 var ErrDirSync = errors.New("directory fsync failed")
 
-// TempPattern is the name pattern of temporary files. Loaders ignore files
-// that match it: they are leftovers of a write that did not finish.
+// TempPattern is the name pattern of temporary files: <target>.tmp-*.
+// Loaders never take one for the target: it is the leftover of a write
+// that did not finish, and its owner may remove it once it holds the data
+// directory's lock (offsets.Open does).
 const TempPattern = ".tmp-*"
 
 // Write atomically replaces path with data on fs. On error the target is
