@@ -16,6 +16,7 @@ import (
 	"github.com/minibroker/minibroker/clock"
 	"github.com/minibroker/minibroker/coordinator"
 	"github.com/minibroker/minibroker/internal/catalog"
+	"github.com/minibroker/minibroker/offsets"
 )
 
 // Config configures a Server. Zero fields mean the default.
@@ -41,6 +42,9 @@ type Config struct {
 	// MaxConnections caps the connections served at once; more wait in
 	// the listen backlog. Default DefaultMaxConnections.
 	MaxConnections int
+	// OffsetStats reads the offsets store's counters for GET
+	// /v1/storage. Default: none shown.
+	OffsetStats func() offsets.Stats
 }
 
 // DefaultMaxConnections is Config.MaxConnections's default: a handful of
@@ -79,15 +83,16 @@ const shutdownGrace = 5 * time.Second
 
 // Server is the admin HTTP API. It is safe for concurrent use.
 type Server struct {
-	coord    *coordinator.Coordinator
-	catalog  *catalog.Catalog
-	recorder *Recorder
-	clock    coordinator.Clock
-	manual   *clock.Manual // nil unless the clock is manual
-	logger   *slog.Logger
-	token    string
-	maxConns int
-	handler  http.Handler // the mux behind the guard
+	coord       *coordinator.Coordinator
+	catalog     *catalog.Catalog
+	recorder    *Recorder
+	clock       coordinator.Clock
+	manual      *clock.Manual // nil unless the clock is manual
+	logger      *slog.Logger
+	token       string
+	maxConns    int
+	offsetStats func() offsets.Stats
+	handler     http.Handler // the mux behind the guard
 
 	mu    sync.Mutex
 	bound string // guarded by mu; the host Serve's listener is bound to
@@ -106,6 +111,8 @@ func New(cfg Config) (*Server, error) {
 		logger:   cfg.Logger,
 		token:    cfg.Token,
 		maxConns: cfg.MaxConnections,
+
+		offsetStats: cfg.OffsetStats,
 	}
 	if s.maxConns == 0 {
 		s.maxConns = DefaultMaxConnections
@@ -122,6 +129,7 @@ func New(cfg Config) (*Server, error) {
 	mux.HandleFunc("GET /v1/groups", s.handleGroups)
 	mux.HandleFunc("GET /v1/groups/{group}", s.handleGroup)
 	mux.HandleFunc("GET /v1/events", s.handleEvents)
+	mux.HandleFunc("GET /v1/storage", s.handleStorage)
 	mux.HandleFunc("POST /v1/clock/advance", s.handleAdvance)
 	mux.HandleFunc("POST /v1/expire", s.handleExpire)
 	mux.HandleFunc("POST /v1/groups/{group}/members/{member}/expire", s.handleExpireMember)

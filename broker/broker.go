@@ -31,6 +31,8 @@ import (
 	"github.com/minibroker/minibroker/clock"
 	"github.com/minibroker/minibroker/coordinator"
 	"github.com/minibroker/minibroker/internal/catalog"
+	"github.com/minibroker/minibroker/internal/datadir"
+	"github.com/minibroker/minibroker/offsets"
 	"github.com/minibroker/minibroker/server"
 )
 
@@ -51,6 +53,7 @@ type Broker struct {
 	store   offsetStore
 	coord   *coordinator.Coordinator
 
+	lock      *datadir.Dir // nil in memory; released once stopped
 	cancel    context.CancelFunc
 	stopped   chan struct{} // closed once everything has stopped
 	stopErr   error         // set before stopped is closed
@@ -60,6 +63,7 @@ type Broker struct {
 // offsetStore is what the broker needs of either offsets store.
 type offsetStore interface {
 	coordinator.OffsetStore
+	Stats() offsets.Stats
 	Close() error
 }
 
@@ -84,9 +88,17 @@ func Start(ctx context.Context, cfg Config) (_ *Broker, err error) {
 	}()
 
 	if b.dataDir != "" {
+		// The lock comes before anything in the directory is opened, read
+		// or repaired, and is released only after every store has closed.
 		if err := os.MkdirAll(b.dataDir, 0o755); err != nil {
 			return nil, fmt.Errorf("data dir: %w", err)
 		}
+		lock, err := datadir.Lock(b.dataDir)
+		if err != nil {
+			return nil, err
+		}
+		b.lock = lock
+		cleanup = append(cleanup, lock.Release)
 	}
 	b.clock = clock.System{}
 	expiry := cfg.ExpiryInterval
@@ -108,10 +120,13 @@ func Start(ctx context.Context, cfg Config) (_ *Broker, err error) {
 			return nil, err
 		}
 	}
-	if b.store, err = openOffsets(cfg, recorder); err != nil {
+	if b.store, err = openOffsets(cfg, b.logger, recorder); err != nil {
 		return nil, err
 	}
 	cleanup = append(cleanup, b.store.Close)
+	if recorder != nil {
+		recorder.Metrics().WatchOffsets(b.store.Stats)
+	}
 	coordCfg := coordinator.Config{
 		Clock: b.clock, Store: b.store, Topics: b.catalog, Logger: b.logger,
 		MinSessionTimeout: cfg.MinSessionTimeout, MaxSessionTimeout: cfg.MaxSessionTimeout,
@@ -139,7 +154,7 @@ func Start(ctx context.Context, cfg Config) (_ *Broker, err error) {
 	}
 	var adm *admin.Server
 	if recorder != nil {
-		adm, err = admin.New(admin.Config{Coordinator: b.coord, Catalog: b.catalog, Recorder: recorder, Clock: b.clock, Logger: b.logger, Token: cfg.AdminToken})
+		adm, err = admin.New(admin.Config{Coordinator: b.coord, Catalog: b.catalog, Recorder: recorder, Clock: b.clock, Logger: b.logger, Token: cfg.AdminToken, OffsetStats: b.store.Stats})
 		if err != nil {
 			return nil, err
 		}
@@ -197,6 +212,11 @@ func (b *Broker) serve(ctx context.Context, cfg Config, srv *server.Server, adm 
 		}
 		if err := b.store.Close(); err != nil {
 			all = append(all, fmt.Errorf("flush offsets: %w", err))
+		}
+		if b.lock != nil {
+			if err := b.lock.Release(); err != nil {
+				all = append(all, err)
+			}
 		}
 		b.stopErr = errors.Join(all...)
 		b.logger.Info("minibroker stopped")

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/minibroker/minibroker/coordinator"
 	"github.com/minibroker/minibroker/internal/catalog"
+	"github.com/minibroker/minibroker/internal/datadir"
 	"github.com/minibroker/minibroker/protocol"
 )
 
@@ -281,4 +283,44 @@ func TestPlaintextExposed(t *testing.T) {
 			require.Equal(t, tc.want, plaintextExposed(tc.addr))
 		})
 	}
+}
+
+// TestOneBrokerPerDataDir: a second broker on a data dir in use refuses to
+// start, naming the directory and the holder, and touches nothing; once
+// the first has stopped, the directory is free.
+func TestOneBrokerPerDataDir(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	first, err := Start(t.Context(), Config{DataDir: dir, Topics: map[string]int32{"orders": 4}})
+	require.NoError(t, err)
+	c := dial(t, first)
+	j := join(t, c, "g", "orders")
+	require.Zero(t, commit(t, c, "g", j.MemberID, j.Generation, 1, 5))
+	before := readDir(t, dir)
+
+	second, err := Start(t.Context(), Config{DataDir: dir, Topics: map[string]int32{"invoices": 1}})
+	require.ErrorIs(t, err, datadir.ErrInUse)
+	require.ErrorContains(t, err, dir)
+	require.ErrorContains(t, err, fmt.Sprintf("pid %d", os.Getpid()))
+	require.Nil(t, second)
+	require.Equal(t, before, readDir(t, dir), "the refused broker changed nothing")
+	require.Zero(t, commit(t, c, "g", j.MemberID, j.Generation, 1, 6), "the first broker serves on")
+
+	require.NoError(t, first.Close())
+	again := start(t, Config{DataDir: dir})
+	require.Equal(t, int64(6), fetchOffset(t, dial(t, again), "g", 1))
+}
+
+// readDir returns every file of dir with its contents.
+func readDir(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	for _, e := range entries {
+		data, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		require.NoError(t, err)
+		out[e.Name()] = string(data)
+	}
+	return out
 }

@@ -34,11 +34,11 @@ func openCatalog(cfg Config, logger *slog.Logger) (*catalog.Catalog, error) {
 
 // openOffsets opens the offsets store of the data dir, or one in memory.
 // With the admin API on, the recorder times the journal's fsyncs.
-func openOffsets(cfg Config, recorder *admin.Recorder) (offsetStore, error) {
+func openOffsets(cfg Config, logger *slog.Logger, recorder *admin.Recorder) (offsetStore, error) {
 	if cfg.DataDir == "" {
 		return offsets.NewMemory(), nil
 	}
-	storeCfg := offsets.Config{Dir: cfg.DataDir, FS: cfg.OffsetsFS}
+	storeCfg := offsets.Config{Dir: cfg.DataDir, FS: cfg.OffsetsFS, Logger: logger}
 	if recorder != nil {
 		storeCfg.ObserveSync = recorder.Metrics().ObserveFsync
 	}

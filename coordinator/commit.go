@@ -101,7 +101,7 @@ func (c *Coordinator) enqueueDirectCommit(group string, entries []offsets.Entry)
 	if err := c.admitGroup(group); err != nil {
 		return nil, err
 	}
-	return c.store.Enqueue(group, entries), nil
+	return c.store.Enqueue(group, c.stamp(entries)), nil
 }
 
 // enqueue validates entries and fixes their place in the store's order.
@@ -115,7 +115,20 @@ func (c *Coordinator) enqueue(group string, entries []offsets.Entry) (func() err
 	if len(entries) == 0 {
 		return func() error { return nil }, nil
 	}
-	return c.store.Enqueue(group, entries), nil
+	return c.store.Enqueue(group, c.stamp(entries)), nil
+}
+
+// stamp sets each entry's commit time to now, as Kafka records an
+// offset's commit timestamp: what offsets retention measures from. The
+// caller's slice is not changed.
+func (c *Coordinator) stamp(entries []offsets.Entry) []offsets.Entry {
+	now := c.clock.Now().UnixMilli()
+	out := make([]offsets.Entry, len(entries))
+	for i, e := range entries {
+		e.CommitTimestampMs = now
+		out[i] = e
+	}
+	return out
 }
 
 // validateEntries applies the offsets package's rules with the configured

@@ -290,3 +290,22 @@ func TestCommitMetadataThatIsNotUTF8IsRejected(t *testing.T) {
 	require.ErrorIs(t, err, offsets.ErrInvalidEntry)
 	require.Empty(t, f.c.Committed("g"))
 }
+
+// TestCommitRecordsTheCommitTime: each stored offset carries the clock's
+// reading when it was committed (Kafka's commit timestamp), which offsets
+// retention measures from; the caller's entries are not changed.
+func TestCommitRecordsTheCommitTime(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	res := f.join("g", "a", "orders")
+	_, err := f.clock.Advance(1234 * time.Millisecond)
+	require.NoError(t, err)
+	mine := entries("orders-1")
+	require.NoError(t, f.c.Commit("g", "a", res.Generation, mine))
+	require.Zero(t, mine[0].CommitTimestampMs)
+	_, err = f.clock.Advance(time.Second)
+	require.NoError(t, err)
+	require.NoError(t, f.c.CommitDirect("manual", entries("orders-2")))
+	require.Equal(t, int64(1234), f.c.Committed("g")[0].CommitTimestampMs)
+	require.Equal(t, int64(2234), f.c.Committed("manual")[0].CommitTimestampMs)
+}

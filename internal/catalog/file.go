@@ -6,13 +6,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
-	"os"
 	"path/filepath"
-	"syscall"
 
 	"github.com/minibroker/minibroker/internal/atomicfile"
+	"github.com/minibroker/minibroker/internal/datadir"
 )
 
 // fileVersion is the version this package writes; version 1 (no ids) is
@@ -38,7 +36,7 @@ type fileTopic struct {
 // load reads the catalog. upgrade is true for a version 1 file, whose
 // topics have no ids yet. A missing file is an empty catalog.
 func (f *file) load() (topics []Topic, upgrade bool, err error) {
-	data, err := readRegular(f.path)
+	data, err := datadir.ReadFile(f.path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, false, nil
 	}
@@ -177,25 +175,4 @@ func decodeID(s string) (ID, error) {
 		return id, errors.New("topic id is zero")
 	}
 	return id, nil
-}
-
-// readRegular reads path without following a symlink and without blocking
-// on a FIFO: anything but a regular file is an error naming it.
-func readRegular(path string) ([]byte, error) {
-	fd, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
-	if err != nil {
-		if errors.Is(err, syscall.ELOOP) {
-			return nil, fmt.Errorf("%s is a symbolic link; refusing to follow it", path)
-		}
-		return nil, err
-	}
-	defer fd.Close()
-	fi, err := fd.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s is not a regular file (%s)", path, fi.Mode().Type())
-	}
-	return io.ReadAll(fd)
 }
