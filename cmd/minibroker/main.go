@@ -1,7 +1,8 @@
 // Command minibroker runs the broker and the chapter's labs.
 //
 //	minibroker serve [flags]                  serve the Kafka protocol
-//	minibroker lab rebalance|fencing|expiry   the chapter's experiments over a real socket
+//	minibroker lab NAME [--broker ADDR]       the chapter's experiments over a real socket
+//	minibroker offsets [--data-dir DIR]       the committed offsets a data dir holds now
 package main
 
 import (
@@ -14,8 +15,9 @@ import (
 )
 
 const usage = `usage:
-  minibroker serve [flags]                  serve the Kafka group protocol
-  minibroker lab rebalance|fencing|expiry   run one of the chapter's labs
+  minibroker serve [flags]                  serve the Kafka protocol
+  minibroker lab NAME [--broker ADDR]       run one of the chapter's labs
+  minibroker offsets [--data-dir DIR]       print the committed offsets a data dir holds now
 
 Run "minibroker serve -h" for the serve flags. The comparison with kfake
 is a program of its own: go run ./cmd/minicompare.
@@ -43,6 +45,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return serve(ctx, args[1:], stderr)
 	case "lab":
 		return lab(ctx, args[1:], stdout, stderr)
+	case "offsets":
+		return offsetsCmd(args[1:], stdout, stderr)
 	case "compare":
 		fmt.Fprintln(stderr, "minibroker compare: the comparison with kfake is a program of its own, so that minibroker does not link kfake: go run ./cmd/minicompare [--broker ADDR]")
 		return 2

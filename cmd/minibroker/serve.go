@@ -77,7 +77,9 @@ func (t topicFlags) Set(v string) error {
 func parseServeFlags(args []string, stderr io.Writer) (*serveFlags, error) {
 	f := &serveFlags{topics: topicFlags{}}
 	fs := flag.NewFlagSet("minibroker serve", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	// A mistake gets one line (serve prints it); only -h prints the list.
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
 	fs.StringVar(&f.listen, "listen", "127.0.0.1:9092", "`ADDR` to listen on")
 	fs.StringVar(&f.advertise, "advertise", "", "`HOST:PORT` that Metadata and FindCoordinator return (default: the bound address)")
 	fs.StringVar(&f.dataDir, "data-dir", "./minibroker-data", "`DIR` for offsets.json and topics.json")
@@ -101,6 +103,11 @@ func parseServeFlags(args []string, stderr io.Writer) (*serveFlags, error) {
 	fs.StringVar(&f.tlsKey, "tls-key", "", "`FILE` with the PEM private key of --tls-cert")
 	fs.StringVar(&f.tlsClientCA, "tls-client-ca", "", "`FILE` with PEM CA certificates; clients must present a certificate they signed (needs --tls-cert)")
 	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintln(stderr, "usage: minibroker serve [flags]")
+			fs.SetOutput(stderr)
+			fs.PrintDefaults()
+		}
 		return nil, err
 	}
 	if fs.NArg() > 0 {
@@ -186,7 +193,7 @@ func serve(ctx context.Context, args []string, stderr io.Writer) int {
 		return 0
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "minibroker serve: %v\n", err)
+		fmt.Fprintf(stderr, "minibroker serve: %v (minibroker serve -h lists the flags)\n", err)
 		return 2
 	}
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: f.logLevel}))
