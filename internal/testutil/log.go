@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"maps"
 	"slices"
 	"sync"
 )
@@ -112,11 +113,17 @@ func (h *LogRecorder) WithGroup(name string) slog.Handler {
 	return &next
 }
 
-// Records returns a copy of every record so far, in the order logged.
+// Records returns a copy of every record so far, in the order logged;
+// the caller may change it.
 func (h *LogRecorder) Records() []Record {
 	h.shared.mu.Lock()
 	defer h.shared.mu.Unlock()
-	return slices.Clone(h.shared.records)
+	out := make([]Record, len(h.shared.records))
+	for i, r := range h.shared.records {
+		r.Attrs = maps.Clone(r.Attrs)
+		out[i] = r
+	}
+	return out
 }
 
 // Find returns the records whose message is msg.
