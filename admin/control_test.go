@@ -7,8 +7,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/minibroker/minibroker/internal/testutil"
 	"github.com/stretchr/testify/require"
+
+	"github.com/minibroker/minibroker/internal/testutil"
 )
 
 func TestAdvance(t *testing.T) {

@@ -11,12 +11,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/minibroker/minibroker/internal/testutil"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kbin"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/minibroker/minibroker/internal/testutil"
 )
 
 func heartbeatRequest(version int16, group, member string, generation int32) *kmsg.HeartbeatRequest {

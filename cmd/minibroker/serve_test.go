@@ -400,7 +400,9 @@ func TestServeShutdownUnderLoad(t *testing.T) {
 	// Let the storm run until every client has had commits acknowledged
 	// and 20 per client have been in all.
 	deadline := time.Now().Add(10 * time.Second)
-	for {
+	poll := time.NewTicker(time.Millisecond)
+	defer poll.Stop()
+	for ; ; <-poll.C {
 		total, idle := int64(0), 0
 		for p := range clients {
 			n := acked[p].Load()
@@ -413,7 +415,6 @@ func TestServeShutdownUnderLoad(t *testing.T) {
 			break
 		}
 		require.True(t, time.Now().Before(deadline), "only %d commits acknowledged, %d clients none", total, idle)
-		time.Sleep(time.Millisecond)
 	}
 	start := time.Now()
 	cancel()
