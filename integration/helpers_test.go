@@ -63,12 +63,7 @@ func startBroker(t *testing.T, adjust ...func(*broker.Config)) *testBroker {
 	return &testBroker{Broker: b, Logs: logs}
 }
 
-// host and port split the broker's address.
-func (b *testBroker) host() string {
-	h, _, _ := net.SplitHostPort(b.Addr())
-	return h
-}
-
+// port is the port of the broker's address.
 func (b *testBroker) port(t *testing.T) int32 {
 	t.Helper()
 	_, p, err := net.SplitHostPort(b.Addr())
