@@ -1,10 +1,11 @@
 package integration_test
 
 // Helpers for the kgo, kadm and admin tests: the package's one broker
-// starter, kgo group members that record what their callbacks report, a dialer
-// that can cut a client off the network (a crash, as the broker sees it), and
-// polling with deadlines. Names carry a kgo prefix so they never clash with
-// the wire tests' helpers in helpers_test.go.
+// starter (startBroker, as package integration has its own), kgo group
+// members that record what their callbacks report, a dialer that can cut a
+// client off the network (a crash, as the broker sees it), and polling
+// with deadlines. The kgo helpers carry a kgo prefix so they never clash
+// with the wire tests' helpers in helpers_test.go.
 
 import (
 	"context"
