@@ -2,8 +2,8 @@ package integration
 
 // Helpers for the hostile_*, crash_* and tls_* tests: "minibroker serve"
 // run as a process (built once per test binary), which a test can kill.
-// In-process brokers with adjusted limits or file systems come from
-// startBroker's Store, Coord and Server options.
+// In-process brokers with adjusted limits or a faulty file system come
+// from startBroker, whose adjust functions set broker.Config's fields.
 
 import (
 	"bufio"
