@@ -1,12 +1,15 @@
 package admin
 
 import (
+	"log/slog"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/minibroker/minibroker/internal/testutil"
 )
 
 func TestAdvance(t *testing.T) {
@@ -56,9 +59,9 @@ func TestAdvanceAccumulatesAndLogs(t *testing.T) {
 		require.Equal(t, http.StatusOK, code)
 	}
 	require.Equal(t, int64(750), f.clock.Now().UnixMilli())
-	logs := f.logs.records(t, "clock advanced")
+	logs := f.logs.Find("clock advanced")
 	require.Len(t, logs, 3)
-	require.Equal(t, map[string]any{"level": "INFO", "msg": "clock advanced", "by": float64(250 * time.Millisecond), "now_ms": float64(750)}, logs[2])
+	require.Equal(t, testutil.Record{Level: slog.LevelInfo, Message: "clock advanced", Attrs: map[string]string{"by": "250ms", "now_ms": "750"}}, logs[2])
 }
 
 func TestAdvanceWithRealClock(t *testing.T) {
@@ -100,10 +103,10 @@ func TestExpireExercise3(t *testing.T) {
 	code, body = f.do(t, "GET", "/v1/groups/ex3", "")
 	require.Equal(t, http.StatusOK, code)
 	require.Contains(t, body, `"state":"Empty","generation":3,`)
-	require.Equal(t, []map[string]any{
-		{"level": "INFO", "msg": "member expired", "group": "ex3", "member": "m1"},
-		{"level": "INFO", "msg": "member expired", "group": "ex3", "member": "m2"},
-	}, f.logs.records(t, "member expired"))
+	require.Equal(t, []testutil.Record{
+		{Level: slog.LevelInfo, Message: "member expired", Attrs: map[string]string{"group": "ex3", "member": "m1"}},
+		{Level: slog.LevelInfo, Message: "member expired", Attrs: map[string]string{"group": "ex3", "member": "m2"}},
+	}, f.logs.Find("member expired"))
 }
 
 // TestExpireMemberControl: the page's "expire" button ends one live

@@ -3,12 +3,10 @@ package admin
 import (
 	"bytes"
 	"encoding/json"
-	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -20,11 +18,12 @@ import (
 	"github.com/minibroker/minibroker/clock"
 	"github.com/minibroker/minibroker/coordinator"
 	"github.com/minibroker/minibroker/internal/catalog"
+	"github.com/minibroker/minibroker/internal/testutil"
 	"github.com/minibroker/minibroker/offsets"
 )
 
 // fixture is an admin Server over an in-process coordinator on a manual
-// clock at Unix time 0, with its log captured as JSON.
+// clock at Unix time 0, with its log recorded.
 type fixture struct {
 	clock   *clock.Manual
 	coord   *coordinator.Coordinator
@@ -32,7 +31,7 @@ type fixture struct {
 	rec     *Recorder
 	srv     *Server
 	store   *offsets.Memory
-	logs    *syncBuffer
+	logs    *testutil.LogRecorder
 }
 
 // fixtureOptions changes newFixture's defaults.
@@ -46,8 +45,8 @@ func newFixture(t *testing.T) *fixture { return newFixtureWith(t, fixtureOptions
 
 func newFixtureWith(t *testing.T, opts fixtureOptions) *fixture {
 	t.Helper()
-	f := &fixture{clock: clock.NewManual(time.UnixMilli(0)), store: offsets.NewMemory(), logs: &syncBuffer{}}
-	logger := slog.New(slog.NewJSONHandler(f.logs, nil))
+	f := &fixture{clock: clock.NewManual(time.UnixMilli(0)), store: offsets.NewMemory(), logs: testutil.NewLogRecorder(t.Output(), slog.LevelWarn)}
+	logger := f.logs.Logger()
 	var clk coordinator.Clock = f.clock
 	if opts.realClock {
 		clk = nil
@@ -148,41 +147,6 @@ func value(fams map[string]*dto.MetricFamily, name string, labels ...string) flo
 		return m.GetCounter().GetValue()
 	default:
 		return m.GetGauge().GetValue()
-	}
-}
-
-// syncBuffer is a bytes.Buffer safe for the logger's concurrent writes.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-// records returns the JSON log records whose msg is msg, each with the
-// time and level removed.
-func (b *syncBuffer) records(t *testing.T, msg string) []map[string]any {
-	t.Helper()
-	b.mu.Lock()
-	data := b.buf.String()
-	b.mu.Unlock()
-	var out []map[string]any
-	dec := json.NewDecoder(strings.NewReader(data))
-	for {
-		var rec map[string]any
-		if err := dec.Decode(&rec); err == io.EOF {
-			return out
-		} else if err != nil {
-			t.Fatalf("log is not JSON lines: %v", err)
-		}
-		if rec["msg"] == msg {
-			delete(rec, "time")
-			out = append(out, rec)
-		}
 	}
 }
 

@@ -101,7 +101,7 @@ func TestCommitCheckOrder(t *testing.T) {
 func TestCommitDoesNotRenewSession(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
-	f.joinSession("g", "a", 100*defaultMilli, "orders")
+	f.joinSession("g", "a", 100*time.Millisecond, "orders")
 	f.advance(90)
 	require.NoError(t, f.commit("g", "a", 1, "orders-0"))
 	f.advance(11)

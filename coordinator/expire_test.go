@@ -2,6 +2,7 @@ package coordinator
 
 import (
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -12,8 +13,8 @@ import (
 func TestExercise3ExpiryIsStrict(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
-	f.joinSession("g", "member-1", 100*defaultMilli, "orders")
-	f.joinSession("g", "member-2", 100*defaultMilli, "orders")
+	f.joinSession("g", "member-1", 100*time.Millisecond, "orders")
+	f.joinSession("g", "member-2", 100*time.Millisecond, "orders")
 
 	f.advance(100)
 	require.Empty(t, f.c.Expire())
@@ -33,10 +34,10 @@ func TestExercise3ExpiryIsStrict(t *testing.T) {
 func TestExpireSortsAcrossGroupsAndRebalancesOnlyLosers(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
-	f.joinSession("zeta", "z", 50*defaultMilli, "orders")
-	f.joinSession("alpha", "b", 50*defaultMilli, "orders")
-	f.joinSession("alpha", "a", 50*defaultMilli, "orders")
-	f.joinSession("keep", "k", 500*defaultMilli, "orders")
+	f.joinSession("zeta", "z", 50*time.Millisecond, "orders")
+	f.joinSession("alpha", "b", 50*time.Millisecond, "orders")
+	f.joinSession("alpha", "a", 50*time.Millisecond, "orders")
+	f.joinSession("keep", "k", 500*time.Millisecond, "orders")
 	f.advance(51)
 	require.Equal(t, []Expired{
 		{Group: "alpha", MemberID: "a"},
@@ -52,7 +53,7 @@ func TestExpireSortsAcrossGroupsAndRebalancesOnlyLosers(t *testing.T) {
 func TestNothingExpiresOutsideTheExpiryStep(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
-	f.joinSession("g", "a", 100*defaultMilli, "orders")
+	f.joinSession("g", "a", 100*time.Millisecond, "orders")
 	f.advance(1000)
 	gen, parts, err := f.c.Assignment("g", "a")
 	require.NoError(t, err, "the lapsed member is still a member until Expire runs")
@@ -71,10 +72,10 @@ func TestNothingExpiresOutsideTheExpiryStep(t *testing.T) {
 func TestExpireSkipsScansUntilTheEarliestDeadline(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
-	f.joinSession("g", "slow", 1000*defaultMilli, "orders")
+	f.joinSession("g", "slow", 1000*time.Millisecond, "orders")
 	require.Empty(t, f.c.Expire()) // floor: 1000 ms
 	f.advance(10)
-	f.joinSession("g", "fast", 50*defaultMilli, "orders") // deadline 60 ms, below the floor
+	f.joinSession("g", "fast", 50*time.Millisecond, "orders") // deadline 60 ms, below the floor
 	f.advance(51)
 	require.Equal(t, []Expired{{Group: "g", MemberID: "fast"}}, f.c.Expire())
 

@@ -2,6 +2,7 @@ package coordinator
 
 import (
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -39,8 +40,8 @@ func TestHeartbeatCheckOrder(t *testing.T) {
 func TestHeartbeatRenewsLease(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
-	f.joinSession("g", "a", 100*defaultMilli, "orders")
-	f.joinSession("g", "b", 100*defaultMilli, "orders")
+	f.joinSession("g", "a", 100*time.Millisecond, "orders")
+	f.joinSession("g", "b", 100*time.Millisecond, "orders")
 	f.advance(60)
 	require.NoError(t, f.c.Heartbeat("g", "a", 2))
 	f.advance(60) // 120 ms: b's deadline (100) passed, a's (160) not
@@ -55,7 +56,7 @@ func TestHeartbeatRenewsLease(t *testing.T) {
 func TestHeartbeatNeverExpiresAnyone(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
-	f.joinSession("g", "a", 100*defaultMilli, "orders")
+	f.joinSession("g", "a", 100*time.Millisecond, "orders")
 	f.advance(500)
 	require.NoError(t, f.c.Heartbeat("g", "a", 1), "a lapsed lease is only acted on by Expire")
 	f.advance(50)

@@ -17,9 +17,6 @@ import (
 // defaultSession is the session timeout of fixture joins that name none.
 const defaultSession = 10 * time.Second
 
-// defaultMilli scales the short sessions of expiry scenarios.
-const defaultMilli = time.Millisecond
-
 // fixture is one coordinator on a manual clock that starts at Unix 0, with
 // an in-memory store, and the chapter's orders(4) and payments(1) topics
 // unless told otherwise.

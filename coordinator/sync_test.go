@@ -2,6 +2,7 @@ package coordinator
 
 import (
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -26,7 +27,7 @@ func TestAssignmentRefresh(t *testing.T) {
 func TestAssignmentRefreshDoesNotRenewSession(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
-	f.joinSession("g", "a", 100*defaultMilli, "orders")
+	f.joinSession("g", "a", 100*time.Millisecond, "orders")
 	f.advance(100)
 	_, _, err := f.c.Assignment("g", "a")
 	require.NoError(t, err)

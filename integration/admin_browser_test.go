@@ -13,6 +13,9 @@ import (
 	"context"
 	"image/png"
 	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -89,20 +92,24 @@ func TestAdminBrowserShowsNewGeneration(t *testing.T) {
 	second := make(chan struct{}) // closed at the page's second poll
 	joined := make(chan struct{}) // closed once beta has joined
 	var polls atomic.Int32
-	b := startAdminBroker(t, adminBrokerOptions{Wrap: func(h http.Handler) http.Handler {
-		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if r.Method == "GET" && r.URL.Path == "/v1/groups" && polls.Add(1) == 2 {
-				close(second)
-				select { // answer this poll only after the join
-				case <-joined:
-				case <-time.After(adminWait):
-				}
+	b := startBroker(t, adminConfig())
+	// The browser loads the page through a reverse proxy in front of the
+	// admin API, which counts the page's polls of /v1/groups and holds
+	// the second one until beta has joined.
+	proxy := httputil.NewSingleHostReverseProxy(&url.URL{Scheme: "http", Host: b.AdminAddr()})
+	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == "GET" && r.URL.Path == "/v1/groups" && polls.Add(1) == 2 {
+			close(second)
+			select { // answer this poll only after the join
+			case <-joined:
+			case <-time.After(adminWait):
 			}
-			h.ServeHTTP(w, r)
-		})
-	}})
-	alpha := adminDial(t, b.Kafka, "alpha")
-	beta := adminDial(t, b.Kafka, "beta")
+		}
+		proxy.ServeHTTP(w, r)
+	}))
+	t.Cleanup(front.Close)
+	alpha := adminDial(t, b.Addr(), "alpha")
+	beta := adminDial(t, b.Addr(), "beta")
 	a := adminJoin(t, alpha, "live", "", 30*time.Second, "orders")
 	require.Equal(t, int32(1), a.Generation)
 
@@ -110,22 +117,22 @@ func TestAdminBrowserShowsNewGeneration(t *testing.T) {
 	go func() {
 		defer close(dom)
 		// 4 s of the page's virtual time: eight polls.
-		dom <- adminChromium(t, "--virtual-time-budget=4000", "--dump-dom", b.HTTP+"/")
+		dom <- adminChromium(t, "--virtual-time-budget=4000", "--dump-dom", front.URL+"/")
 	}()
 	select {
 	case <-second:
-	case page, ok := <-dom:
-		t.Fatalf("the page did not poll twice (chromium ok=%v):\n%s", ok, adminTail(page, 4000))
+	case html, ok := <-dom:
+		t.Fatalf("the page did not poll twice (chromium ok=%v):\n%s", ok, adminTail(html, 4000))
 	case <-time.After(adminChromiumTimeout):
 		t.Fatal("the page did not poll twice")
 	}
-	_, err := b.Clock.Advance(300 * time.Millisecond)
+	_, err := b.Advance(300 * time.Millisecond)
 	require.NoError(t, err)
 	bm := adminJoin(t, beta, "live", "", 30*time.Second, "orders", "payments")
 	require.Equal(t, int32(2), bm.Generation)
 	close(joined)
 
-	page, ok := <-dom
+	html, ok := <-dom
 	require.True(t, ok, "chromium failed")
 	for _, want := range []string{
 		`data-group="live" data-state="Stable" data-generation="2"`,
@@ -137,7 +144,7 @@ func TestAdminBrowserShowsNewGeneration(t *testing.T) {
 		`data-partition="payments-1" data-owner="beta-000002"`,
 		`id="status" class="ok"`,
 	} {
-		require.Contains(t, page, want, "page after the join:\n%s", adminTail(page, 6000))
+		require.Contains(t, html, want, "page after the join:\n%s", adminTail(html, 6000))
 	}
 	require.Greater(t, polls.Load(), int32(2), "the page went on polling after the join")
 
@@ -148,9 +155,9 @@ func TestAdminBrowserShowsNewGeneration(t *testing.T) {
 // the scene, then takes a 1280x800 screenshot and checks it is a PNG of
 // that size. With MINIBROKER_UPDATE_SCREENSHOT=1 it becomes
 // docs/admin.png.
-func adminScreenshot(t *testing.T, b *adminBroker, ac, bc *protocol.Client, a, bm string) {
+func adminScreenshot(t *testing.T, b *testBroker, ac, bc *protocol.Client, a, bm string) {
 	t.Helper()
-	_, err := b.Clock.Advance(1250 * time.Millisecond)
+	_, err := b.Advance(1250 * time.Millisecond)
 	require.NoError(t, err)
 	require.Equal(t, kerr.IllegalGeneration.Code, adminHeartbeat(t, ac, "live", a, 1))
 	require.Equal(t, kerr.IllegalGeneration.Code, adminCommit(t, ac, "live", a, 1, "orders", 0, 12))
@@ -159,14 +166,14 @@ func adminScreenshot(t *testing.T, b *adminBroker, ac, bc *protocol.Client, a, b
 	require.Zero(t, adminCommit(t, bc, "live", bm, 2, "orders", 1, 40))
 	require.Zero(t, adminCommit(t, bc, "live", bm, 2, "payments", 0, 7))
 	require.Zero(t, adminHeartbeat(t, bc, "live", bm, 2))
-	gamma := adminDial(t, b.Kafka, "gamma")
+	gamma := adminDial(t, b.Addr(), "gamma")
 	g := adminJoin(t, gamma, "reports", "", 10*time.Second, "payments")
-	_, err = b.Clock.Advance(400 * time.Millisecond)
+	_, err = b.Advance(400 * time.Millisecond)
 	require.NoError(t, err)
 	require.Equal(t, kerr.UnknownMemberID.Code, adminHeartbeat(t, gamma, "reports", "gamma-000099", g.Generation))
 
 	shot := filepath.Join(t.TempDir(), "admin.png")
-	adminChromium(t, "--virtual-time-budget=1500", "--window-size=1280,800", "--screenshot="+shot, b.HTTP+"/")
+	adminChromium(t, "--virtual-time-budget=1500", "--window-size=1280,800", "--screenshot="+shot, b.adminURL()+"/")
 	data, err := os.ReadFile(shot)
 	require.NoError(t, err)
 	cfg, err := png.DecodeConfig(bytes.NewReader(data))

@@ -7,6 +7,7 @@ package integration_test
 import (
 	"bytes"
 	"encoding/json"
+	"log/slog"
 	"net/http"
 	"strings"
 	"testing"
@@ -14,6 +15,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kerr"
+
+	"github.com/minibroker/minibroker/internal/testutil"
 )
 
 // TestAdminFencingOverTheWire: two members join over the wire, the first
@@ -22,16 +25,16 @@ import (
 // metrics all tell the same story.
 func TestAdminFencingOverTheWire(t *testing.T) {
 	t.Parallel()
-	b := startAdminBroker(t, adminBrokerOptions{})
-	alpha := adminDial(t, b.Kafka, "alpha")
-	beta := adminDial(t, b.Kafka, "beta")
+	b := startBroker(t, adminConfig())
+	alpha := adminDial(t, b.Addr(), "alpha")
+	beta := adminDial(t, b.Addr(), "beta")
 	a := adminJoin(t, alpha, "g", "", 30*time.Second, "orders") // alpha-000001, generation 1
 	bm := adminJoin(t, beta, "g", "", 30*time.Second, "orders") // beta-000002, generation 2
 	require.Equal(t, "alpha-000001", a.MemberID)
 	require.Equal(t, "beta-000002", bm.MemberID)
 	require.Equal(t, int32(2), bm.Generation)
 
-	_, err := b.Clock.Advance(10 * time.Millisecond)
+	_, err := b.Advance(10 * time.Millisecond)
 	require.NoError(t, err)
 	require.Equal(t, kerr.IllegalGeneration.Code, adminHeartbeat(t, alpha, "g", a.MemberID, 1))
 	require.Equal(t, kerr.IllegalGeneration.Code, adminCommit(t, alpha, "g", a.MemberID, 1, "orders", 0, 7))
@@ -40,32 +43,34 @@ func TestAdminFencingOverTheWire(t *testing.T) {
 	require.Zero(t, adminHeartbeat(t, beta, "g", bm.MemberID, 2))
 
 	t.Run("logs", func(t *testing.T) {
-		require.Equal(t, []map[string]any{
-			{"level": "INFO", "msg": "rebalance complete", "group": "g", "generation": 1.0, "state": "Stable",
-				"members": []any{"alpha-000001"}, "assignment": []any{"alpha-000001: orders-0, orders-1, orders-2, orders-3"}},
-			{"level": "INFO", "msg": "rebalance complete", "group": "g", "generation": 2.0, "state": "Stable",
-				"members":    []any{"alpha-000001", "beta-000002"},
-				"assignment": []any{"alpha-000001: orders-0, orders-2", "beta-000002: orders-1, orders-3"}},
-		}, b.Logs.records(t, "rebalance complete"))
+		rebalance := func(generation, members, assignment string) testutil.Record {
+			return testutil.Record{Level: slog.LevelInfo, Message: "rebalance complete", Attrs: map[string]string{
+				"group": "g", "generation": generation, "reason": "join", "state": "Stable",
+				"members": members, "assignment": assignment}}
+		}
+		require.Equal(t, []testutil.Record{
+			rebalance("1", "[alpha-000001]", "[alpha-000001: orders-0, orders-1, orders-2, orders-3]"),
+			rebalance("2", "[alpha-000001 beta-000002]", "[alpha-000001: orders-0, orders-2 beta-000002: orders-1, orders-3]"),
+		}, b.Logs.Find("rebalance complete"))
 
-		fenced := b.Logs.records(t, "fencing rejection")
+		fenced := b.Logs.Find("fencing rejection")
 		for _, rec := range fenced {
-			require.True(t, strings.HasPrefix(rec["remote"].(string), "127.0.0.1:"), "logged per connection")
-			delete(rec, "remote")
+			require.True(t, strings.HasPrefix(rec.Attrs["remote"], "127.0.0.1:"), "logged per connection")
+			delete(rec.Attrs, "remote")
 		}
-		fence := func(api string, gen float64, code string) map[string]any {
-			return map[string]any{"level": "INFO", "msg": "fencing rejection", "group": "g", "member": "alpha-000001",
-				"api": api, "generation": gen, "code": code}
+		fence := func(api, generation, code string) testutil.Record {
+			return testutil.Record{Level: slog.LevelInfo, Message: "fencing rejection", Attrs: map[string]string{
+				"group": "g", "member": "alpha-000001", "api": api, "generation": generation, "code": code}}
 		}
-		require.Equal(t, []map[string]any{
-			fence("Heartbeat", 1, "ILLEGAL_GENERATION"),
-			fence("OffsetCommit", 1, "ILLEGAL_GENERATION"),
-			fence("OffsetCommit", 2, "REBALANCE_IN_PROGRESS"),
+		require.Equal(t, []testutil.Record{
+			fence("Heartbeat", "1", "ILLEGAL_GENERATION"),
+			fence("OffsetCommit", "1", "ILLEGAL_GENERATION"),
+			fence("OffsetCommit", "2", "REBALANCE_IN_PROGRESS"),
 		}, fenced)
 	})
 
 	t.Run("events", func(t *testing.T) {
-		code, body := adminHTTP(t, "GET", b.HTTP+"/v1/events", "")
+		code, body := adminHTTP(t, "GET", b.adminURL()+"/v1/events", "")
 		require.Equal(t, http.StatusOK, code)
 		var want bytes.Buffer
 		require.NoError(t, json.Compact(&want, []byte(`{"rebalances":[
@@ -100,7 +105,7 @@ func TestAdminFencingOverTheWire(t *testing.T) {
 				Offset    int64  `json:"offset"`
 			} `json:"committed"`
 		}
-		adminGetJSON(t, b.HTTP+"/v1/groups/g", &g)
+		adminGetJSON(t, b.adminURL()+"/v1/groups/g", &g)
 		require.Equal(t, "Stable", g.State)
 		require.Equal(t, int32(2), g.Generation)
 		require.Len(t, g.Members, 2)
@@ -113,7 +118,7 @@ func TestAdminFencingOverTheWire(t *testing.T) {
 	})
 
 	t.Run("metrics", func(t *testing.T) {
-		fams := adminScrape(t, b.HTTP)
+		fams := adminScrape(t, b.adminURL())
 		for name := range fams {
 			require.True(t, strings.HasPrefix(name, "minibroker_"), name)
 		}
@@ -146,7 +151,7 @@ func TestAdminFencingOverTheWire(t *testing.T) {
 
 		alpha.Close()
 		adminEventually(t, func() bool {
-			return adminMetric(adminScrape(t, b.HTTP), "minibroker_connections") == 1
+			return adminMetric(adminScrape(t, b.adminURL()), "minibroker_connections") == 1
 		}, "the closed connection is no longer counted")
 	})
 }

@@ -216,7 +216,7 @@ func TestAdminExercise3OverHTTP(t *testing.T) {
 
 	// The log tells the same story, and SIGTERM stops it cleanly.
 	b.waitFor(t, `msg="member expired" group=exercise3 member=exercise-000002`)
-	b.waitFor(t, `msg="rebalance complete" group=exercise3 generation=3 state=Empty`)
+	b.waitFor(t, `msg="rebalance complete" group=exercise3 generation=3 reason=expiry state=Empty`)
 	require.NoError(t, b.cmd.Process.Signal(syscall.SIGTERM))
 	b.waitFor(t, `msg="minibroker stopped"`)
 	for range b.lines { // read stderr to its end before Wait closes it

@@ -1,22 +1,15 @@
 package integration_test
 
-// Helpers for the admin API tests: an in-process broker with the admin
-// server wired as cmd/minibroker wires it (server.Observer,
-// coordinator.Config.OnRebalance) and served over HTTP on a loopback port,
-// its log captured as JSON, raw kmsg members, and HTTP calls. Names carry
-// an admin prefix so they never clash with the other tests' helpers.
+// Helpers for the admin API tests: the configuration of a broker with the
+// admin API on a loopback port, raw kmsg members, and HTTP calls. Names
+// carry an admin prefix so they never clash with the other tests' helpers.
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"io"
-	"log/slog"
-	"net"
 	"net/http"
-	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -26,83 +19,26 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/minibroker/minibroker/admin"
-	"github.com/minibroker/minibroker/clock"
-	"github.com/minibroker/minibroker/coordinator"
-	"github.com/minibroker/minibroker/offsets"
+	"github.com/minibroker/minibroker/broker"
 	"github.com/minibroker/minibroker/protocol"
-	"github.com/minibroker/minibroker/server"
 )
 
 // adminWait bounds every network wait and poll of the admin tests.
 const adminWait = 10 * time.Second
 
-// adminBroker is an in-process broker on a manual clock (Unix 0) with the
-// admin API on its own loopback port.
-type adminBroker struct {
-	Kafka string // the Kafka listener's host:port
-	HTTP  string // the admin API's base URL, "http://127.0.0.1:port"
-	Clock *clock.Manual
-	Coord *coordinator.Coordinator
-	Logs  *adminLogBuffer
-}
-
-// adminBrokerOptions changes startAdminBroker's defaults.
-type adminBrokerOptions struct {
-	// Wrap, if set, wraps the admin handler (the browser test watches the
-	// page's polls through it).
-	Wrap func(http.Handler) http.Handler
-}
-
-func startAdminBroker(t *testing.T, opts adminBrokerOptions) *adminBroker {
-	t.Helper()
-	b := &adminBroker{Clock: clock.NewManual(time.UnixMilli(0)), Logs: &adminLogBuffer{}}
-	logger := slog.New(slog.NewJSONHandler(b.Logs, nil))
-	var adm *admin.Server // set before anything is served
-	coord, err := coordinator.New(coordinator.Config{
-		Clock:       b.Clock,
-		Store:       offsets.NewMemory(),
-		Topics:      map[string]int32{"orders": 4, "payments": 2},
-		Logger:      logger,
-		OnRebalance: func(r coordinator.Rebalance) { adm.Rebalanced(r) },
-	})
-	require.NoError(t, err)
-	b.Coord = coord
-	adm, err = admin.New(admin.Config{Coordinator: coord, Clock: b.Clock, Logger: logger})
-	require.NoError(t, err)
-	srv, err := server.New(server.Config{Coordinator: coord, Logger: logger, Observer: adm})
-	require.NoError(t, err)
-
-	kafkaLn, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	b.Kafka = kafkaLn.Addr().String()
-	ctx, cancel := context.WithCancel(context.Background())
-	served := make(chan error, 2)
-	go func() { served <- srv.Serve(ctx, kafkaLn) }()
-	if opts.Wrap != nil {
-		hs := httptest.NewServer(opts.Wrap(adm.Handler()))
-		b.HTTP = hs.URL
-		t.Cleanup(hs.Close)
-		served <- nil
-	} else {
-		httpLn, err := net.Listen("tcp", "127.0.0.1:0")
-		require.NoError(t, err)
-		b.HTTP = "http://" + httpLn.Addr().String()
-		go func() { served <- adm.Serve(ctx, httpLn) }()
+// adminConfig is the broker of the admin tests: on a manual clock (Unix
+// 0), in memory, with orders(4) and payments(2) and the admin API on a
+// loopback port.
+func adminConfig() broker.Config {
+	return broker.Config{
+		ManualClock: true, Topics: map[string]int32{"orders": 4, "payments": 2},
+		Admin: "127.0.0.1:0",
 	}
-	t.Cleanup(func() {
-		cancel()
-		for range 2 {
-			select {
-			case err := <-served:
-				require.NoError(t, err)
-			case <-time.After(adminWait):
-				t.Fatal("the broker did not stop")
-			}
-		}
-	})
-	return b
 }
+
+// adminURL is the base URL of the broker's admin API,
+// "http://127.0.0.1:PORT".
+func (b *testBroker) adminURL() string { return "http://" + b.AdminAddr() }
 
 // adminDial opens a raw Kafka client; cleanup closes it.
 func adminDial(t *testing.T, addr, clientID string) *protocol.Client {
@@ -247,34 +183,4 @@ func adminEventually(t *testing.T, cond func() bool, msg string) {
 			t.Fatalf("not within %v: %s", adminWait, msg)
 		}
 	}
-}
-
-// adminLogBuffer collects JSON log lines from concurrent writers.
-type adminLogBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer // guarded by mu
-}
-
-func (b *adminLogBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-// records returns the records whose msg is msg, without their time.
-func (b *adminLogBuffer) records(t *testing.T, msg string) []map[string]any {
-	t.Helper()
-	b.mu.Lock()
-	data := b.buf.String()
-	b.mu.Unlock()
-	var out []map[string]any
-	for line := range strings.Lines(data) {
-		var rec map[string]any
-		require.NoError(t, json.Unmarshal([]byte(line), &rec), line)
-		if rec["msg"] == msg {
-			delete(rec, "time")
-			out = append(out, rec)
-		}
-	}
-	return out
 }

@@ -19,13 +19,13 @@ import (
 // the scenario that sees it.
 func TestCompareScenarios(t *testing.T) {
 	t.Parallel()
-	mb, err := compare.StartMinibroker()
+	mb, err := compare.StartMinibroker(context.Background())
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, mb.Close()) })
 	kfakeAddr, stopKfake, err := compare.StartKfake()
 	require.NoError(t, err)
 	t.Cleanup(stopKfake)
-	addrs := map[compare.Side]string{compare.Minibroker: mb.Addr, compare.Kfake: kfakeAddr}
+	addrs := map[compare.Side]string{compare.Minibroker: mb.Addr(), compare.Kfake: kfakeAddr}
 	runID := strconv.FormatInt(time.Now().UnixNano(), 36)
 
 	for _, sc := range compare.Scenarios() {

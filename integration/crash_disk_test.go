@@ -12,6 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/minibroker/minibroker/broker"
 	"github.com/minibroker/minibroker/internal/atomicfile"
 	"github.com/minibroker/minibroker/offsets"
 )
@@ -127,7 +128,7 @@ func TestCrashDiskFaultsDuringCommits(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			fsys := &faultFS{}
-			b := startBroker(t, brokerOptions{Store: func(cfg *offsets.Config) { cfg.FS = fsys }})
+			b := startBroker(t, func(cfg *broker.Config) { cfg.OffsetsFS = fsys })
 			c := b.dial(t, "c")
 			m := join(t, c, "g", "orders")
 			acked := map[string]int64{"orders-0": -1, "orders-1": -1, "orders-2": -1, "orders-3": -1}
@@ -169,8 +170,8 @@ func TestCrashDiskFaultsDuringCommits(t *testing.T) {
 			manualCommit(codeNone, 60)
 			assert.Equal(t, acked, fetchOffsets(t, c, "g", all...))
 
-			require.NoError(t, b.stop())
-			store, err := offsets.Open(offsets.Config{Dir: b.Dir})
+			require.NoError(t, b.Close())
+			store, err := offsets.Open(offsets.Config{Dir: b.DataDir()})
 			require.NoError(t, err, "the files load after the faults")
 			defer store.Close()
 			for _, p := range all {
@@ -195,7 +196,7 @@ func TestCrashDiskFaultsDuringCommits(t *testing.T) {
 func TestCrashDiskFaultsDoNotStallOtherRequests(t *testing.T) {
 	t.Parallel()
 	fsys := &faultFS{}
-	b := startBroker(t, brokerOptions{Store: func(cfg *offsets.Config) { cfg.FS = fsys }})
+	b := startBroker(t, func(cfg *broker.Config) { cfg.OffsetsFS = fsys })
 	c := b.dial(t, "c")
 	m := join(t, c, "g", "orders")
 	fsys.set(diskFull)

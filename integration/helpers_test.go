@@ -11,19 +11,15 @@ import (
 	"net"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/minibroker/minibroker/clock"
-	"github.com/minibroker/minibroker/coordinator"
-	"github.com/minibroker/minibroker/internal/catalog"
-	"github.com/minibroker/minibroker/offsets"
+	"github.com/minibroker/minibroker/broker"
+	"github.com/minibroker/minibroker/internal/testutil"
 	"github.com/minibroker/minibroker/protocol"
-	"github.com/minibroker/minibroker/server"
 )
 
 // waitTimeout bounds every network wait and every poll of a test.
@@ -35,139 +31,42 @@ const session = 30 * time.Second
 // defaultTopics is the chapter's catalog: orders(4), payments(1).
 func defaultTopics() map[string]int32 { return map[string]int32{"orders": 4, "payments": 1} }
 
-// brokerOptions configures startBroker. Zero fields mean: the default
-// topics, a fresh data dir, a manual clock at Unix 0 and no expiry ticker.
-type brokerOptions struct {
-	Topics map[string]int32
-	// Dir is the data dir; reuse one to restart a broker on its data.
-	Dir string
-	// RealClock runs on the system clock; ExpiryInterval then drives the
-	// expiry step.
-	RealClock      bool
-	ExpiryInterval time.Duration
-	MaxFrameBytes  int32
-	Advertise      string
-	// Store, Coord and Server adjust the configurations last, for tests of
-	// limits and faults.
-	Store  func(*offsets.Config)
-	Coord  func(*coordinator.Config)
-	Server func(*server.Config)
-	// Quiet logs Error and above to the test's output only, recording
-	// nothing: for tests that flood the broker with peers it warns about.
-	Quiet bool
+// testBroker is one in-process minibroker, started by broker.Start, with
+// its log recorded.
+type testBroker struct {
+	*broker.Broker
+	// Logs records every record the broker logs, unless a test gave the
+	// broker a logger of its own.
+	Logs *testutil.LogRecorder
 }
 
-// broker is one in-process minibroker on 127.0.0.1:0.
-type broker struct {
-	Addr  string
-	Dir   string
-	Coord *coordinator.Coordinator
-	Clock *clock.Manual // nil on the real clock
-	Logs  *logRecorder
-
-	store    *offsets.Store
-	cancel   context.CancelFunc
-	served   chan error
-	stopOnce sync.Once
-	stopErr  error
-}
-
-// startBroker builds the offsets store and topic catalog in a data dir, a
-// coordinator, a server and a loopback listener, and serves. Cleanup stops
-// it (see stop).
-func startBroker(t *testing.T, opts brokerOptions) *broker {
+// startBroker starts a broker on 127.0.0.1:0 with the chapter's topics
+// (defaultTopics), a fresh data dir, a manual clock at Unix 0 (no expiry
+// ticker: tests call Advance and Expire) and its log recorded, Warn and
+// above also in the test's output. Each adjust changes that configuration
+// before the start: a data dir to restart on, limits, a faulty file
+// system. Cleanup closes the broker and fails the test if that fails.
+func startBroker(t *testing.T, adjust ...func(*broker.Config)) *testBroker {
 	t.Helper()
-	b := &broker{Dir: opts.Dir, Logs: &logRecorder{}}
-	if b.Dir == "" {
-		b.Dir = t.TempDir()
+	logs := testutil.NewLogRecorder(t.Output(), slog.LevelWarn)
+	cfg := broker.Config{Topics: defaultTopics(), DataDir: t.TempDir(), ManualClock: true, Logger: logs.Logger()}
+	for _, f := range adjust {
+		f(&cfg)
 	}
-	cat, topics, err := catalog.Open(b.Dir)
+	b, err := broker.Start(context.Background(), cfg)
 	require.NoError(t, err)
-	want := opts.Topics
-	if want == nil {
-		want = defaultTopics()
-	}
-	added := false
-	for name, n := range want {
-		if _, ok := topics[name]; !ok {
-			topics[name], added = n, true
-		}
-	}
-	if added {
-		require.NoError(t, cat.SaveTopics(topics))
-	}
-	storeCfg := offsets.Config{Dir: b.Dir}
-	if opts.Store != nil {
-		opts.Store(&storeCfg)
-	}
-	b.store, err = offsets.Open(storeCfg)
-	require.NoError(t, err)
-
-	logger := slog.New(&logHandler{rec: b.Logs, out: slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn})})
-	if opts.Quiet {
-		logger = slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelError}))
-	}
-	var clk coordinator.Clock = clock.System{}
-	if !opts.RealClock {
-		b.Clock = clock.NewManual(time.UnixMilli(0))
-		clk = b.Clock
-	}
-	coordCfg := coordinator.Config{Clock: clk, Store: b.store, Topics: topics, Logger: logger}
-	if opts.Coord != nil {
-		opts.Coord(&coordCfg)
-	}
-	b.Coord, err = coordinator.New(coordCfg)
-	require.NoError(t, err)
-	srvCfg := server.Config{
-		Coordinator: b.Coord, Logger: logger, Advertise: opts.Advertise, MaxFrameBytes: opts.MaxFrameBytes,
-		ExpiryInterval: opts.ExpiryInterval, Topics: cat,
-	}
-	if opts.Server != nil {
-		opts.Server(&srvCfg)
-	}
-	srv, err := server.New(srvCfg)
-	require.NoError(t, err)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	b.Addr = ln.Addr().String()
-	ctx, cancel := context.WithCancel(context.Background())
-	b.cancel, b.served = cancel, make(chan error, 1)
-	go func() { b.served <- srv.Serve(ctx, ln) }()
 	t.Cleanup(func() {
-		if err := b.stop(); err != nil {
-			t.Errorf("stopping broker: %v", err)
+		if err := b.Close(); err != nil {
+			t.Errorf("closing the broker: %v", err)
 		}
 	})
-	return b
+	return &testBroker{Broker: b, Logs: logs}
 }
 
-// stop cancels Serve, waits for it to return, then closes the store so
-// every acknowledged commit is on disk. It is idempotent.
-func (b *broker) stop() error {
-	b.stopOnce.Do(func() {
-		b.cancel()
-		select {
-		case err := <-b.served:
-			b.stopErr = err
-		case <-time.After(waitTimeout):
-			b.stopErr = errors.New("Serve did not return after cancel")
-		}
-		if err := b.store.Close(); err != nil && b.stopErr == nil {
-			b.stopErr = err
-		}
-	})
-	return b.stopErr
-}
-
-// host and port split the broker's address.
-func (b *broker) host() string {
-	h, _, _ := net.SplitHostPort(b.Addr)
-	return h
-}
-
-func (b *broker) port(t *testing.T) int32 {
+// port is the port of the broker's address.
+func (b *testBroker) port(t *testing.T) int32 {
 	t.Helper()
-	_, p, err := net.SplitHostPort(b.Addr)
+	_, p, err := net.SplitHostPort(b.Addr())
 	require.NoError(t, err)
 	n, err := strconv.Atoi(p)
 	require.NoError(t, err)
@@ -175,11 +74,11 @@ func (b *broker) port(t *testing.T) int32 {
 }
 
 // dial opens a raw client with clientID; cleanup closes it.
-func (b *broker) dial(t *testing.T, clientID string) *protocol.Client {
+func (b *testBroker) dial(t *testing.T, clientID string) *protocol.Client {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), waitTimeout)
 	defer cancel()
-	c, err := protocol.Dial(ctx, b.Addr, clientID)
+	c, err := protocol.Dial(ctx, b.Addr(), clientID)
 	require.NoError(t, err)
 	t.Cleanup(func() { c.Close() })
 	return c
@@ -422,66 +321,6 @@ func apiVersionsRequest(version int16) *kmsg.ApiVersionsRequest {
 	req.Version = version
 	req.ClientSoftwareName, req.ClientSoftwareVersion = "integration", "1.0"
 	return req
-}
-
-// logRecorder keeps every log record's message and attributes.
-type logRecorder struct {
-	mu      sync.Mutex
-	records []logRecord // guarded by mu
-}
-
-type logRecord struct {
-	Level slog.Level
-	Msg   string
-	Attrs map[string]string
-}
-
-func (r *logRecorder) find(msg string) []logRecord {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	var out []logRecord
-	for _, rec := range r.records {
-		if rec.Msg == msg {
-			out = append(out, rec)
-		}
-	}
-	return out
-}
-
-// logHandler records at every level into rec and passes records to out
-// (the test's output), which filters by its own level.
-type logHandler struct {
-	rec   *logRecorder
-	out   slog.Handler
-	attrs []slog.Attr
-}
-
-func (h *logHandler) Enabled(context.Context, slog.Level) bool { return true }
-
-func (h *logHandler) Handle(ctx context.Context, r slog.Record) error {
-	rec := logRecord{Level: r.Level, Msg: r.Message, Attrs: map[string]string{}}
-	for _, a := range h.attrs {
-		rec.Attrs[a.Key] = a.Value.String()
-	}
-	r.Attrs(func(a slog.Attr) bool {
-		rec.Attrs[a.Key] = a.Value.String()
-		return true
-	})
-	h.rec.mu.Lock()
-	h.rec.records = append(h.rec.records, rec)
-	h.rec.mu.Unlock()
-	if h.out.Enabled(ctx, r.Level) {
-		return h.out.Handle(ctx, r)
-	}
-	return nil
-}
-
-func (h *logHandler) WithAttrs(attrs []slog.Attr) slog.Handler {
-	return &logHandler{rec: h.rec, out: h.out.WithAttrs(attrs), attrs: append(append([]slog.Attr(nil), h.attrs...), attrs...)}
-}
-
-func (h *logHandler) WithGroup(name string) slog.Handler {
-	return &logHandler{rec: h.rec, out: h.out.WithGroup(name), attrs: h.attrs}
 }
 
 // eventually polls cond until it holds or waitTimeout passes.

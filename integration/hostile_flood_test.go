@@ -7,11 +7,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"runtime"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -22,7 +25,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/minibroker/minibroker/server"
+	"github.com/minibroker/minibroker/broker"
 )
 
 // floodConns is how many hostile connections TestHostileConnectionFlood
@@ -47,14 +50,29 @@ const (
 	floodGarbageEnv = "MINIBROKER_FLOOD_GARBAGE"
 )
 
-// connCounter is a server.Observer that counts open connections.
-type connCounter struct{ open atomic.Int64 }
-
-func (*connCounter) RequestDone(int16, int16, int16, time.Duration) {}
-func (*connCounter) CommitDone(time.Duration, int16)                {}
-func (*connCounter) Fenced(server.FencingEvent)                     {}
-func (c *connCounter) ConnOpened()                                  { c.open.Add(1) }
-func (c *connCounter) ConnClosed()                                  { c.open.Add(-1) }
+// openConnections reads the gauge minibroker_connections, the Kafka
+// connections the broker holds open, from its admin API's /metrics.
+func openConnections(t *testing.T, b *testBroker) int64 {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), waitTimeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, "GET", "http://"+b.AdminAddr()+"/metrics", nil)
+	require.NoError(t, err)
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), "minibroker_connections "); ok {
+			n, err := strconv.ParseInt(v, 10, 64)
+			require.NoError(t, err, "minibroker_connections %q", v)
+			return n
+		}
+	}
+	require.NoError(t, sc.Err())
+	t.Fatal("no minibroker_connections in /metrics")
+	return 0
+}
 
 // raiseFileLimit raises this process's soft RLIMIT_NOFILE to its hard
 // limit (children inherit it) and returns the new soft limit.
@@ -99,15 +117,17 @@ func TestHostileConnectionFlood(t *testing.T) {
 		n = int(limit) - 512
 		t.Logf("RLIMIT_NOFILE is %d: scaled the flood down to %d connections", limit, n)
 	}
-	counter := &connCounter{}
-	b := startBroker(t, brokerOptions{Quiet: true, Server: func(cfg *server.Config) {
+	b := startBroker(t, func(cfg *broker.Config) {
 		cfg.MaxConnections = n + 64 // the flood, the well-behaved client, and garbage in flight
 		// Longer than the test, so that every half frame is still held
 		// when the memory is measured; the timeouts' own tests are in
 		// server/conn_test.go and hostile_limits_test.go.
 		cfg.IdleTimeout, cfg.FrameReadTimeout = 5*time.Minute, 5*time.Minute
-		cfg.Observer = counter
-	}})
+		cfg.Admin = "127.0.0.1:0" // for openConnections
+		// Errors only, and nothing recorded: the flood is warned about
+		// 11,000 times.
+		cfg.Logger = slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelError}))
+	})
 
 	good := b.dial(t, "good")
 	member := join(t, good, "g", "orders")
@@ -146,7 +166,7 @@ func TestHostileConnectionFlood(t *testing.T) {
 	before := serverFootprint()
 	start := time.Now()
 	cmd := exec.Command(os.Args[0], "-test.run=^TestHostileFloodChild$", "-test.count=1", "-test.v=false")
-	cmd.Env = append(os.Environ(), floodAddrEnv+"="+b.Addr, floodConnsEnv+"="+strconv.Itoa(n), floodGarbageEnv+"="+strconv.Itoa(floodGarbage))
+	cmd.Env = append(os.Environ(), floodAddrEnv+"="+b.Addr(), floodConnsEnv+"="+strconv.Itoa(n), floodGarbageEnv+"="+strconv.Itoa(floodGarbage))
 	cmd.Stderr = t.Output()
 	stdin, err := cmd.StdinPipe()
 	require.NoError(t, err)
@@ -173,7 +193,7 @@ func TestHostileConnectionFlood(t *testing.T) {
 		t.Fatal("the flood child did not open its connections within 90 s")
 	}
 	opened := time.Since(start)
-	eventually(t, func() bool { return counter.open.Load() == int64(n)+1 }, "the broker serves the flood and the good client")
+	eventually(t, func() bool { return openConnections(t, b) == int64(n)+1 }, "the broker serves the flood and the good client")
 
 	// The goroutines read their partial frames just after accepting them;
 	// take the largest of a few readings once the count is reached.
@@ -194,7 +214,7 @@ func TestHostileConnectionFlood(t *testing.T) {
 
 	stdin.Close()
 	require.NoError(t, cmd.Wait())
-	eventually(t, func() bool { return counter.open.Load() == 1 }, "the flood's connections are released")
+	eventually(t, func() bool { return openConnections(t, b) == 1 }, "the flood's connections are released")
 }
 
 // floodShapes are the half frames the child sends, in turn: each starts a

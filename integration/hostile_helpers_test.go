@@ -2,8 +2,8 @@ package integration
 
 // Helpers for the hostile_*, crash_* and tls_* tests: "minibroker serve"
 // run as a process (built once per test binary), which a test can kill.
-// In-process brokers with adjusted limits or file systems come from
-// startBroker's Store, Coord and Server options.
+// In-process brokers with adjusted limits or a faulty file system come
+// from startBroker, whose adjust functions set broker.Config's fields.
 
 import (
 	"bufio"
@@ -14,7 +14,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -23,6 +22,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/minibroker/minibroker/internal/testutil"
 	"github.com/minibroker/minibroker/protocol"
 )
 
@@ -50,27 +50,9 @@ var buildMinibroker = sync.OnceValues(func() (string, error) {
 type brokerProcess struct {
 	Addr string
 	cmd  *exec.Cmd
-	logs *syncBuffer
+	logs *testutil.Buffer
 	done chan struct{} // closed when the process has exited
 	err  error         // the exit; set before done is closed
-}
-
-// syncBuffer is a bytes buffer safe for one writer and many readers.
-type syncBuffer struct {
-	mu sync.Mutex
-	sb strings.Builder // guarded by mu
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.sb.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.sb.String()
 }
 
 var readyAddr = regexp.MustCompile(`msg="minibroker ready" addr=(\S+)`)
@@ -85,7 +67,7 @@ func startProcess(t *testing.T, args ...string) *brokerProcess {
 	}
 	bin, err := buildMinibroker()
 	require.NoError(t, err)
-	p := &brokerProcess{logs: &syncBuffer{}, done: make(chan struct{})}
+	p := &brokerProcess{logs: &testutil.Buffer{}, done: make(chan struct{})}
 	p.cmd = exec.Command(bin, append([]string{"serve", "--listen", "127.0.0.1:0"}, args...)...)
 	stderr, err := p.cmd.StderrPipe()
 	require.NoError(t, err)

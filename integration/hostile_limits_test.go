@@ -10,8 +10,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/minibroker/minibroker/broker"
 	"github.com/minibroker/minibroker/coordinator"
-	"github.com/minibroker/minibroker/server"
 )
 
 // TestHostileGroupMaxSize: with --max-group-size 2, a third member's join
@@ -20,7 +20,7 @@ import (
 // keep heartbeating, re-join as a refresh, and a leave frees a place.
 func TestHostileGroupMaxSize(t *testing.T) {
 	t.Parallel()
-	b := startBroker(t, brokerOptions{Coord: func(cfg *coordinator.Config) { cfg.MaxGroupSize = 2 }})
+	b := startBroker(t, func(cfg *broker.Config) { cfg.MaxGroupSize = 2 })
 	c := b.dial(t, "c")
 	first := join(t, c, "g", "orders")
 	second := join(t, c, "g", "orders")
@@ -46,7 +46,7 @@ func TestHostileGroupMaxSize(t *testing.T) {
 // limit), and stores nothing; the two groups are served as before.
 func TestHostileMaxGroups(t *testing.T) {
 	t.Parallel()
-	b := startBroker(t, brokerOptions{Coord: func(cfg *coordinator.Config) { cfg.MaxGroups = 2 }})
+	b := startBroker(t, func(cfg *broker.Config) { cfg.MaxGroups = 2 })
 	c := b.dial(t, "c")
 	member := join(t, c, "joined", "orders")
 	require.Equal(t, []int16{codeNone}, commitCodes(t, c, directCommit("manual", "orders", 0, 5)))
@@ -67,7 +67,7 @@ func TestHostileMaxGroups(t *testing.T) {
 // takes them, and nothing is created or stored.
 func TestHostileIDsAndNames(t *testing.T) {
 	t.Parallel()
-	b := startBroker(t, brokerOptions{})
+	b := startBroker(t)
 	c := b.dial(t, "c")
 	member := join(t, c, "g", "orders")
 	longGroup := strings.Repeat("g", coordinator.DefaultMaxIDBytes+1)
@@ -129,7 +129,7 @@ func TestHostileIDsAndNames(t *testing.T) {
 // ids (member ids may be 32 bytes longer).
 func TestHostileConfiguredIDLimit(t *testing.T) {
 	t.Parallel()
-	b := startBroker(t, brokerOptions{Coord: func(cfg *coordinator.Config) { cfg.MaxIDBytes = 16 }})
+	b := startBroker(t, func(cfg *broker.Config) { cfg.MaxIDBytes = 16 })
 	c := b.dial(t, "c")
 	assert.Equal(t, codeInvalidGroupID, do[*kmsg.JoinGroupResponse](t, c, joinRequest(9, strings.Repeat("g", 17), "", "orders")).ErrorCode)
 	assert.Equal(t, []int16{codeInvalidGroupID}, commitCodes(t, c, directCommit(strings.Repeat("g", 17), "orders", 0, 1)))
@@ -146,7 +146,7 @@ func TestHostileConfiguredIDLimit(t *testing.T) {
 // limit it is stored.
 func TestHostileCommitMetadataLimit(t *testing.T) {
 	t.Parallel()
-	b := startBroker(t, brokerOptions{Coord: func(cfg *coordinator.Config) { cfg.MaxMetadataBytes = 16 }})
+	b := startBroker(t, func(cfg *broker.Config) { cfg.MaxMetadataBytes = 16 })
 	c := b.dial(t, "c")
 	req := func(meta string) *kmsg.OffsetCommitRequest {
 		r := commitRequest(9, "m", "", -1, tp{"orders", 0, 5}, tp{"orders", 1, 6})
@@ -164,9 +164,9 @@ func TestHostileCommitMetadataLimit(t *testing.T) {
 // heartbeating is served throughout.
 func TestHostileIdleAndStalledConnections(t *testing.T) {
 	t.Parallel()
-	b := startBroker(t, brokerOptions{Server: func(cfg *server.Config) {
+	b := startBroker(t, func(cfg *broker.Config) {
 		cfg.IdleTimeout, cfg.FrameReadTimeout = 300*time.Millisecond, 300*time.Millisecond
-	}})
+	})
 	good := b.dial(t, "good")
 	member := join(t, good, "g", "orders")
 	idle := b.dial(t, "idle")

@@ -29,7 +29,7 @@ func kadmCtx(t *testing.T) context.Context {
 // single broker cannot create, and the catalog saved in the data dir.
 func TestKadmCreateTopics(t *testing.T) {
 	t.Parallel()
-	b := startKgoBroker(t, map[string]int32{"orders": 4})
+	b := startBroker(t, kgoConfig(t, map[string]int32{"orders": 4}))
 	adm := b.admin(t)
 	ctx := kadmCtx(t)
 
@@ -74,9 +74,9 @@ func TestKadmCreateTopics(t *testing.T) {
 	assert.Equal(t, []string{"defaults", "events", "orders"}, topics.Names(), "the dry run created nothing")
 	assert.Len(t, topics["events"].Partitions, 3)
 
-	_, saved, err := catalog.Open(b.DataDir)
+	saved, err := catalog.Open(catalog.Config{Dir: b.DataDir()})
 	require.NoError(t, err)
-	assert.Equal(t, map[string]int32{"defaults": 1, "events": 3, "orders": 4}, saved, "CreateTopics persists the catalog")
+	assert.Equal(t, map[string]int32{"defaults": 1, "events": 3, "orders": 4}, saved.Counts(), "CreateTopics persists the catalog")
 }
 
 // TestKadmMetadata checks ListTopics and Metadata: this broker as the only
@@ -84,10 +84,10 @@ func TestKadmCreateTopics(t *testing.T) {
 // UNKNOWN_TOPIC_OR_PARTITION for a topic that does not exist.
 func TestKadmMetadata(t *testing.T) {
 	t.Parallel()
-	b := startKgoBroker(t, map[string]int32{"orders": 4, "payments": 1})
+	b := startBroker(t, kgoConfig(t, map[string]int32{"orders": 4, "payments": 1}))
 	adm := b.admin(t)
 	ctx := kadmCtx(t)
-	host, portText, err := net.SplitHostPort(b.Addr)
+	host, portText, err := net.SplitHostPort(b.Addr())
 	require.NoError(t, err)
 	port, err := strconv.Atoi(portText)
 	require.NoError(t, err)
@@ -125,7 +125,7 @@ func TestKadmMetadata(t *testing.T) {
 // (Dead).
 func TestKadmGroups(t *testing.T) {
 	t.Parallel()
-	b := startKgoBroker(t, map[string]int32{"orders": 4})
+	b := startBroker(t, kgoConfig(t, map[string]int32{"orders": 4}))
 	adm := b.admin(t)
 	ctx := kadmCtx(t)
 
@@ -210,7 +210,7 @@ func TestKadmGroups(t *testing.T) {
 // FetchOffsets and FetchOffsetsForTopics.
 func TestKadmOffsets(t *testing.T) {
 	t.Parallel()
-	b := startKgoBroker(t, map[string]int32{"orders": 4, "payments": 1})
+	b := startBroker(t, kgoConfig(t, map[string]int32{"orders": 4, "payments": 1}))
 	adm := b.admin(t)
 	ctx := kadmCtx(t)
 

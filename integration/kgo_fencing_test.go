@@ -53,7 +53,7 @@ func TestKgoFencingStaleMember(t *testing.T) {
 	for _, bc := range kgoBalancers {
 		t.Run(bc.name, func(t *testing.T) {
 			t.Parallel()
-			b := startKgoBroker(t, map[string]int32{"orders": 4})
+			b := startBroker(t, kgoConfig(t, map[string]int32{"orders": 4}))
 			const group = "fencing"
 
 			// OnPartitionsLost holds A in kgo's session-error path (after
@@ -92,7 +92,7 @@ func TestKgoFencingStaleMember(t *testing.T) {
 
 			// B joins with the protocol A offers: the rebalance
 			// completes at once, and A is not told.
-			bID, gen2, bParts := kgoRawJoin(t, b.Addr, group, "b", bc.name, []string{"orders"})
+			bID, gen2, bParts := kgoRawJoin(t, b.Addr(), group, "b", bc.name, []string{"orders"})
 			require.Equal(t, int32(2), gen2)
 			require.Equal(t, []int32{1, 3}, bParts)
 			require.Greater(t, bID, aID, "B sorts after A")

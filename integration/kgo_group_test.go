@@ -46,7 +46,7 @@ func TestKgoGroupLifecycle(t *testing.T) {
 	for _, bc := range kgoBalancers {
 		t.Run(bc.name, func(t *testing.T) {
 			t.Parallel()
-			b := startKgoBroker(t, map[string]int32{"orders": 4, "payments": 1})
+			b := startBroker(t, kgoConfig(t, map[string]int32{"orders": 4, "payments": 1}))
 			const group = "lifecycle"
 			cfg := kgoMemberConfig{Group: group, Topics: []string{"orders"}, Balancer: bc.balancer(), AutoCommit: true}
 			ma := newKgoMember(t, b, "a", cfg)
@@ -168,7 +168,7 @@ func TestKgoMemberWithoutPartitions(t *testing.T) {
 	for _, bc := range kgoBalancers {
 		t.Run(bc.name, func(t *testing.T) {
 			t.Parallel()
-			b := startKgoBroker(t, map[string]int32{"payments": 1})
+			b := startBroker(t, kgoConfig(t, map[string]int32{"payments": 1}))
 			cfg := kgoMemberConfig{Group: "idle", Topics: []string{"payments"}, Balancer: bc.balancer()}
 			ma := newKgoMember(t, b, "a", cfg)
 			mb := newKgoMember(t, b, "b", cfg)
@@ -185,13 +185,13 @@ func TestKgoMemberWithoutPartitions(t *testing.T) {
 // kgoAssertSteady watches the group for kgoSteadyState and fails if its
 // generation moves, a member's generation moves, or a member's callbacks
 // fire: no rebalance storm.
-func kgoAssertSteady(t *testing.T, b *kgoBroker, group string, gen int32, members ...*kgoMember) {
+func kgoAssertSteady(t *testing.T, b *testBroker, group string, gen int32, members ...*kgoMember) {
 	t.Helper()
 	kgoAssertSteadyFor(t, kgoSteadyState, b, group, gen, members...)
 }
 
 // kgoAssertSteadyFor is kgoAssertSteady for a given duration.
-func kgoAssertSteadyFor(t *testing.T, d time.Duration, b *kgoBroker, group string, gen int32, members ...*kgoMember) {
+func kgoAssertSteadyFor(t *testing.T, d time.Duration, b *testBroker, group string, gen int32, members ...*kgoMember) {
 	t.Helper()
 	events := map[string]int{}
 	for _, m := range members {
@@ -300,7 +300,7 @@ func kgoFetchCommitted(t *testing.T, cl *kgo.Client, group, topic string, n int3
 
 // kgoAssertCommitted checks group's committed offsets of topic with a raw
 // OffsetFetch, with kadm, and in the broker's store.
-func kgoAssertCommitted(t *testing.T, b *kgoBroker, cl *kgo.Client, group, topic string, want map[int32]int64) {
+func kgoAssertCommitted(t *testing.T, b *testBroker, cl *kgo.Client, group, topic string, want map[int32]int64) {
 	t.Helper()
 	assert.Equal(t, want, kgoFetchCommitted(t, cl, group, topic, 4), "OffsetFetch")
 
@@ -318,7 +318,7 @@ func kgoAssertCommitted(t *testing.T, b *kgoBroker, cl *kgo.Client, group, topic
 	assert.Equal(t, want, got, "kadm FetchOffsets")
 
 	stored := map[int32]int64{}
-	for _, e := range b.Coord.Committed(group) {
+	for _, e := range b.Coordinator().Committed(group) {
 		if e.Topic == topic {
 			stored[e.Partition] = e.Offset
 		}

@@ -1,10 +1,11 @@
 package integration_test
 
-// Helpers for the kgo and kadm tests: an in-process broker on a loopback
-// port, kgo group members that record what their callbacks report, a dialer
-// that can cut a client off the network (a crash, as the broker sees it), and
-// polling with deadlines. Names carry a kgo prefix so they never clash with
-// the wire tests' helpers in helpers_test.go.
+// Helpers for the kgo, kadm and admin tests: the package's one broker
+// starter (startBroker, as package integration has its own), kgo group
+// members that record what their callbacks report, a dialer that can cut a
+// client off the network (a crash, as the broker sees it), and polling
+// with deadlines. The kgo helpers carry a kgo prefix so they never clash
+// with the wire tests' helpers in helpers_test.go.
 
 import (
 	"context"
@@ -24,11 +25,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/minibroker/minibroker/clock"
+	"github.com/minibroker/minibroker/broker"
 	"github.com/minibroker/minibroker/coordinator"
-	"github.com/minibroker/minibroker/internal/catalog"
-	"github.com/minibroker/minibroker/offsets"
-	"github.com/minibroker/minibroker/server"
+	"github.com/minibroker/minibroker/internal/testutil"
 )
 
 // Group timings for every kgo member in these tests: short enough that each
@@ -51,55 +50,48 @@ const (
 	kgoWait = 15 * time.Second
 )
 
-// kgoBroker is one in-process minibroker on 127.0.0.1:0, wired as
-// cmd/minibroker/serve.go wires it: a file offset store in a temp dir, the
-// real clock, and the server's expiry ticker.
-type kgoBroker struct {
-	Addr    string
-	Coord   *coordinator.Coordinator
-	DataDir string
+// testBroker is one in-process minibroker, started by broker.Start, with
+// its log recorded.
+type testBroker struct {
+	*broker.Broker
+	Logs *testutil.LogRecorder
 }
 
-// startKgoBroker starts a broker with topics and stops it when the test
-// ends.
-func startKgoBroker(t *testing.T, topics map[string]int32) *kgoBroker {
+// startBroker starts a broker with cfg, its log recorded (Warn and above
+// also in the test's output), and closes it when the test ends. The kgo
+// and kadm tests pass kgoConfig, the admin tests adminConfig.
+func startBroker(t *testing.T, cfg broker.Config) *testBroker {
 	t.Helper()
-	dir := t.TempDir()
-	cat, _, err := catalog.Open(dir)
+	logs := testutil.NewLogRecorder(t.Output(), slog.LevelWarn)
+	cfg.Logger = logs.Logger()
+	b, err := broker.Start(context.Background(), cfg)
 	require.NoError(t, err)
-	store, err := offsets.Open(offsets.Config{Dir: dir})
-	require.NoError(t, err)
-	logger := slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn}))
-	coord, err := coordinator.New(coordinator.Config{
-		Clock: clock.System{}, Store: store, Topics: topics, Logger: logger,
-		MinSessionTimeout: 10 * time.Millisecond,
-	})
-	require.NoError(t, err)
-	srv, err := server.New(server.Config{
-		Coordinator: coord, Logger: logger, ExpiryInterval: 20 * time.Millisecond, Topics: cat,
-	})
-	require.NoError(t, err)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	ctx, cancel := context.WithCancel(context.Background())
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ctx, ln) }()
 	t.Cleanup(func() {
-		cancel()
-		require.NoError(t, <-served)
-		require.NoError(t, store.Close())
+		if err := b.Close(); err != nil {
+			t.Errorf("closing the broker: %v", err)
+		}
 	})
-	return &kgoBroker{Addr: ln.Addr().String(), Coord: coord, DataDir: dir}
+	return &testBroker{Broker: b, Logs: logs}
+}
+
+// kgoConfig is the broker of the kgo and kadm tests, as `minibroker
+// serve` runs it: topics, a data dir, the real clock with the expiry step
+// on a fast ticker, and a minimum session timeout below the tests' own.
+func kgoConfig(t *testing.T, topics map[string]int32) broker.Config {
+	return broker.Config{
+		Topics: topics, DataDir: t.TempDir(),
+		ExpiryInterval: 20 * time.Millisecond, MinSessionTimeout: 10 * time.Millisecond,
+	}
 }
 
 // describe returns the coordinator's view of group.
-func (b *kgoBroker) describe(group string) coordinator.GroupView {
-	v, _ := b.Coord.Describe(group)
+func (b *testBroker) describe(group string) coordinator.GroupView {
+	v, _ := b.Coordinator().Describe(group)
 	return v
 }
 
 // member returns the coordinator's view of one member of group.
-func (b *kgoBroker) member(group, memberID string) (coordinator.MemberView, bool) {
+func (b *testBroker) member(group, memberID string) (coordinator.MemberView, bool) {
 	for _, mv := range b.describe(group).Members {
 		if mv.MemberID == memberID {
 			return mv, true
@@ -109,9 +101,9 @@ func (b *kgoBroker) member(group, memberID string) (coordinator.MemberView, bool
 }
 
 // admin returns a kadm client for the broker, closed when the test ends.
-func (b *kgoBroker) admin(t *testing.T) *kadm.Client {
+func (b *testBroker) admin(t *testing.T) *kadm.Client {
 	t.Helper()
-	cl, err := kgo.NewClient(kgo.SeedBrokers(b.Addr), kgo.ClientID("admin"), kgo.RetryBackoffFn(func(int) time.Duration { return kgoRetryBackoff }))
+	cl, err := kgo.NewClient(kgo.SeedBrokers(b.Addr()), kgo.ClientID("admin"), kgo.RetryBackoffFn(func(int) time.Duration { return kgoRetryBackoff }))
 	require.NoError(t, err)
 	t.Cleanup(cl.Close)
 	return kadm.NewClient(cl)
@@ -198,7 +190,7 @@ func (m *kgoMember) OnGroupManageError(err error) {
 // newKgoMember starts a kgo consumer named name (its client id, so its
 // member id sorts by name) in cfg.Group and polls it until the test ends or
 // the member is closed or killed.
-func newKgoMember(t *testing.T, b *kgoBroker, name string, cfg kgoMemberConfig) *kgoMember {
+func newKgoMember(t *testing.T, b *testBroker, name string, cfg kgoMemberConfig) *kgoMember {
 	t.Helper()
 	m := &kgoMember{Name: name, dialer: &kgoCutDialer{}, owned: map[string][]int32{}, onLost: cfg.OnLost, pollDone: make(chan struct{})}
 	balancer := cfg.Balancer
@@ -210,7 +202,7 @@ func newKgoMember(t *testing.T, b *kgoBroker, name string, cfg kgoMemberConfig) 
 		session = kgoSessionTimeout
 	}
 	opts := []kgo.Opt{
-		kgo.SeedBrokers(b.Addr),
+		kgo.SeedBrokers(b.Addr()),
 		kgo.ClientID(name),
 		kgo.Dialer(m.dialer.DialContext),
 		kgo.ConsumerGroup(cfg.Group),
@@ -441,7 +433,7 @@ func kgoEventually(t *testing.T, timeout time.Duration, cond func() string) {
 // members; every member holds the group's generation; what each member's
 // callbacks say it owns equals the coordinator's assignment for it; and the
 // members' partitions of topic are disjoint and cover 0..partitions-1.
-func kgoConverged(b *kgoBroker, group, topic string, partitions int32, members ...*kgoMember) string {
+func kgoConverged(b *testBroker, group, topic string, partitions int32, members ...*kgoMember) string {
 	v := b.describe(group)
 	if v.State != coordinator.Stable {
 		return fmt.Sprintf("group %s is %s", group, v.State)
@@ -488,7 +480,7 @@ func kgoConverged(b *kgoBroker, group, topic string, partitions int32, members .
 
 // waitKgoConverged waits until kgoConverged holds and returns the group's
 // generation.
-func waitKgoConverged(t *testing.T, b *kgoBroker, group, topic string, partitions int32, members ...*kgoMember) int32 {
+func waitKgoConverged(t *testing.T, b *testBroker, group, topic string, partitions int32, members ...*kgoMember) int32 {
 	t.Helper()
 	kgoEventually(t, kgoWait, func() string { return kgoConverged(b, group, topic, partitions, members...) })
 	return b.describe(group).Generation

@@ -2,17 +2,7 @@ package integration
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
-	"math/big"
-	"net"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -21,75 +11,9 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/minibroker/minibroker/internal/testutil"
 )
-
-// tlsFiles is a test PKI written as PEM files: a CA, a server certificate
-// for 127.0.0.1 and a client certificate, both signed by the CA.
-type tlsFiles struct {
-	CA, ServerCert, ServerKey string
-	pool                      *x509.CertPool
-	client                    tls.Certificate
-}
-
-func newTLSFiles(t *testing.T) tlsFiles {
-	t.Helper()
-	dir := t.TempDir()
-	newKey := func() *ecdsa.PrivateKey {
-		k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-		require.NoError(t, err)
-		return k
-	}
-	caKey := newKey()
-	caTmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "minibroker test CA"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign,
-	}
-	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
-	require.NoError(t, err)
-	ca, err := x509.ParseCertificate(caDER)
-	require.NoError(t, err)
-	leaf := func(serial int64, usage x509.ExtKeyUsage) ([]byte, *ecdsa.PrivateKey) {
-		key := newKey()
-		tmpl := &x509.Certificate{
-			SerialNumber: big.NewInt(serial), Subject: pkix.Name{CommonName: "minibroker test"},
-			NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-			IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)}, KeyUsage: x509.KeyUsageDigitalSignature,
-			ExtKeyUsage: []x509.ExtKeyUsage{usage},
-		}
-		der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, &key.PublicKey, caKey)
-		require.NoError(t, err)
-		return der, key
-	}
-	serverDER, serverKey := leaf(2, x509.ExtKeyUsageServerAuth)
-	clientDER, clientKey := leaf(3, x509.ExtKeyUsageClientAuth)
-	write := func(name, typ string, der []byte) string {
-		path := filepath.Join(dir, name)
-		require.NoError(t, os.WriteFile(path, pem.EncodeToMemory(&pem.Block{Type: typ, Bytes: der}), 0o600))
-		return path
-	}
-	keyDER, err := x509.MarshalPKCS8PrivateKey(serverKey)
-	require.NoError(t, err)
-	f := tlsFiles{
-		CA:         write("ca.pem", "CERTIFICATE", caDER),
-		ServerCert: write("server.pem", "CERTIFICATE", serverDER),
-		ServerKey:  write("server.key", "PRIVATE KEY", keyDER),
-		pool:       x509.NewCertPool(),
-		client:     tls.Certificate{Certificate: [][]byte{clientDER}, PrivateKey: clientKey},
-	}
-	f.pool.AddCert(ca)
-	return f
-}
-
-// clientTLS trusts the test CA and, with withCert, presents the client
-// certificate.
-func (f tlsFiles) clientTLS(withCert bool) *tls.Config {
-	cfg := &tls.Config{RootCAs: f.pool, MinVersion: tls.VersionTLS12}
-	if withCert {
-		cfg.Certificates = []tls.Certificate{f.client}
-	}
-	return cfg
-}
 
 // tlsKgoClient is a kgo client for addr over TLS with cfg (nil:
 // plaintext) that gives up quickly: these tests expect refusals.
@@ -139,12 +63,12 @@ func tlsRefused(t *testing.T, cl *kgo.Client) {
 // broker logs a warning for each.
 func TestTLSListener(t *testing.T) {
 	t.Parallel()
-	files := newTLSFiles(t)
+	pki := testutil.NewPKI(t)
 	p := startProcess(t, "--data-dir", t.TempDir(), "--topic", "orders:4",
-		"--tls-cert", files.ServerCert, "--tls-key", files.ServerKey)
+		"--tls-cert", pki.ServerCertFile, "--tls-key", pki.ServerKeyFile)
 	assert.Contains(t, p.logs.String(), "tls=true")
 
-	kgoJoinSyncHeartbeat(t, tlsKgoClient(t, p.Addr, files.clientTLS(false)), "tls-group")
+	kgoJoinSyncHeartbeat(t, tlsKgoClient(t, p.Addr, pki.ClientConfig(false)), "tls-group")
 
 	plain := p.dial(t)
 	require.NoError(t, plain.Send(formatted(apiVersionsRequest(3), 1)))
@@ -162,13 +86,13 @@ func TestTLSListener(t *testing.T) {
 // one without a certificate is refused and logged.
 func TestTLSClientCertificateRequired(t *testing.T) {
 	t.Parallel()
-	files := newTLSFiles(t)
+	pki := testutil.NewPKI(t)
 	p := startProcess(t, "--data-dir", t.TempDir(), "--topic", "orders:4",
-		"--tls-cert", files.ServerCert, "--tls-key", files.ServerKey, "--tls-client-ca", files.CA)
+		"--tls-cert", pki.ServerCertFile, "--tls-key", pki.ServerKeyFile, "--tls-client-ca", pki.CAFile)
 
-	kgoJoinSyncHeartbeat(t, tlsKgoClient(t, p.Addr, files.clientTLS(true)), "mtls-group")
+	kgoJoinSyncHeartbeat(t, tlsKgoClient(t, p.Addr, pki.ClientConfig(true)), "mtls-group")
 
-	tlsRefused(t, tlsKgoClient(t, p.Addr, files.clientTLS(false)))
+	tlsRefused(t, tlsKgoClient(t, p.Addr, pki.ClientConfig(false)))
 	eventually(t, func() bool { return strings.Contains(p.logs.String(), "tls handshake failed") },
 		"the client without a certificate is logged")
 	assert.Contains(t, p.logs.String(), "certificate")

@@ -81,7 +81,7 @@ func TestWireOffsetCommit(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			b := startBroker(t, brokerOptions{})
+			b := startBroker(t)
 			c := b.dial(t, "c")
 			a := join(t, c, "g", "orders")
 			bb := join(t, c, "g", "orders")
@@ -108,7 +108,7 @@ func TestWireOffsetCommit(t *testing.T) {
 // UNKNOWN_TOPIC_OR_PARTITION on every partition.
 func TestWireOffsetCommitDirect(t *testing.T) {
 	t.Parallel()
-	b := startBroker(t, brokerOptions{})
+	b := startBroker(t)
 	c := b.dial(t, "c")
 	all := []tp{{"orders", 0, 0}, {"orders", 1, 0}, {"payments", 0, 0}}
 
@@ -135,7 +135,7 @@ func TestWireOffsetCommitDirect(t *testing.T) {
 // (UNKNOWN_MEMBER_ID otherwise).
 func TestWireOffsetCommitDirectToActiveGroup(t *testing.T) {
 	t.Parallel()
-	b := startBroker(t, brokerOptions{})
+	b := startBroker(t)
 	c := b.dial(t, "c")
 	a := join(t, c, "g", "orders")
 	require.Equal(t, repeat(codeNone, 1), commit(t, c, "g", a.MemberID, a.Generation, tp{"orders", 0, 10}))
@@ -148,7 +148,7 @@ func TestWireOffsetCommitDirectToActiveGroup(t *testing.T) {
 // even with the current generation.
 func TestWireOffsetCommitEmptyGroup(t *testing.T) {
 	t.Parallel()
-	b := startBroker(t, brokerOptions{})
+	b := startBroker(t)
 	c := b.dial(t, "c")
 	a := join(t, c, "g", "orders")
 	require.Equal(t, codeNone, do[*kmsg.LeaveGroupResponse](t, c, leaveRequest(5, "g", a.MemberID)).ErrorCode)
@@ -164,7 +164,7 @@ func TestWireOffsetCommitEmptyGroup(t *testing.T) {
 // and partitions that do not exist.
 func TestWireOffsetCommitNamesEveryPartition(t *testing.T) {
 	t.Parallel()
-	b := startBroker(t, brokerOptions{})
+	b := startBroker(t)
 	c := b.dial(t, "c")
 	req := commitRequest(9, "g", "", -1, tp{"payments", 0, 1}, tp{"orders", 3, 1}, tp{"orders", 1, 1}, tp{"nope", 7, 1}, tp{"orders", 3, 2})
 	resp := do[*kmsg.OffsetCommitResponse](t, c, req)

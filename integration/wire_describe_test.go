@@ -14,7 +14,7 @@ import (
 // group that does not exist (v0-5, error NONE).
 func TestWireDescribeGroups(t *testing.T) {
 	t.Parallel()
-	b := startBroker(t, brokerOptions{})
+	b := startBroker(t)
 	alpha, beta := b.dial(t, "alpha"), b.dial(t, "beta")
 	a := join(t, alpha, "stable", "orders", "payments")
 	bb := join(t, beta, "stable", "orders")
@@ -70,7 +70,7 @@ func TestWireDescribeGroups(t *testing.T) {
 // (case-insensitive), v5+ by type ("classic").
 func TestWireListGroups(t *testing.T) {
 	t.Parallel()
-	b := startBroker(t, brokerOptions{})
+	b := startBroker(t)
 	c := b.dial(t, "c")
 	join(t, c, "b-stable", "orders")
 	gone := join(t, c, "a-empty", "orders")

@@ -17,7 +17,7 @@ import (
 // the member. Kafka checks the member first.
 func TestWireHeartbeatChapterOrder(t *testing.T) {
 	t.Parallel()
-	b := startBroker(t, brokerOptions{})
+	b := startBroker(t)
 	c := b.dial(t, "c")
 	a := join(t, c, "g", "orders")
 	gen := a.Generation
@@ -52,11 +52,11 @@ func TestWireHeartbeatChapterOrder(t *testing.T) {
 // and happens only in the expiry step.
 func TestWireSessionLease(t *testing.T) {
 	t.Parallel()
-	b := startBroker(t, brokerOptions{})
+	b := startBroker(t)
 	c := b.dial(t, "c")
 	a := join(t, c, "g", "orders")
 	advance := func(d time.Duration) {
-		_, err := b.Clock.Advance(d)
+		_, err := b.Advance(d)
 		require.NoError(t, err)
 	}
 
@@ -65,11 +65,11 @@ func TestWireSessionLease(t *testing.T) {
 	advance(session - time.Second)
 	require.Equal(t, codeNone, rejoin(t, c, "g", a.MemberID, "orders").ErrorCode)
 	advance(session)
-	assert.Empty(t, b.Coord.Expire(), "alive at the exact deadline")
+	assert.Empty(t, b.Expire(), "alive at the exact deadline")
 
 	require.Equal(t, []int16{0}, commit(t, c, "g", a.MemberID, a.Generation, tp{"orders", 0, 1}))
 	advance(time.Millisecond)
-	assert.Equal(t, []coordinator.Expired{{Group: "g", MemberID: a.MemberID}}, b.Coord.Expire(),
+	assert.Equal(t, []coordinator.Expired{{Group: "g", MemberID: a.MemberID}}, b.Expire(),
 		"the commit did not renew the session")
 	assert.Equal(t, codeIllegalGeneration, heartbeat(t, c, "g", a.MemberID, a.Generation),
 		"the expiry was a rebalance: the generation moved on")

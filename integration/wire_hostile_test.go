@@ -10,6 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kbin"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/minibroker/minibroker/broker"
 	"github.com/minibroker/minibroker/protocol"
 )
 
@@ -61,7 +62,7 @@ func TestWireHostileInputClosesOnlyItsConnection(t *testing.T) {
 		{"Heartbeat v99", sized(append(header(12, 99, 1), hb[14:]...))},
 		{"flexible header without tags", sized(header(12, 4, 1))},
 	}
-	b := startBroker(t, brokerOptions{MaxFrameBytes: hostileFrameCap})
+	b := startBroker(t, func(cfg *broker.Config) { cfg.MaxFrameBytes = hostileFrameCap })
 	setup := b.dial(t, "setup")
 	member := join(t, setup, "g", "orders")
 
@@ -89,7 +90,7 @@ func TestWireHostileInputClosesOnlyItsConnection(t *testing.T) {
 // read and answered; the cap is inclusive.
 func TestWireFrameAtTheCapIsServed(t *testing.T) {
 	t.Parallel()
-	b := startBroker(t, brokerOptions{MaxFrameBytes: hostileFrameCap})
+	b := startBroker(t, func(cfg *broker.Config) { cfg.MaxFrameBytes = hostileFrameCap })
 	c := b.dial(t, "c")
 	frame := header(18, 0, 7) // ApiVersions v0 has an empty body; trailing bytes are ignored
 	frame = append(frame, bytes.Repeat([]byte{0}, hostileFrameCap-len(frame))...)
@@ -106,7 +107,7 @@ func TestWireFrameAtTheCapIsServed(t *testing.T) {
 // on a v0 response header, and the same connection answers v3 normally.
 func TestWireApiVersionsV99KeepsConnection(t *testing.T) {
 	t.Parallel()
-	b := startBroker(t, brokerOptions{})
+	b := startBroker(t)
 	c := b.dial(t, "c")
 	// A v99 body we could not parse, as a future client might send.
 	require.NoError(t, c.Send(sized(append(header(18, 99, 42), 0xde, 0xad))))

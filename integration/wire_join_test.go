@@ -36,7 +36,7 @@ const (
 // code wins.
 func TestWireJoinRulesInOrder(t *testing.T) {
 	t.Parallel()
-	b := startBroker(t, brokerOptions{})
+	b := startBroker(t)
 	setup := b.dial(t, "setup")
 	existing := join(t, setup, "g", "orders") // "g" exists with one "roundrobin" member
 	require.Equal(t, "setup-000001", existing.MemberID)
@@ -98,7 +98,7 @@ func TestWireJoinRulesInOrder(t *testing.T) {
 // accepted.
 func TestWireJoinSessionBounds(t *testing.T) {
 	t.Parallel()
-	b := startBroker(t, brokerOptions{})
+	b := startBroker(t)
 	c := b.dial(t, "c")
 	for _, d := range []time.Duration{10 * time.Millisecond, 30 * time.Minute} {
 		req := joinRequest(3, "g"+d.String(), "", "orders")
@@ -114,7 +114,7 @@ func TestWireJoinMemberIDRequired(t *testing.T) {
 	for v := int16(4); v <= 9; v++ {
 		t.Run(fmt.Sprintf("v%d", v), func(t *testing.T) {
 			t.Parallel()
-			b := startBroker(t, brokerOptions{})
+			b := startBroker(t)
 			c := b.dial(t, "kgo")
 			first := do[*kmsg.JoinGroupResponse](t, c, joinRequest(v, "g", "", "orders"))
 			assert.Equal(t, codeMemberIDRequired, first.ErrorCode)
@@ -152,21 +152,21 @@ func TestWireJoinMemberIDRequired(t *testing.T) {
 // unknown member.
 func TestWireJoinPendingIDExpires(t *testing.T) {
 	t.Parallel()
-	b := startBroker(t, brokerOptions{})
+	b := startBroker(t)
 	c := b.dial(t, "kgo")
 	first := do[*kmsg.JoinGroupResponse](t, c, joinRequest(9, "g", "", "orders"))
 	require.Equal(t, codeMemberIDRequired, first.ErrorCode)
-	_, err := b.Clock.Advance(session)
+	_, err := b.Advance(session)
 	require.NoError(t, err)
-	assert.Empty(t, b.Coord.Expire())
+	assert.Empty(t, b.Expire())
 	resp := do[*kmsg.JoinGroupResponse](t, c, joinRequest(9, "g", first.MemberID, "orders"))
 	require.Equal(t, codeNone, resp.ErrorCode, "at the exact deadline the id is still pending")
 
 	second := do[*kmsg.JoinGroupResponse](t, c, joinRequest(9, "g", "", "orders"))
 	require.Equal(t, codeMemberIDRequired, second.ErrorCode)
-	_, err = b.Clock.Advance(session + time.Millisecond)
+	_, err = b.Advance(session + time.Millisecond)
 	require.NoError(t, err)
-	b.Coord.Expire()
+	b.Expire()
 	resp = do[*kmsg.JoinGroupResponse](t, c, joinRequest(9, "g", second.MemberID, "orders"))
 	assert.Equal(t, codeUnknownMemberID, resp.ErrorCode)
 }
@@ -177,7 +177,7 @@ func TestWireJoinOldVersionsJoinAtOnce(t *testing.T) {
 	for v := int16(0); v <= 3; v++ {
 		t.Run(fmt.Sprintf("v%d", v), func(t *testing.T) {
 			t.Parallel()
-			b := startBroker(t, brokerOptions{})
+			b := startBroker(t)
 			c := b.dial(t, "app")
 			resp := do[*kmsg.JoinGroupResponse](t, c, joinRequest(v, "g", "", "orders"))
 			require.Equal(t, codeNone, resp.ErrorCode)
@@ -193,7 +193,7 @@ func TestWireJoinOldVersionsJoinAtOnce(t *testing.T) {
 // generation); a changed topic set or protocol list is a new generation.
 func TestWireJoinRefreshAndRejoin(t *testing.T) {
 	t.Parallel()
-	b := startBroker(t, brokerOptions{})
+	b := startBroker(t)
 	c := b.dial(t, "c")
 	a := join(t, c, "g", "orders")
 	require.Equal(t, int32(1), a.Generation)
@@ -221,7 +221,7 @@ func TestWireJoinRefreshAndRejoin(t *testing.T) {
 // the bytes and would rebalance.
 func TestWireJoinRejoinIgnoresUserData(t *testing.T) {
 	t.Parallel()
-	b := startBroker(t, brokerOptions{})
+	b := startBroker(t)
 	c := b.dial(t, "c")
 	a := join(t, c, "g", "orders")
 	m := kmsg.NewConsumerMemberMetadata()
@@ -243,7 +243,7 @@ func TestWireJoinRejoinIgnoresUserData(t *testing.T) {
 // sorted order and only it receives the member list.
 func TestWireJoinLeaderAndFollowers(t *testing.T) {
 	t.Parallel()
-	b := startBroker(t, brokerOptions{})
+	b := startBroker(t)
 	c := b.dial(t, "c")
 	a := join(t, c, "g", "orders")
 	bb := join(t, c, "g", "orders")
@@ -294,7 +294,7 @@ func TestWireJoinProtocolVote(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			b := startBroker(t, brokerOptions{})
+			b := startBroker(t)
 			c := b.dial(t, "c")
 			var last *kmsg.JoinGroupResponse
 			for _, ps := range tc.members {
@@ -316,7 +316,7 @@ func TestWireJoinProtocolVote(t *testing.T) {
 // topic list of the protocol the vote chose.
 func TestWireJoinChosenProtocolDecidesSubscription(t *testing.T) {
 	t.Parallel()
-	b := startBroker(t, brokerOptions{})
+	b := startBroker(t)
 	c := b.dial(t, "c")
 	resp := do[*kmsg.JoinGroupResponse](t, c, joinRequestProtocols(3, "g", "",
 		protocolSpec{"a-first", []string{"payments"}}, protocolSpec{"b-second", []string{"orders"}}))
@@ -338,7 +338,7 @@ func TestWireJoinChosenProtocolDecidesSubscription(t *testing.T) {
 // member at the same generation.
 func TestWireJoinInconsistentKnownMember(t *testing.T) {
 	t.Parallel()
-	b := startBroker(t, brokerOptions{})
+	b := startBroker(t)
 	c := b.dial(t, "c")
 	a := join(t, c, "g", "orders")
 	bb := join(t, c, "g", "orders")
@@ -354,7 +354,7 @@ func TestWireJoinInconsistentKnownMember(t *testing.T) {
 // where Kafka would replace the first.
 func TestWireJoinIgnoresInstanceID(t *testing.T) {
 	t.Parallel()
-	b := startBroker(t, brokerOptions{})
+	b := startBroker(t)
 	c := b.dial(t, "c")
 	var ids []string
 	for range 2 {

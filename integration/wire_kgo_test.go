@@ -30,8 +30,8 @@ func kgoRequest[R kmsg.Response](t *testing.T, cl *kgo.Client, req kmsg.Request)
 // of raw requests (or kadm) relies on.
 func TestWireKgoRequests(t *testing.T) {
 	t.Parallel()
-	b := startBroker(t, brokerOptions{})
-	cl, err := kgo.NewClient(kgo.SeedBrokers(b.Addr))
+	b := startBroker(t)
+	cl, err := kgo.NewClient(kgo.SeedBrokers(b.Addr()))
 	require.NoError(t, err)
 	t.Cleanup(cl.Close)
 

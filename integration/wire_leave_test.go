@@ -17,7 +17,7 @@ func TestWireLeaveGroupSingle(t *testing.T) {
 	for v := int16(0); v <= 2; v++ {
 		t.Run(fmt.Sprintf("v%d", v), func(t *testing.T) {
 			t.Parallel()
-			b := startBroker(t, brokerOptions{})
+			b := startBroker(t)
 			c := b.dial(t, "c")
 			a := join(t, c, "g", "orders")
 			bb := join(t, c, "g", "orders")
@@ -45,7 +45,7 @@ func TestWireLeaveGroupBatch(t *testing.T) {
 	for v := int16(3); v <= 5; v++ {
 		t.Run(fmt.Sprintf("v%d", v), func(t *testing.T) {
 			t.Parallel()
-			b := startBroker(t, brokerOptions{})
+			b := startBroker(t)
 			c := b.dial(t, "c")
 			a := join(t, c, "g", "orders")
 			bb := join(t, c, "g", "orders")

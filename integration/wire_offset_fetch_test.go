@@ -50,7 +50,7 @@ func flattenGroupTopics(topics []kmsg.OffsetFetchResponseGroupTopic) []fetchedOf
 // seedOffsets commits, directly and at v9 (leader epochs), to "g":
 // orders-0 = 10 (epoch 3, metadata "m"), orders-2 = 12, and to "h":
 // payments-0 = 1.
-func seedOffsets(t *testing.T, b *broker) {
+func seedOffsets(t *testing.T, b *testBroker) {
 	t.Helper()
 	c := b.dial(t, "seed")
 	req := commitRequest(9, "g", "", -1, tp{"orders", 0, 10}, tp{"orders", 2, 12})
@@ -65,7 +65,7 @@ func seedOffsets(t *testing.T, b *broker) {
 // commit, an unknown topic or an unknown group is -1 with NONE.
 func TestWireOffsetFetchV1(t *testing.T) {
 	t.Parallel()
-	b := startBroker(t, brokerOptions{})
+	b := startBroker(t)
 	seedOffsets(t, b)
 	c := b.dial(t, "c")
 	for _, group := range []string{"g", "unknown"} {
@@ -90,7 +90,7 @@ func TestWireOffsetFetchV1(t *testing.T) {
 // offset of the group; an empty list means none.
 func TestWireOffsetFetchAll(t *testing.T) {
 	t.Parallel()
-	b := startBroker(t, brokerOptions{})
+	b := startBroker(t)
 	seedOffsets(t, b)
 	c := b.dial(t, "c")
 	for v := int16(2); v <= 7; v++ {
@@ -120,7 +120,7 @@ func TestWireOffsetFetchAll(t *testing.T) {
 // named or null (all) topics.
 func TestWireOffsetFetchGroups(t *testing.T) {
 	t.Parallel()
-	b := startBroker(t, brokerOptions{})
+	b := startBroker(t)
 	seedOffsets(t, b)
 	c := b.dial(t, "c")
 	for _, v := range []int16{8, 9} {

@@ -13,7 +13,7 @@ import (
 // correlation id), each with its own answer.
 func TestWirePipeline200(t *testing.T) {
 	t.Parallel()
-	b := startBroker(t, brokerOptions{})
+	b := startBroker(t)
 	c := b.dial(t, "c")
 	member := join(t, c, "g", "orders")
 	topics := [][]string{{"orders"}, {"payments"}, {"nope"}, {"payments", "orders"}}

@@ -6,6 +6,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/minibroker/minibroker/broker"
 )
 
 // TestWireRestartKeepsOffsetsAndTopics: commits and created topics survive
@@ -13,7 +15,7 @@ import (
 func TestWireRestartKeepsOffsetsAndTopics(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	first := startBroker(t, brokerOptions{Dir: dir})
+	first := startBroker(t, func(cfg *broker.Config) { cfg.DataDir = dir })
 	c := first.dial(t, "c")
 	require.Equal(t, codeNone, do[*kmsg.CreateTopicsResponse](t, c, createTopicsRequest(7, false, newTopic("events", 2, 1))).Topics[0].ErrorCode)
 	m := join(t, c, "g", "orders", "events")
@@ -24,9 +26,9 @@ func TestWireRestartKeepsOffsetsAndTopics(t *testing.T) {
 	req.Topics[0].Partitions[0].LeaderEpoch = 7
 	require.Equal(t, []int16{0}, commitCodes(t, c, req))
 	c.Close()
-	require.NoError(t, first.stop())
+	require.NoError(t, first.Close())
 
-	second := startBroker(t, brokerOptions{Dir: dir})
+	second := startBroker(t, func(cfg *broker.Config) { cfg.DataDir = dir })
 	c = second.dial(t, "c")
 	assert.Equal(t, map[string]int64{"events-0": -1, "events-1": 5, "orders-0": 10, "orders-1": -1, "orders-3": 13},
 		fetchOffsets(t, c, "g", tp{"events", 0, 0}, tp{"events", 1, 0}, tp{"orders", 0, 0}, tp{"orders", 1, 0}, tp{"orders", 3, 0}))

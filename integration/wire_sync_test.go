@@ -15,7 +15,7 @@ import (
 // round-robin share, whatever plan the leader sends, at every version.
 func TestWireSyncGroupAssignments(t *testing.T) {
 	t.Parallel()
-	b := startBroker(t, brokerOptions{})
+	b := startBroker(t)
 	c := b.dial(t, "c")
 	a := join(t, c, "g", "orders", "payments")
 	bb := join(t, c, "g", "orders")
@@ -49,7 +49,7 @@ func TestWireSyncGroupAssignments(t *testing.T) {
 // which kgo could not parse.
 func TestWireSyncGroupNeverEmptyBytes(t *testing.T) {
 	t.Parallel()
-	b := startBroker(t, brokerOptions{})
+	b := startBroker(t)
 	c := b.dial(t, "c")
 	join(t, c, "g", "payments")
 	idle := join(t, c, "g", "payments")
@@ -66,7 +66,7 @@ func TestWireSyncGroupNeverEmptyBytes(t *testing.T) {
 
 func TestWireSyncGroupErrors(t *testing.T) {
 	t.Parallel()
-	b := startBroker(t, brokerOptions{})
+	b := startBroker(t)
 	c := b.dial(t, "c")
 	a := join(t, c, "g", "orders")
 	bb := join(t, c, "g", "orders")
@@ -101,7 +101,7 @@ func TestWireSyncGroupErrors(t *testing.T) {
 // as Kafka); they are echoed back, and null stays null.
 func TestWireSyncGroupChecksProtocol(t *testing.T) {
 	t.Parallel()
-	b := startBroker(t, brokerOptions{})
+	b := startBroker(t)
 	c := b.dial(t, "c")
 	m := join(t, c, "g", "orders")
 

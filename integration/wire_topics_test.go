@@ -8,6 +8,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/minibroker/minibroker/broker"
 )
 
 func createTopicsRequest(version int16, validateOnly bool, topics ...kmsg.CreateTopicsRequestTopic) *kmsg.CreateTopicsRequest {
@@ -45,7 +47,7 @@ func metadataRequest(version int16, names []string) *kmsg.MetadataRequest {
 
 func TestWireCreateTopics(t *testing.T) {
 	t.Parallel()
-	b := startBroker(t, brokerOptions{})
+	b := startBroker(t)
 	c := b.dial(t, "c")
 	tests := []struct {
 		name         string
@@ -95,7 +97,7 @@ func TestWireCreateTopics(t *testing.T) {
 
 func TestWireMetadata(t *testing.T) {
 	t.Parallel()
-	b := startBroker(t, brokerOptions{})
+	b := startBroker(t)
 	c := b.dial(t, "c")
 	all := []string{"orders:0:4", "payments:0:1"}
 	tests := []struct {
@@ -138,7 +140,7 @@ func TestWireMetadata(t *testing.T) {
 // told, not the bound one.
 func TestWireMetadataAdvertise(t *testing.T) {
 	t.Parallel()
-	b := startBroker(t, brokerOptions{Advertise: "kafka.example:19092"})
+	b := startBroker(t, func(cfg *broker.Config) { cfg.Advertise = "kafka.example:19092" })
 	c := b.dial(t, "c")
 	resp := do[*kmsg.MetadataResponse](t, c, metadataRequest(12, []string{}))
 	assert.Equal(t, []kmsg.MetadataResponseBroker{{NodeID: 0, Host: "kafka.example", Port: 19092}}, resp.Brokers)
@@ -150,7 +152,7 @@ func TestWireMetadataAdvertise(t *testing.T) {
 
 func TestWireFindCoordinator(t *testing.T) {
 	t.Parallel()
-	b := startBroker(t, brokerOptions{})
+	b := startBroker(t)
 	c := b.dial(t, "c")
 	for v := int16(0); v <= 3; v++ {
 		req := kmsg.NewPtrFindCoordinatorRequest()
@@ -175,7 +177,7 @@ func TestWireFindCoordinator(t *testing.T) {
 
 func TestWireListOffsets(t *testing.T) {
 	t.Parallel()
-	b := startBroker(t, brokerOptions{})
+	b := startBroker(t)
 	c := b.dial(t, "c")
 	for _, v := range []int16{0, 1, 7} {
 		req := kmsg.NewPtrListOffsetsRequest()
@@ -203,7 +205,7 @@ func TestWireListOffsets(t *testing.T) {
 // whatever the offset.
 func TestWireFetchIdles(t *testing.T) {
 	t.Parallel()
-	b := startBroker(t, brokerOptions{})
+	b := startBroker(t)
 	c := b.dial(t, "c")
 	for _, v := range []int16{4, 12} {
 		req := kmsg.NewPtrFetchRequest()
@@ -230,7 +232,7 @@ func TestWireFetchIdles(t *testing.T) {
 // (auto.create.topics.enable=true) would create the topic.
 func TestWireMetadataNeverCreatesTopics(t *testing.T) {
 	t.Parallel()
-	b := startBroker(t, brokerOptions{})
+	b := startBroker(t)
 	c := b.dial(t, "c")
 	for _, v := range []int16{4, 12} {
 		req := metadataRequest(v, []string{"auto"})

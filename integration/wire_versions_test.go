@@ -166,7 +166,7 @@ var versionCases = map[kmsg.Key]versionCase{
 // lowest and highest version over the wire.
 func TestWireEveryAPIAtMinAndMaxVersion(t *testing.T) {
 	t.Parallel()
-	b := startBroker(t, brokerOptions{})
+	b := startBroker(t)
 	for _, vr := range protocol.SupportedVersions() {
 		name := kmsg.NameForKey(vr.Key)
 		run, ok := versionCases[kmsg.Key(vr.Key)]
@@ -188,7 +188,7 @@ func TestWireEveryAPIAtMinAndMaxVersion(t *testing.T) {
 // ConsumerGroupHeartbeat (so kgo never uses KIP-848).
 func TestWireAdvertisedVersions(t *testing.T) {
 	t.Parallel()
-	b := startBroker(t, brokerOptions{})
+	b := startBroker(t)
 	c := b.dial(t, "c")
 	resp := do[*kmsg.ApiVersionsResponse](t, c, apiVersionsRequest(4))
 	require.Equal(t, codeNone, resp.ErrorCode)
@@ -209,7 +209,7 @@ func TestWireAdvertisedVersions(t *testing.T) {
 // an API we do not implement, closes the connection, as Kafka does.
 func TestWireUnsupportedVersionsClose(t *testing.T) {
 	t.Parallel()
-	b := startBroker(t, brokerOptions{})
+	b := startBroker(t)
 	produce := kmsg.NewPtrProduceRequest()
 	produce.Version, produce.Acks, produce.TimeoutMillis = 9, -1, 1000
 	cgh := kmsg.NewPtrConsumerGroupHeartbeatRequest()
@@ -240,7 +240,7 @@ func TestWireUnsupportedVersionsClose(t *testing.T) {
 // and our ApiVersions range, and the same connection then answers v3.
 func TestWireApiVersionsFallback(t *testing.T) {
 	t.Parallel()
-	b := startBroker(t, brokerOptions{})
+	b := startBroker(t)
 	for _, v := range []int16{5, 99} {
 		t.Run(fmt.Sprintf("v%d", v), func(t *testing.T) {
 			t.Parallel()
@@ -262,7 +262,7 @@ func TestWireApiVersionsFallback(t *testing.T) {
 // INVALID_REQUEST and the connection stays open.
 func TestWireApiVersionsInvalidSoftwareName(t *testing.T) {
 	t.Parallel()
-	b := startBroker(t, brokerOptions{})
+	b := startBroker(t)
 	c := b.dial(t, "c")
 	req := apiVersionsRequest(3)
 	req.ClientSoftwareName = "bad name"

@@ -2,7 +2,6 @@ package server
 
 import (
 	"bytes"
-	"crypto/tls"
 	"encoding/binary"
 	"fmt"
 	"log/slog"
@@ -17,6 +16,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kbin"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/minibroker/minibroker/internal/testutil"
 )
 
 func heartbeatRequest(version int16, group, member string, generation int32) *kmsg.HeartbeatRequest {
@@ -49,13 +50,13 @@ func TestHandlerPanicClosesOnlyThatConnection(t *testing.T) {
 	require.NoError(t, victim.Send(rawRequest(heartbeatRequest(4, "g", "m", 1), 0, "victim")))
 	requireClosed(t, victim)
 
-	eventually(t, testTimeout, func() bool { return len(e.logs.find("handler panic, closing connection")) == 1 },
+	eventually(t, testTimeout, func() bool { return len(e.logs.Find("handler panic, closing connection")) == 1 },
 		"the panic is logged")
-	logged := e.logs.find("handler panic, closing connection")[0]
-	assert.Equal(t, slog.LevelError, logged.level)
-	assert.Equal(t, "broken invariant", logged.attrs["err"])
-	assert.Contains(t, logged.attrs["stack"], "conn_test.go", "the stack names the panicking code")
-	assert.Contains(t, logged.attrs, "remote")
+	logged := e.logs.Find("handler panic, closing connection")[0]
+	assert.Equal(t, slog.LevelError, logged.Level)
+	assert.Equal(t, "broken invariant", logged.Attrs["err"])
+	assert.Contains(t, logged.Attrs["stack"], "conn_test.go", "the stack names the panicking code")
+	assert.Contains(t, logged.Attrs, "remote")
 
 	resp := roundTrip[*kmsg.ApiVersionsResponse](t, bystander, apiVersionsRequest(4))
 	assert.Zero(t, resp.ErrorCode)
@@ -252,9 +253,9 @@ func TestPeerVanishingMidFrameIsNotAWarning(t *testing.T) {
 	c := dial(t, e.serve(), "c")
 	require.NoError(t, c.Send([]byte{0, 0, 0, 50, 0, 18}))
 	require.NoError(t, c.Close())
-	eventually(t, testTimeout, func() bool { return len(e.logs.find("read failed")) == 1 }, "the short read is logged")
-	assert.Equal(t, slog.LevelDebug, e.logs.find("read failed")[0].level)
-	assert.Empty(t, e.logs.atLevel(slog.LevelWarn))
+	eventually(t, testTimeout, func() bool { return len(e.logs.Find("read failed")) == 1 }, "the short read is logged")
+	assert.Equal(t, slog.LevelDebug, e.logs.Find("read failed")[0].Level)
+	assert.Empty(t, e.logs.AtLevel(slog.LevelWarn))
 }
 
 // TestAnswersDoNotWaitForAFetch pipelines a request and a long Fetch: the
@@ -308,11 +309,11 @@ func TestIdleConnectionIsClosed(t *testing.T) {
 	resp := roundTrip[*kmsg.ApiVersionsResponse](t, busy, apiVersionsRequest(3))
 	assert.Zero(t, resp.ErrorCode, "the busy connection is still served")
 
-	eventually(t, testTimeout, func() bool { return len(e.logs.find("closing idle connection")) == 1 }, "the close is logged")
-	logged := e.logs.find("closing idle connection")[0]
-	assert.Equal(t, slog.LevelDebug, logged.level)
-	assert.Contains(t, logged.attrs["err"], "no request for 200ms")
-	assert.Empty(t, e.logs.atLevel(slog.LevelWarn))
+	eventually(t, testTimeout, func() bool { return len(e.logs.Find("closing idle connection")) == 1 }, "the close is logged")
+	logged := e.logs.Find("closing idle connection")[0]
+	assert.Equal(t, slog.LevelDebug, logged.Level)
+	assert.Contains(t, logged.Attrs["err"], "no request for 200ms")
+	assert.Empty(t, e.logs.AtLevel(slog.LevelWarn))
 }
 
 // TestPartialFrameIsClosedAfterFrameReadTimeout: once a frame has started
@@ -371,10 +372,10 @@ func TestPartialFrameIsClosedAfterFrameReadTimeout(t *testing.T) {
 			assert.Less(t, elapsed, time.Minute/2, "closed by the frame timeout, not the idle timeout")
 			roundTrip[*kmsg.ApiVersionsResponse](t, bystander, apiVersionsRequest(3))
 
-			eventually(t, testTimeout, func() bool { return len(e.logs.find("closing connection")) == 1 }, "the close is logged")
-			logged := e.logs.find("closing connection")[0]
-			assert.Equal(t, slog.LevelWarn, logged.level)
-			assert.Contains(t, logged.attrs["err"], "request frame not completed in time: not whole within 300ms")
+			eventually(t, testTimeout, func() bool { return len(e.logs.Find("closing connection")) == 1 }, "the close is logged")
+			logged := e.logs.Find("closing connection")[0]
+			assert.Equal(t, slog.LevelWarn, logged.Level)
+			assert.Contains(t, logged.Attrs["err"], "request frame not completed in time: not whole within 300ms")
 		})
 	}
 }
@@ -414,10 +415,10 @@ func TestUnreadAnswersCloseTheConnection(t *testing.T) {
 	}
 	go func() { _, _ = conn.Write(reqs) }() // may block once we stop answering; ends when the conn closes
 
-	eventually(t, testTimeout, func() bool { return len(e.logs.find("closing connection")) == 1 }, "the stuck write is given up")
-	logged := e.logs.find("closing connection")[0]
-	assert.Equal(t, slog.LevelWarn, logged.level)
-	assert.Contains(t, logged.attrs["err"], "answer not read within 200ms")
+	eventually(t, testTimeout, func() bool { return len(e.logs.Find("closing connection")) == 1 }, "the stuck write is given up")
+	logged := e.logs.Find("closing connection")[0]
+	assert.Equal(t, slog.LevelWarn, logged.Level)
+	assert.Contains(t, logged.Attrs["err"], "answer not read within 200ms")
 	eventually(t, testTimeout, func() bool { s := o.snapshot(); return s.opened == 1 && s.closed == 1 }, "the connection's goroutine ends")
 }
 
@@ -428,21 +429,18 @@ func TestUnreadAnswersCloseTheConnection(t *testing.T) {
 // a peer that connects and leaves without a byte only at Debug.
 func TestTLS(t *testing.T) {
 	t.Parallel()
-	certs := newTestCerts(t)
+	pki := testutil.NewPKI(t)
 	serveTLS := func(t *testing.T, requireClientCert bool) (*env, string) {
-		cfg := &tls.Config{Certificates: []tls.Certificate{certs.server}, MinVersion: tls.VersionTLS12}
-		if requireClientCert {
-			cfg.ClientCAs, cfg.ClientAuth = certs.pool, tls.RequireAndVerifyClientCert
-		}
+		cfg := pki.ServerConfig(requireClientCert)
 		e := newEnvWith(t, envOptions{config: func(c *Config) { c.TLS, c.FrameReadTimeout = cfg, 300*time.Millisecond }})
 		return e, e.serve()
 	}
-	handshakeWarnings := func(e *env) int { return len(e.logs.find("tls handshake failed, closing connection")) }
+	handshakeWarnings := func(e *env) int { return len(e.logs.Find("tls handshake failed, closing connection")) }
 
 	t.Run("trusted client is served", func(t *testing.T) {
 		t.Parallel()
 		e, addr := serveTLS(t, false)
-		c, err := dialTLS(t, addr, certs, nil)
+		c, err := dialTLS(t, addr, pki, false)
 		require.NoError(t, err)
 		join := roundTrip[*kmsg.JoinGroupResponse](t, c, joinRequest(3, "g", "", "orders"))
 		assert.Zero(t, join.ErrorCode)
@@ -458,13 +456,15 @@ func TestTLS(t *testing.T) {
 		require.NoError(t, c.Send(rawRequest(apiVersionsRequest(3), 1, "plain")))
 		requireClosed(t, c)
 		eventually(t, testTimeout, func() bool { return handshakeWarnings(e) == 1 }, "the failed handshake is logged")
-		assert.Contains(t, e.logs.find("tls handshake failed, closing connection")[0].attrs["err"], "does not look like a TLS handshake")
+		assert.Contains(t, e.logs.Find("tls handshake failed, closing connection")[0].Attrs["err"], "does not look like a TLS handshake")
 	})
 	t.Run("silent client is closed after FrameReadTimeout", func(t *testing.T) {
 		t.Parallel()
 		e, addr := serveTLS(t, false)
-		c := dial(t, addr, "silent")
+		// The server's timer starts when it accepts, which may be before
+		// the client's dial returns: time from before the dial.
 		start := time.Now()
+		c := dial(t, addr, "silent")
 		requireClosed(t, c)
 		assert.GreaterOrEqual(t, time.Since(start), 300*time.Millisecond)
 		eventually(t, testTimeout, func() bool { return handshakeWarnings(e) == 1 }, "the stalled handshake is logged")
@@ -475,24 +475,24 @@ func TestTLS(t *testing.T) {
 		conn, err := net.Dial("tcp", addr)
 		require.NoError(t, err)
 		require.NoError(t, conn.Close())
-		eventually(t, testTimeout, func() bool { return len(e.logs.find("connection closed before the tls handshake")) == 1 }, "logged at Debug")
+		eventually(t, testTimeout, func() bool { return len(e.logs.Find("connection closed before the tls handshake")) == 1 }, "logged at Debug")
 		assert.Zero(t, handshakeWarnings(e))
 	})
 	t.Run("client certificate required", func(t *testing.T) {
 		t.Parallel()
 		e, addr := serveTLS(t, true)
-		c, err := dialTLS(t, addr, certs, &certs.client)
+		c, err := dialTLS(t, addr, pki, true)
 		require.NoError(t, err)
 		assert.Zero(t, roundTrip[*kmsg.ApiVersionsResponse](t, c, apiVersionsRequest(3)).ErrorCode)
 
 		// Without a certificate the server refuses the handshake; with TLS
 		// 1.3 the client learns it at its first read.
-		anon, err := dialTLS(t, addr, certs, nil)
+		anon, err := dialTLS(t, addr, pki, false)
 		if err == nil {
 			_, err = anon.Request(t.Context(), apiVersionsRequest(3))
 		}
 		require.Error(t, err)
 		eventually(t, testTimeout, func() bool { return handshakeWarnings(e) == 1 }, "the refused client is logged")
-		assert.Contains(t, e.logs.find("tls handshake failed, closing connection")[0].attrs["err"], "certificate")
+		assert.Contains(t, e.logs.Find("tls handshake failed, closing connection")[0].Attrs["err"], "certificate")
 	})
 }

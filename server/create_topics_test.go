@@ -70,7 +70,7 @@ func TestCreateTopics(t *testing.T) {
 				assert.Equal(t, tc.topic.Topic, rt.Topic)
 				assert.Equal(t, tc.wantCode, rt.ErrorCode)
 				assert.Equal(t, tc.wantPartitions, rt.NumPartitions)
-				assert.Empty(t, e.logs.atLevel(slog.LevelError), "a client's mistake is not our failure")
+				assert.Empty(t, e.logs.AtLevel(slog.LevelError), "a client's mistake is not our failure")
 				if tc.wantCode != 0 {
 					require.NotNil(t, rt.ErrorMessage)
 					assert.Equal(t, int16(-1), rt.ReplicationFactor)
@@ -121,9 +121,9 @@ func TestCreateTopicsSaveFailure(t *testing.T) {
 	assert.Contains(t, *resp.Topics[0].ErrorMessage, "disk full")
 	_, ok := e.cat.Lookup("a")
 	assert.False(t, ok, "nothing is shown that was not saved")
-	logged := e.logs.find("saving topic catalog failed")
+	logged := e.logs.Find("saving topic catalog failed")
 	require.Len(t, logged, 1)
-	assert.Equal(t, slog.LevelError, logged[0].level)
+	assert.Equal(t, slog.LevelError, logged[0].Level)
 }
 
 // readCatalog returns the catalog file's contents.

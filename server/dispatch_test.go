@@ -188,8 +188,8 @@ func FuzzDispatch(f *testing.F) {
 		if reencoded := again.AppendTo(nil); !bytes.Equal(reencoded, body) {
 			t.Fatalf("%s v%d: our answer does not round-trip:\n%x\n%x", kmsg.NameForKey(key), wantVersion, body, reencoded)
 		}
-		for _, r := range e.logs.atLevel(slog.LevelError) {
-			t.Fatalf("%s v%d: logged at Error: %s %v", kmsg.NameForKey(key), version, r.msg, r.attrs)
+		for _, r := range e.logs.AtLevel(slog.LevelError) {
+			t.Fatalf("%s v%d: logged at Error: %s %v", kmsg.NameForKey(key), version, r.Message, r.Attrs)
 		}
 	})
 }

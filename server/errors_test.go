@@ -173,7 +173,7 @@ func TestErrorCodes(t *testing.T) {
 			t.Parallel()
 			e := newEnv(t)
 			assert.Equal(t, tc.want.Code, e.srv.code(tc.err))
-			assert.Empty(t, e.logs.atLevel(slog.LevelError), "a mapped error is not our failure")
+			assert.Empty(t, e.logs.AtLevel(slog.LevelError), "a mapped error is not our failure")
 		})
 	}
 }
@@ -182,13 +182,13 @@ func TestErrorCodeNilAndUnmatched(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	assert.Equal(t, int16(0), e.srv.code(nil))
-	assert.Empty(t, e.logs.atLevel(slog.LevelDebug))
+	assert.Empty(t, e.logs.AtLevel(slog.LevelDebug))
 
 	assert.Equal(t, kerr.UnknownServerError.Code, e.srv.code(errors.New("boom")))
-	logged := e.logs.find("unmapped error")
+	logged := e.logs.Find("unmapped error")
 	require.Len(t, logged, 1)
-	assert.Equal(t, slog.LevelError, logged[0].level)
-	assert.Equal(t, "boom", logged[0].attrs["err"])
+	assert.Equal(t, slog.LevelError, logged[0].Level)
+	assert.Equal(t, "boom", logged[0].Attrs["err"])
 }
 
 // TestCloseSentinelsCloseTheConnection shows where each documented
@@ -243,11 +243,11 @@ func TestCloseSentinelsCloseTheConnection(t *testing.T) {
 			resp := roundTrip[*kmsg.ApiVersionsResponse](t, bystander, apiVersionsRequest(3))
 			assert.Zero(t, resp.ErrorCode)
 
-			eventually(t, testTimeout, func() bool { return len(e.logs.find("closing connection")) == 1 },
+			eventually(t, testTimeout, func() bool { return len(e.logs.Find("closing connection")) == 1 },
 				"the close is logged")
-			logged := e.logs.find("closing connection")[0]
-			assert.Equal(t, slog.LevelWarn, logged.level, "a misbehaving peer is a Warn")
-			assert.Contains(t, logged.attrs, "remote")
+			logged := e.logs.Find("closing connection")[0]
+			assert.Equal(t, slog.LevelWarn, logged.Level, "a misbehaving peer is a Warn")
+			assert.Contains(t, logged.Attrs, "remote")
 		})
 	}
 }

@@ -2,23 +2,15 @@ package server
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/binary"
 	"errors"
 	"io"
-	"log/slog"
 	"maps"
-	"math/big"
 	"net"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -29,6 +21,7 @@ import (
 	"github.com/minibroker/minibroker/clock"
 	"github.com/minibroker/minibroker/coordinator"
 	"github.com/minibroker/minibroker/internal/catalog"
+	"github.com/minibroker/minibroker/internal/testutil"
 	"github.com/minibroker/minibroker/offsets"
 	"github.com/minibroker/minibroker/protocol"
 )
@@ -50,7 +43,7 @@ type env struct {
 	cat   *catalog.Catalog
 	clock *clock.Manual // nil with a real clock
 	store *offsets.Memory
-	logs  *logRecorder
+	logs  *testutil.LogRecorder
 }
 
 type envOptions struct {
@@ -67,7 +60,7 @@ func newEnv(t *testing.T) *env {
 
 func newEnvWith(t *testing.T, opts envOptions) *env {
 	t.Helper()
-	e := &env{t: t, store: offsets.NewMemory(), logs: newLogRecorder()}
+	e := &env{t: t, store: offsets.NewMemory(), logs: testutil.NewLogRecorder(nil, nil)}
 	topics := opts.topics
 	if topics == nil {
 		topics = map[string]int32{"orders": 4, "payments": 1}
@@ -87,7 +80,7 @@ func newEnvWith(t *testing.T, opts envOptions) *env {
 	coord, err := coordinator.New(coordinator.Config{Clock: clk, Store: e.store, Topics: cat})
 	require.NoError(t, err)
 	e.coord = coord
-	cfg := Config{Coordinator: coord, Catalog: cat, Logger: slog.New(e.logs)}
+	cfg := Config{Coordinator: coord, Catalog: cat, Logger: e.logs.Logger()}
 	if opts.config != nil {
 		opts.config(&cfg)
 	}
@@ -260,77 +253,6 @@ func eventually(t *testing.T, deadline time.Duration, cond func() bool, msg stri
 	}
 }
 
-// logRecorder is a slog.Handler that keeps every record, so tests can
-// check what was logged and at which level. Handlers made by WithAttrs and
-// WithGroup share the records.
-type logRecorder struct {
-	shared *logStore
-	attrs  []slog.Attr
-}
-
-type logStore struct {
-	mu      sync.Mutex
-	records []loggedRecord // guarded by mu
-}
-
-// loggedRecord is one record with its attributes flattened to strings.
-type loggedRecord struct {
-	level slog.Level
-	msg   string
-	attrs map[string]string
-}
-
-func newLogRecorder() *logRecorder { return &logRecorder{shared: &logStore{}} }
-
-func (h *logRecorder) Enabled(context.Context, slog.Level) bool { return true }
-
-func (h *logRecorder) Handle(_ context.Context, r slog.Record) error {
-	rec := loggedRecord{level: r.Level, msg: r.Message, attrs: map[string]string{}}
-	for _, a := range h.attrs {
-		rec.attrs[a.Key] = a.Value.String()
-	}
-	r.Attrs(func(a slog.Attr) bool {
-		rec.attrs[a.Key] = a.Value.String()
-		return true
-	})
-	h.shared.mu.Lock()
-	h.shared.records = append(h.shared.records, rec)
-	h.shared.mu.Unlock()
-	return nil
-}
-
-func (h *logRecorder) WithAttrs(attrs []slog.Attr) slog.Handler {
-	return &logRecorder{shared: h.shared, attrs: append(slices.Clone(h.attrs), attrs...)}
-}
-
-func (h *logRecorder) WithGroup(string) slog.Handler { return h }
-
-// find returns the records with message msg.
-func (h *logRecorder) find(msg string) []loggedRecord {
-	h.shared.mu.Lock()
-	defer h.shared.mu.Unlock()
-	var out []loggedRecord
-	for _, r := range h.shared.records {
-		if r.msg == msg {
-			out = append(out, r)
-		}
-	}
-	return out
-}
-
-// atLevel returns the records at level or above.
-func (h *logRecorder) atLevel(level slog.Level) []loggedRecord {
-	h.shared.mu.Lock()
-	defer h.shared.mu.Unlock()
-	var out []loggedRecord
-	for _, r := range h.shared.records {
-		if r.level >= level {
-			out = append(out, r)
-		}
-	}
-	return out
-}
-
 // call dispatches req to its handler as a connection would, with clientID
 // in the header, and returns the typed response.
 func call[R kmsg.Response](e *env, clientID string, req kmsg.Request) R {
@@ -338,53 +260,11 @@ func call[R kmsg.Response](e *env, clientID string, req kmsg.Request) R {
 	return e.srv.handlers[kmsg.Key(req.Key())](e.srv, e.req(clientID, req.GetVersion()), req).(R)
 }
 
-// testCerts is an in-memory CA with a server certificate for 127.0.0.1
-// and a client certificate, both signed by it.
-type testCerts struct {
-	pool   *x509.CertPool
-	server tls.Certificate
-	client tls.Certificate
-}
-
-func newTestCerts(t *testing.T) testCerts {
+// dialTLS opens a raw client over TLS to addr, trusting pki's CA and,
+// with withCert, presenting its client certificate; cleanup closes it.
+func dialTLS(t *testing.T, addr string, pki *testutil.PKI, withCert bool) (*protocol.Client, error) {
 	t.Helper()
-	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	require.NoError(t, err)
-	caTmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "test CA"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign,
-	}
-	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
-	require.NoError(t, err)
-	ca, err := x509.ParseCertificate(caDER)
-	require.NoError(t, err)
-	leaf := func(serial int64, usage x509.ExtKeyUsage) tls.Certificate {
-		key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-		require.NoError(t, err)
-		tmpl := &x509.Certificate{
-			SerialNumber: big.NewInt(serial), Subject: pkix.Name{CommonName: "leaf"},
-			NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-			IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)}, KeyUsage: x509.KeyUsageDigitalSignature,
-			ExtKeyUsage: []x509.ExtKeyUsage{usage},
-		}
-		der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, &key.PublicKey, caKey)
-		require.NoError(t, err)
-		return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}
-	}
-	c := testCerts{pool: x509.NewCertPool(), server: leaf(2, x509.ExtKeyUsageServerAuth), client: leaf(3, x509.ExtKeyUsageClientAuth)}
-	c.pool.AddCert(ca)
-	return c
-}
-
-// dialTLS opens a raw client over TLS to addr, trusting certs' CA and
-// presenting cert if it is not nil; cleanup closes it.
-func dialTLS(t *testing.T, addr string, certs testCerts, cert *tls.Certificate) (*protocol.Client, error) {
-	t.Helper()
-	cfg := &tls.Config{RootCAs: certs.pool, MinVersion: tls.VersionTLS12}
-	if cert != nil {
-		cfg.Certificates = []tls.Certificate{*cert}
-	}
+	cfg := pki.ClientConfig(withCert)
 	d := tls.Dialer{Config: cfg, NetDialer: &net.Dialer{Timeout: testTimeout}}
 	conn, err := d.DialContext(t.Context(), "tcp", addr)
 	if err != nil {

@@ -70,9 +70,9 @@ func TestLeaveGroupBatch(t *testing.T) {
 	view, _ := e.coord.Describe("g")
 	assert.Equal(t, coordinator.Empty, view.State)
 	assert.Equal(t, int32(3), view.Generation, "a batch leave is one rebalance")
-	logged := e.logs.find("members left")
+	logged := e.logs.Find("members left")
 	require.Len(t, logged, 1)
-	assert.Equal(t, "[c-000001 c-000002]", logged[0].attrs["member"])
+	assert.Equal(t, "[c-000001 c-000002]", logged[0].Attrs["member"])
 }
 
 func TestLeaveGroupEmptyGroupID(t *testing.T) {

@@ -125,14 +125,14 @@ func TestObserverFencingRejections(t *testing.T) {
 	require.Equal(t, want, got.fenced)
 	require.Equal(t, []int16{kerr.IllegalGeneration.Code, kerr.RebalanceInProgress.Code, 0, kerr.UnknownTopicOrPartition.Code}, got.commits)
 
-	logs := e.logs.find("fencing rejection")
+	logs := e.logs.Find("fencing rejection")
 	require.Len(t, logs, len(want))
 	for i, w := range want {
-		require.Equal(t, slog.LevelInfo, logs[i].level)
+		require.Equal(t, slog.LevelInfo, logs[i].Level)
 		require.Equal(t, map[string]string{
 			"group": w.Group, "member": w.MemberID, "api": w.API,
 			"generation": strconv.Itoa(int(w.Generation)), "code": CodeName(w.Code),
-		}, logs[i].attrs)
+		}, logs[i].Attrs)
 	}
 }
 
@@ -166,7 +166,7 @@ func TestNilObserver(t *testing.T) {
 	require.Equal(t, nopObserver{}, e.srv.observer)
 	a := e.join("c", "g", "", "orders").MemberID
 	require.Equal(t, kerr.IllegalGeneration.Code, call[*kmsg.OffsetCommitResponse](e, "c", observedCommitRequest("g", a, 7, 0)).Topics[0].Partitions[0].ErrorCode)
-	require.Len(t, e.logs.find("fencing rejection"), 1)
+	require.Len(t, e.logs.Find("fencing rejection"), 1)
 }
 
 func TestCodeName(t *testing.T) {

@@ -140,7 +140,7 @@ func TestServeShutdown(t *testing.T) {
 	fetch.Version, fetch.MaxWaitMillis = 12, int32(testTimeout/time.Millisecond)
 	fetch.Topics = []kmsg.FetchRequestTopic{{Topic: "orders", Partitions: []kmsg.FetchRequestTopicPartition{{Partition: 0}}}}
 	require.NoError(t, fetcher.Send(rawRequest(fetch, 0, "fetcher")))
-	eventually(t, testTimeout, func() bool { return len(e.logs.find("request")) >= 3 || stackHas("(*Server).handleFetch") },
+	eventually(t, testTimeout, func() bool { return len(e.logs.Find("request")) >= 3 || stackHas("(*Server).handleFetch") },
 		"the fetch is being handled")
 
 	start := time.Now()
@@ -261,16 +261,16 @@ func TestServeRetriesAcceptErrors(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- e.srv.Serve(ctx, ln) }()
-	eventually(t, testTimeout, func() bool { return len(e.logs.find("accept failed")) == 2 }, "both accept errors are logged")
+	eventually(t, testTimeout, func() bool { return len(e.logs.Find("accept failed")) == 2 }, "both accept errors are logged")
 	select {
 	case <-done:
 		t.Fatal("Serve returned on an accept error")
 	default:
 	}
-	logged := e.logs.find("accept failed")
-	assert.Equal(t, slog.LevelWarn, logged[0].level)
-	assert.Equal(t, "5ms", logged[0].attrs["backoff"])
-	assert.Equal(t, "10ms", logged[1].attrs["backoff"], "the backoff doubles")
+	logged := e.logs.Find("accept failed")
+	assert.Equal(t, slog.LevelWarn, logged[0].Level)
+	assert.Equal(t, "5ms", logged[0].Attrs["backoff"])
+	assert.Equal(t, "10ms", logged[1].Attrs["backoff"], "the backoff doubles")
 	cancel()
 	select {
 	case err := <-done:
@@ -293,7 +293,7 @@ func TestServeAcceptBackoffWatchesContext(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- e.srv.Serve(ctx, ln) }()
-	eventually(t, testTimeout, func() bool { return len(e.logs.find("accept failed")) >= 5 }, "backing off")
+	eventually(t, testTimeout, func() bool { return len(e.logs.Find("accept failed")) >= 5 }, "backing off")
 	start := time.Now()
 	cancel()
 	select {
@@ -327,10 +327,10 @@ func TestExpiryTicker(t *testing.T) {
 	assert.Equal(t, "Empty", g.State, "the group stays, Empty")
 	view, _ := e.coord.Describe("g")
 	assert.Equal(t, int32(2), view.Generation, "expiry is one rebalance")
-	eventually(t, testTimeout, func() bool { return len(e.logs.find("member expired")) == 1 }, "the expiry is logged")
-	logged := e.logs.find("member expired")[0]
-	assert.Equal(t, "c-000001", logged.attrs["member"])
-	assert.Equal(t, "g", logged.attrs["group"])
+	eventually(t, testTimeout, func() bool { return len(e.logs.Find("member expired")) == 1 }, "the expiry is logged")
+	logged := e.logs.Find("member expired")[0]
+	assert.Equal(t, "c-000001", logged.Attrs["member"])
+	assert.Equal(t, "g", logged.Attrs["group"])
 }
 
 // TestExpiryOnlyWithInterval: without ExpiryInterval (the manual clock's
@@ -413,13 +413,13 @@ func TestMaxConnectionsRefusesAndLogs(t *testing.T) {
 		require.NoError(t, c.Send(rawRequest(apiVersionsRequest(3), 1, "extra")))
 		requireClosed(t, c)
 	}
-	refusals := e.logs.find("too many connections, refusing")
+	refusals := e.logs.Find("too many connections, refusing")
 	require.NotEmpty(t, refusals)
 	assert.Less(t, len(refusals), extra, "the refusal log is rate-limited")
-	assert.Equal(t, slog.LevelWarn, refusals[0].level)
-	assert.Equal(t, "2", refusals[0].attrs["limit"])
-	assert.Equal(t, "1", refusals[0].attrs["refused"])
-	assert.Contains(t, refusals[0].attrs, "remote")
+	assert.Equal(t, slog.LevelWarn, refusals[0].Level)
+	assert.Equal(t, "2", refusals[0].Attrs["limit"])
+	assert.Equal(t, "1", refusals[0].Attrs["refused"])
+	assert.Contains(t, refusals[0].Attrs, "remote")
 	assert.Equal(t, 2, o.snapshot().opened, "refused connections are never served")
 
 	roundTrip[*kmsg.ApiVersionsResponse](t, first, apiVersionsRequest(3))

@@ -229,7 +229,8 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	report := renderReport(cfg, meta, outcomes, inproc)
 	fmt.Fprint(stdout, report)
 	if cfg.out != "" {
-		if err := os.MkdirAll(filepath.Dir(cfg.out), 0o755); err == nil {
+		err := os.MkdirAll(filepath.Dir(cfg.out), 0o755)
+		if err == nil {
 			err = os.WriteFile(cfg.out, []byte(report), 0o644)
 		}
 		if err != nil {

@@ -4,17 +4,9 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/json"
-	"encoding/pem"
 	"io"
-	"math/big"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -31,6 +23,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"go.uber.org/goleak"
 
+	"github.com/minibroker/minibroker/internal/testutil"
 	"github.com/minibroker/minibroker/protocol"
 )
 
@@ -78,19 +71,6 @@ func TestServeFlagErrorsExitTwo(t *testing.T) {
 			require.Contains(t, stderr.String(), tc.want)
 		})
 	}
-}
-
-func TestRunUsage(t *testing.T) {
-	t.Parallel()
-	var stdout, stderr bytes.Buffer
-	require.Equal(t, 2, run(context.Background(), nil, &stdout, &stderr))
-	require.Contains(t, stderr.String(), "usage:")
-	require.Equal(t, 2, run(context.Background(), []string{"bogus"}, &stdout, &stderr))
-	require.Contains(t, stderr.String(), `unknown command "bogus"`)
-	require.Equal(t, 0, run(context.Background(), []string{"help"}, &stdout, &stderr))
-	require.Contains(t, stdout.String(), "minibroker serve")
-	require.Equal(t, 0, run(context.Background(), []string{"serve", "-h"}, &stdout, &stderr))
-	require.Contains(t, stderr.String(), "-min-session-timeout")
 }
 
 func TestServeCorruptOffsetsFileStopsStartup(t *testing.T) {
@@ -142,25 +122,8 @@ func (e *buildError) Error() string { return e.err.Error() + ": " + e.out }
 type process struct {
 	cmd    *exec.Cmd
 	addr   string
-	stderr *lockedBuffer
+	stderr *testutil.Buffer
 	done   chan error
-}
-
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 var readyLine = regexp.MustCompile(`msg="minibroker ready" addr=(\S+)`)
@@ -173,7 +136,7 @@ func startBinary(t *testing.T, args ...string) *process {
 	}
 	bin, err := buildBinary()
 	require.NoError(t, err)
-	p := &process{stderr: &lockedBuffer{}, done: make(chan error, 1)}
+	p := &process{stderr: &testutil.Buffer{}, done: make(chan error, 1)}
 	p.cmd = exec.Command(bin, append([]string{"serve", "--listen", "127.0.0.1:0"}, args...)...)
 	pipe, err := p.cmd.StderrPipe()
 	require.NoError(t, err)
@@ -295,51 +258,9 @@ func TestBinaryTopicsPersistInDataDir(t *testing.T) {
 	require.Equal(t, map[string]int{"audit": 2, "invoices": 3}, topics)
 }
 
-// testPKI is a CA and a server certificate for 127.0.0.1 it signed, as
-// PEM files in a temporary directory.
-type testPKI struct {
-	caFile, certFile, keyFile string
-}
-
-func newTestPKI(t *testing.T) testPKI {
-	t.Helper()
-	dir := t.TempDir()
-	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	require.NoError(t, err)
-	caTmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "test CA"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign,
-	}
-	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
-	require.NoError(t, err)
-	ca, err := x509.ParseCertificate(caDER)
-	require.NoError(t, err)
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	require.NoError(t, err)
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: "minibroker"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)}, KeyUsage: x509.KeyUsageDigitalSignature,
-		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, &key.PublicKey, caKey)
-	require.NoError(t, err)
-	keyDER, err := x509.MarshalPKCS8PrivateKey(key)
-	require.NoError(t, err)
-	p := testPKI{caFile: filepath.Join(dir, "ca.pem"), certFile: filepath.Join(dir, "server.pem"), keyFile: filepath.Join(dir, "server.key")}
-	write := func(path, typ string, der []byte) {
-		require.NoError(t, os.WriteFile(path, pem.EncodeToMemory(&pem.Block{Type: typ, Bytes: der}), 0o600))
-	}
-	write(p.caFile, "CERTIFICATE", caDER)
-	write(p.certFile, "CERTIFICATE", der)
-	write(p.keyFile, "PRIVATE KEY", keyDER)
-	return p
-}
-
 func TestLoadTLS(t *testing.T) {
 	t.Parallel()
-	p := newTestPKI(t)
+	p := testutil.NewPKI(t)
 	notPEM := filepath.Join(t.TempDir(), "ca.txt")
 	require.NoError(t, os.WriteFile(notPEM, []byte("not a certificate"), 0o600))
 
@@ -347,27 +268,27 @@ func TestLoadTLS(t *testing.T) {
 	require.NoError(t, err)
 	require.Nil(t, cfg, "no flags: plaintext")
 
-	cfg, err = loadTLS(p.certFile, p.keyFile, "")
+	cfg, err = loadTLS(p.ServerCertFile, p.ServerKeyFile, "")
 	require.NoError(t, err)
 	require.Len(t, cfg.Certificates, 1)
 	require.Equal(t, tls.NoClientCert, cfg.ClientAuth)
 	require.Equal(t, uint16(tls.VersionTLS12), cfg.MinVersion)
 
-	cfg, err = loadTLS(p.certFile, p.keyFile, p.caFile)
+	cfg, err = loadTLS(p.ServerCertFile, p.ServerKeyFile, p.CAFile)
 	require.NoError(t, err)
 	require.Equal(t, tls.RequireAndVerifyClientCert, cfg.ClientAuth)
 	require.NotNil(t, cfg.ClientCAs)
 
-	_, err = loadTLS(p.certFile, p.caFile, "")
-	require.ErrorContains(t, err, "--tls-cert "+p.certFile, "a key that is not a key")
-	_, err = loadTLS(p.certFile, p.keyFile, notPEM)
+	_, err = loadTLS(p.ServerCertFile, p.CAFile, "")
+	require.ErrorContains(t, err, "--tls-cert "+p.ServerCertFile, "a key that is not a key")
+	_, err = loadTLS(p.ServerCertFile, p.ServerKeyFile, notPEM)
 	require.ErrorContains(t, err, "holds no PEM certificate")
-	_, err = loadTLS(p.certFile, p.keyFile, notPEM+".missing")
+	_, err = loadTLS(p.ServerCertFile, p.ServerKeyFile, notPEM+".missing")
 	require.ErrorContains(t, err, "--tls-client-ca")
 
 	for _, args := range [][]string{
-		{"--tls-cert", p.certFile, "--tls-key", p.caFile},
-		{"--tls-cert", p.certFile, "--tls-key", p.keyFile, "--tls-client-ca", notPEM},
+		{"--tls-cert", p.ServerCertFile, "--tls-key", p.CAFile},
+		{"--tls-cert", p.ServerCertFile, "--tls-key", p.ServerKeyFile, "--tls-client-ca", notPEM},
 	} {
 		var stdout, stderr bytes.Buffer
 		require.Equal(t, 2, run(context.Background(), append([]string{"serve"}, args...), &stdout, &stderr), "%v", args)
@@ -378,9 +299,9 @@ func TestLoadTLS(t *testing.T) {
 // serveInProcess runs "minibroker serve" with args in this process until
 // the returned cancel is called, and waits for its ready line. It returns
 // the bound address, the log so far and the exit code channel.
-func serveInProcess(t *testing.T, args ...string) (addr string, logs *lockedBuffer, cancel context.CancelFunc, code chan int) {
+func serveInProcess(t *testing.T, args ...string) (addr string, logs *testutil.Buffer, cancel context.CancelFunc, code chan int) {
 	t.Helper()
-	logs = &lockedBuffer{}
+	logs = &testutil.Buffer{}
 	ctx, cancel := context.WithCancel(context.Background())
 	code = make(chan int, 1)
 	go func() { code <- run(ctx, append([]string{"serve"}, args...), io.Discard, logs) }()
@@ -405,7 +326,7 @@ func serveInProcess(t *testing.T, args ...string) (addr string, logs *lockedBuff
 // without TLS logs a warning; loopback, or TLS, does not.
 func TestServeWarnsWhenPlaintextIsExposed(t *testing.T) {
 	t.Parallel()
-	p := newTestPKI(t)
+	p := testutil.NewPKI(t)
 	const warning = "listening on a non-loopback address without TLS"
 	cases := []struct {
 		name string
@@ -414,7 +335,7 @@ func TestServeWarnsWhenPlaintextIsExposed(t *testing.T) {
 	}{
 		{"loopback", []string{"--listen", "127.0.0.1:0"}, false},
 		{"all interfaces", []string{"--listen", "0.0.0.0:0"}, true},
-		{"all interfaces with TLS", []string{"--listen", "0.0.0.0:0", "--tls-cert", p.certFile, "--tls-key", p.keyFile}, false},
+		{"all interfaces with TLS", []string{"--listen", "0.0.0.0:0", "--tls-cert", p.ServerCertFile, "--tls-key", p.ServerKeyFile}, false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -479,7 +400,9 @@ func TestServeShutdownUnderLoad(t *testing.T) {
 	// Let the storm run until every client has had commits acknowledged
 	// and 20 per client have been in all.
 	deadline := time.Now().Add(10 * time.Second)
-	for {
+	poll := time.NewTicker(time.Millisecond)
+	defer poll.Stop()
+	for ; ; <-poll.C {
 		total, idle := int64(0), 0
 		for p := range clients {
 			n := acked[p].Load()
@@ -492,7 +415,6 @@ func TestServeShutdownUnderLoad(t *testing.T) {
 			break
 		}
 		require.True(t, time.Now().Before(deadline), "only %d commits acknowledged, %d clients none", total, idle)
-		time.Sleep(time.Millisecond)
 	}
 	start := time.Now()
 	cancel()

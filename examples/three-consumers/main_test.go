@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"net"
 	"strings"
 	"testing"
 	"time"
@@ -11,35 +10,18 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/minibroker/minibroker/clock"
-	"github.com/minibroker/minibroker/coordinator"
-	"github.com/minibroker/minibroker/offsets"
-	"github.com/minibroker/minibroker/server"
+	"github.com/minibroker/minibroker/broker"
 )
 
-// startBroker starts minibroker as make run does (topics orders:4 and
-// payments:1, the real clock, the expiry ticker) on a loopback port.
-func startBroker(t *testing.T) string {
+// startBroker starts minibroker as make run does, with topics, the real
+// clock and the expiry ticker, on a loopback port, and returns its
+// address. Cleanup closes it.
+func startBroker(t *testing.T, topics map[string]int32) string {
 	t.Helper()
-	store, err := offsets.Open(offsets.Config{Dir: t.TempDir()})
+	b, err := broker.Start(context.Background(), broker.Config{Topics: topics, DataDir: t.TempDir()})
 	require.NoError(t, err)
-	coord, err := coordinator.New(coordinator.Config{
-		Clock: clock.System{}, Store: store, Topics: map[string]int32{"orders": 4, "payments": 1},
-	})
-	require.NoError(t, err)
-	srv, err := server.New(server.Config{Coordinator: coord, ExpiryInterval: 100 * time.Millisecond})
-	require.NoError(t, err)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	ctx, cancel := context.WithCancel(context.Background())
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ctx, ln) }()
-	t.Cleanup(func() {
-		cancel()
-		require.NoError(t, <-served)
-		require.NoError(t, store.Close())
-	})
-	return ln.Addr().String()
+	t.Cleanup(func() { require.NoError(t, b.Close()) })
+	return b.Addr()
 }
 
 // TestKgoThreeConsumersSettles runs the demo against an in-process broker: it settles
@@ -51,7 +33,7 @@ func TestKgoThreeConsumersSettles(t *testing.T) {
 	if testing.Short() {
 		t.Skip("the demo pauses between steps")
 	}
-	addr := startBroker(t)
+	addr := startBroker(t, map[string]int32{"orders": 4, "payments": 1})
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	var out bytes.Buffer
@@ -84,23 +66,10 @@ func TestKgoThreeConsumersSettles(t *testing.T) {
 // TestKgoThreeConsumersWithoutTopic fails with a hint when the broker lacks the topic.
 func TestKgoThreeConsumersWithoutTopic(t *testing.T) {
 	t.Parallel()
-	store := offsets.NewMemory()
-	coord, err := coordinator.New(coordinator.Config{Clock: clock.System{}, Store: store})
-	require.NoError(t, err)
-	srv, err := server.New(server.Config{Coordinator: coord})
-	require.NoError(t, err)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	ctx, cancel := context.WithCancel(context.Background())
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ctx, ln) }()
-	t.Cleanup(func() {
-		cancel()
-		require.NoError(t, <-served)
-	})
+	addr := startBroker(t, nil)
 
 	var out bytes.Buffer
-	err = run(context.Background(), ln.Addr().String(), &out)
+	err := run(context.Background(), addr, &out)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), `topic "orders"`)
 	assert.Empty(t, out.String())

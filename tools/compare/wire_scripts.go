@@ -136,7 +136,7 @@ func findCoordinator(ctx context.Context, s *Script) (string, error) {
 		return "", err
 	}
 	if len(md.Topics) != 1 {
-		return "", fmt.Errorf("Metadata answered %d topics for one", len(md.Topics))
+		return "", fmt.Errorf("the Metadata answer holds %d topics, want one", len(md.Topics))
 	}
 	led := 0
 	for _, p := range md.Topics[0].Partitions {
@@ -197,7 +197,7 @@ func listOffsetsAndFetch(ctx context.Context, s *Script) (string, error) {
 			return "", err
 		}
 		if len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != 1 {
-			return "", errors.New("ListOffsets did not answer orders-0")
+			return "", errors.New("the ListOffsets answer lacks orders-0")
 		}
 		rp := resp.Topics[0].Partitions[0]
 		if rp.ErrorCode != 0 {
@@ -222,7 +222,7 @@ func listOffsetsAndFetch(ctx context.Context, s *Script) (string, error) {
 		return "", err
 	}
 	if len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != 1 {
-		return "", errors.New("Fetch did not answer orders-0")
+		return "", errors.New("the Fetch answer lacks orders-0")
 	}
 	fp := resp.Topics[0].Partitions[0]
 	records := "no records"

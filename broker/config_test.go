@@ -1,0 +1,48 @@
+package broker
+
+import (
+	"crypto/tls"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/minibroker/minibroker/internal/testutil"
+)
+
+func TestConfigValidate(t *testing.T) {
+	t.Parallel()
+	pki := testutil.NewPKI(t)
+	cases := []struct {
+		name string
+		cfg  Config
+		want string // "" for a valid config
+	}{
+		{"zero config", Config{}, ""},
+		{"every address and TLS", Config{
+			Listen: "127.0.0.1:0", Advertise: "kafka.example:9092", Admin: "127.0.0.1:0",
+			ExpiryInterval: time.Second, Topics: map[string]int32{"orders": 4}, TLS: pki.ServerConfig(true),
+		}, ""},
+		{"advertise without port", Config{Advertise: "nohost"}, "Advertise must be HOST:PORT"},
+		{"advertise with an empty port", Config{Advertise: "kafka.example:"}, "Advertise must be HOST:PORT"},
+		{"admin without port", Config{Admin: "nope"}, "Admin must be HOST:PORT"},
+		{"admin off loopback without a token", Config{Admin: "0.0.0.0:0"}, "needs an AdminToken"},
+		{"admin on all interfaces without a token", Config{Admin: ":0"}, "needs an AdminToken"},
+		{"admin off loopback with a token", Config{Admin: "0.0.0.0:0", AdminToken: "t"}, ""},
+		{"admin on localhost", Config{Admin: "localhost:0"}, ""},
+		{"negative expiry", Config{ExpiryInterval: -time.Second}, "must not be negative"},
+		{"zero partitions", Config{Topics: map[string]int32{"t": 0}}, "want at least 1"},
+		{"TLS without a certificate", Config{TLS: &tls.Config{}}, "holds no certificate"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			err := tc.cfg.Validate()
+			if tc.want == "" {
+				require.NoError(t, err)
+				return
+			}
+			require.ErrorContains(t, err, tc.want)
+		})
+	}
+}

@@ -1,0 +1,22 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestRunUsage(t *testing.T) {
+	t.Parallel()
+	var stdout, stderr bytes.Buffer
+	require.Equal(t, 2, run(context.Background(), nil, &stdout, &stderr))
+	require.Contains(t, stderr.String(), "usage:")
+	require.Equal(t, 2, run(context.Background(), []string{"bogus"}, &stdout, &stderr))
+	require.Contains(t, stderr.String(), `unknown command "bogus"`)
+	require.Equal(t, 0, run(context.Background(), []string{"help"}, &stdout, &stderr))
+	require.Contains(t, stdout.String(), "minibroker serve")
+	require.Equal(t, 0, run(context.Background(), []string{"serve", "-h"}, &stdout, &stderr))
+	require.Contains(t, stderr.String(), "-min-session-timeout")
+}

@@ -1,0 +1,14 @@
+// Package testutil holds the helpers that tests in several packages
+// share, one of each, as Go's own tree keeps net/http/internal/testcert:
+//
+//   - NewPKI: a certificate authority with a server and a client
+//     certificate it signed, in memory and as PEM files;
+//   - LogRecorder: a slog.Handler that keeps every record for assertions
+//     and can echo them to the test's output;
+//   - Buffer: a bytes buffer safe for a writer and readers at once, for
+//     the output of a process under test.
+//
+// It is imported only by _test.go files. It imports only the standard
+// library, so that any package's in-package tests can use it without an
+// import cycle.
+package testutil
