@@ -36,6 +36,8 @@ unit: chromium
 	@mkdir -p .cache
 	$(GO) test -race -count=1 -cover ./... 2>&1 | tee .cache/test.out
 	@./scripts/cover-floor.sh .cache/test.out $(COVER_MIN) $(COVER_PKGS)
+	@# The embedding example is a module of its own: it sees only the public API.
+	cd examples/embedded && $(GO) test -race -count=1 ./...
 
 ## run: build, then start the broker with $(TOPICS) on $(LISTEN), the admin
 ## API and live page on $(ADMIN). The binary runs in the foreground, so

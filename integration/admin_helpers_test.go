@@ -113,6 +113,9 @@ func adminHTTP(t *testing.T, method, url, body string) (int, string) {
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, method, url, strings.NewReader(body))
 	require.NoError(t, err)
+	if method != http.MethodGet {
+		req.Header.Set("Content-Type", "application/json") // as curl -H does in the README
+	}
 	resp, err := http.DefaultClient.Do(req)
 	require.NoError(t, err)
 	defer resp.Body.Close()
