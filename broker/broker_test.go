@@ -214,6 +214,7 @@ func TestStartFailuresLeaveNothingBehind(t *testing.T) {
 		{"bad advertise", Config{Advertise: "nohost"}, "Advertise must be HOST:PORT"},
 		{"bad admin", Config{Admin: "nope"}, "Admin must be HOST:PORT"},
 		{"negative expiry", Config{ExpiryInterval: -time.Second}, "must not be negative"},
+		{"consumer heartbeat above the session", Config{ConsumerSessionTimeout: time.Second, ConsumerHeartbeatInterval: 2 * time.Second}, "must be below"},
 		{"zero partitions", Config{Topics: map[string]int32{"t": 0}}, "want at least 1"},
 		{"listen taken", Config{Listen: taken.Addr().String()}, "address already in use"},
 		{"admin taken", Config{Admin: taken.Addr().String()}, "admin"},

@@ -49,6 +49,16 @@ type Config struct {
 	MaxMetadataBytes  int
 	MaxIDBytes        int
 
+	// ConsumerSessionTimeout is the session of every KIP-848 consumer
+	// group member (Kafka's group.consumer.session.timeout.ms), and
+	// ConsumerHeartbeatInterval the interval its heartbeats are told to
+	// keep (group.consumer.heartbeat.interval.ms); it must be below the
+	// session. Defaults coordinator.DefaultConsumerSessionTimeout (45 s)
+	// and coordinator.DefaultConsumerHeartbeatInterval (5 s), as Kafka's.
+	// Flags --consumer-session-timeout and --consumer-heartbeat-interval.
+	ConsumerSessionTimeout    time.Duration
+	ConsumerHeartbeatInterval time.Duration
+
 	// Connection limits, as server.Config documents them.
 	MaxFrameBytes    int32
 	MaxConnections   int
