@@ -28,13 +28,15 @@ const k848Wait = 15 * time.Second
 func k848Topics() map[string]int32 { return map[string]int32{"orders": 4, "payments": 1} }
 
 // k848Start starts a broker with cfg, the chapter's topics unless cfg
-// names some, and closes it at cleanup.
+// names some, and closes it at cleanup. Its context outlives the test's,
+// which ends before cleanup, so that clients closed at cleanup (registered
+// later, so closed earlier) still reach it to leave.
 func k848Start(t *testing.T, cfg mbroker.Config) *mbroker.Broker {
 	t.Helper()
 	if cfg.Topics == nil {
 		cfg.Topics = k848Topics()
 	}
-	b, err := mbroker.Start(t.Context(), cfg)
+	b, err := mbroker.Start(context.WithoutCancel(t.Context()), cfg)
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, b.Close()) })
 	return b
