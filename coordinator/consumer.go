@@ -220,7 +220,7 @@ func (c *Coordinator) consumerJoin(g *group, req ConsumerHeartbeatRequest) (Cons
 	if g.typ == ConsumerGroup && req.MemberID != "" {
 		m = g.members[req.MemberID]
 	}
-	if m == nil {
+	if m == nil && g.typ == ConsumerGroup { // an Empty classic group admits anyone
 		if err := c.admitMember(g, req.MemberID); err != nil {
 			return res, nil, err
 		}
@@ -299,7 +299,7 @@ func (c *Coordinator) rebalanceConsumer(g *group, why Reason) Rebalance {
 	g.generation++
 	if len(g.members) == 0 {
 		g.state = Empty
-		g.assignment, g.owner, g.topicCounts = nil, nil, nil
+		g.assignment, g.owner, g.topicCounts, g.assignor = nil, nil, nil, ""
 		return Rebalance{Group: g.id, Generation: g.generation, Reason: why, State: g.state}
 	}
 	subs := make(map[string][]string, len(g.members))

@@ -345,3 +345,30 @@ func TestConsumerJoinTakesEmptyClassicGroup(t *testing.T) {
 	require.Equal(t, ConsumerGroup, v.Type)
 	require.Equal(t, int32(3), v.Generation)
 }
+
+// TestConsumerJoinTakesGroupWithOnlyPendingIDs: a classic group whose only
+// trace is a MEMBER_ID_REQUIRED id has no members, so a consumer join takes
+// it; the pending id is forgotten and its join refused.
+func TestConsumerJoinTakesGroupWithOnlyPendingIDs(t *testing.T) {
+	t.Parallel()
+	f := newFixtureWith(t, Config{MaxGroupSize: 1})
+	res, err := f.c.Join(wireJoin("g", "", roundrobin("orders")))
+	require.ErrorIs(t, err, ErrMemberIDRequired)
+	f.consumerJoin("g", "a", "orders")
+	_, err = f.c.Join(wireJoin("g", res.MemberID, roundrobin("orders")))
+	require.ErrorIs(t, err, ErrInconsistentGroupProtocol)
+}
+
+func TestConsumerJoinLimits(t *testing.T) {
+	t.Parallel()
+	f := newFixtureWith(t, Config{MaxGroupSize: 2, MaxGroups: 1})
+	f.consumerJoin("g", "a", "orders")
+	f.consumerJoin("g", "b", "orders")
+	_, err := f.c.ConsumerHeartbeat(consumerReq("g", "c", JoinEpoch, "orders"))
+	require.ErrorIs(t, err, ErrGroupMaxSizeReached)
+	f.consumerJoin("g", "b", "orders") // a re-join takes no new place
+	_, err = f.c.ConsumerHeartbeat(consumerReq("h", "a", JoinEpoch, "orders"))
+	require.ErrorIs(t, err, ErrTooManyGroups)
+	_, epoch := f.state("g")
+	require.Equal(t, int32(2), epoch, "refused joins start no epoch")
+}
