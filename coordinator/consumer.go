@@ -105,10 +105,12 @@ type ConsumerHeartbeatResult struct {
 // A join adds the member, or re-joins a known one under its id. A new
 // member, or a changed subscription or assignor, bumps the group epoch
 // (rebalance); an unchanged re-join does not (DESIGN.md section 4's
-// refresh rule: kgo re-joins so after FENCED_MEMBER_EPOCH). Kafka fences a
-// known member's epoch-0 heartbeat instead; see docs/behavior-matrix.md.
-// Either way the member leaves at the group epoch with its whole target
-// assignment. A new member is also bounded by Config.MaxGroupSize and a
+// refresh rule: kgo re-joins so after FENCED_MEMBER_EPOCH). Kafka
+// accepts a known member's epoch 0 only when 0 is its previous epoch (a
+// lost join response) and fences it otherwise
+// (GroupMetadataManager.throwIfConsumerGroupMemberEpochIsInvalid); see
+// docs/behavior-matrix.md. Either way the member leaves at the group epoch
+// with its whole target assignment. A new member is also bounded by Config.MaxGroupSize and a
 // new group by Config.MaxGroups.
 //
 // A leave removes the member and rebalances; an unknown member or group is
