@@ -401,3 +401,27 @@ func TestK848KgoClassicClientsStayClassic(t *testing.T) {
 	assert.Equal(t, coordinator.ClassicGroup, v.Type)
 	assert.Equal(t, "range", v.Protocol)
 }
+
+// TestK848KgoSubscriptionToATopicCreatedLater: kgo sends every topic it was
+// told to consume in SubscribedTopicNames, found in Metadata or not. As
+// Kafka, the broker accepts the subscription and assigns what exists; once
+// the topic is created, the next heartbeat starts a new group epoch that
+// assigns it too. (The chapter's join rejects unknown topics: kgo would
+// then fail every join, and consume nothing, until the topic existed.)
+func TestK848KgoSubscriptionToATopicCreatedLater(t *testing.T) {
+	t.Parallel()
+	b := k848Start(t, k848KgoConfig())
+	const group = "k848-later"
+	m := k848NewMember(t, b, group, "a", kgo.RangeBalancer(), "orders", "later")
+	v := k848AwaitConverged(t, b, group, m)
+	assert.Equal(t, map[string][]int32{"orders": {0, 1, 2, 3}}, m.assigned())
+	assert.Equal(t, []string{"later", "orders"}, v.Members[0].Topics)
+
+	require.NoError(t, b.CreateTopic("later", 2))
+	k848Eventually(t, func() bool {
+		return k848Converged(b, group, m) && len(m.assigned()["later"]) == 2
+	}, "the new topic was never assigned")
+	v, _ = b.Coordinator().Describe(group)
+	assert.Greater(t, v.Generation, int32(1))
+	assert.Equal(t, map[string][]int32{"later": {0, 1}, "orders": {0, 1, 2, 3}}, m.assigned())
+}
