@@ -425,3 +425,38 @@ func TestK848KgoSubscriptionToATopicCreatedLater(t *testing.T) {
 	assert.Greater(t, v.Generation, int32(1))
 	assert.Equal(t, map[string][]int32{"later": {0, 1}, "orders": {0, 1, 2, 3}}, m.assigned())
 }
+
+// TestK848KgoRecoversFromFencedMemberEpoch: a heartbeat sent in a kgo
+// member's name (epoch 0, another subscription) moves the member to a new
+// epoch behind kgo's back, so kgo's next heartbeat carries a stale epoch
+// and is fenced (FENCED_MEMBER_EPOCH, no previous-epoch grace). kgo
+// abandons its partitions and re-joins with epoch 0 under the same member
+// id, which minibroker takes as a re-join (section 4's refresh rule, or
+// here a subscription change back): the group converges again.
+func TestK848KgoRecoversFromFencedMemberEpoch(t *testing.T) {
+	t.Parallel()
+	b := k848Start(t, k848KgoConfig())
+	const group = "k848-fenced"
+	members := []*k848Member{
+		k848NewMember(t, b, group, "a", kgo.RangeBalancer(), "orders"),
+		k848NewMember(t, b, group, "b", kgo.RangeBalancer(), "orders"),
+	}
+	v := k848AwaitConverged(t, b, group, members...)
+	id, epoch := members[0].cl.GroupMetadata()
+
+	c := k848Dial(t, b, "impostor")
+	resp := k848Join(t, c, group, id, "range", "orders", "payments")
+	require.Equal(t, v.Generation+1, resp.MemberEpoch)
+
+	k848Eventually(t, func() bool {
+		now, _ := b.Coordinator().Describe(group)
+		return now.Generation >= v.Generation+2 && k848Converged(b, group, members...)
+	}, "kgo never re-joined after being fenced")
+	again, newEpoch := members[0].cl.GroupMetadata()
+	assert.Equal(t, id, again, "FENCED_MEMBER_EPOCH keeps the member id")
+	assert.Greater(t, newEpoch, epoch)
+	v, _ = b.Coordinator().Describe(group)
+	for _, mv := range v.Members {
+		assert.Equal(t, []string{"orders"}, mv.Topics, "kgo's own subscription again")
+	}
+}
