@@ -130,6 +130,7 @@ func Start(ctx context.Context, cfg Config) (_ *Broker, err error) {
 	coordCfg := coordinator.Config{
 		Clock: b.clock, Store: b.store, Topics: b.catalog, Logger: b.logger,
 		MinSessionTimeout: cfg.MinSessionTimeout, MaxSessionTimeout: cfg.MaxSessionTimeout,
+		ConsumerSessionTimeout: cfg.ConsumerSessionTimeout, ConsumerHeartbeatInterval: cfg.ConsumerHeartbeatInterval,
 		MaxGroupSize: cfg.MaxGroupSize, MaxGroups: cfg.MaxGroups,
 		MaxMetadataBytes: cfg.MaxMetadataBytes, MaxIDBytes: cfg.MaxIDBytes,
 	}

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/minibroker/minibroker/admin"
+	"github.com/minibroker/minibroker/clock"
+	"github.com/minibroker/minibroker/coordinator"
 	"github.com/minibroker/minibroker/internal/atomicfile"
 )
 
@@ -50,6 +52,16 @@ type Config struct {
 	MaxMetadataBytes  int
 	MaxIDBytes        int
 
+	// ConsumerSessionTimeout is the session of every KIP-848 consumer
+	// group member (Kafka's group.consumer.session.timeout.ms), and
+	// ConsumerHeartbeatInterval the interval its heartbeats are told to
+	// keep (group.consumer.heartbeat.interval.ms); it must be below the
+	// session. Defaults coordinator.DefaultConsumerSessionTimeout (45 s)
+	// and coordinator.DefaultConsumerHeartbeatInterval (5 s), as Kafka's.
+	// Flags --consumer-session-timeout and --consumer-heartbeat-interval.
+	ConsumerSessionTimeout    time.Duration
+	ConsumerHeartbeatInterval time.Duration
+
 	// Connection limits, as server.Config documents them.
 	MaxFrameBytes    int32
 	MaxConnections   int
@@ -84,6 +96,11 @@ const (
 func (cfg *Config) Validate() error {
 	if cfg.ExpiryInterval < 0 {
 		return fmt.Errorf("broker: ExpiryInterval %v must not be negative", cfg.ExpiryInterval)
+	}
+	coordCfg := coordinator.Config{Clock: clock.System{}, ConsumerSessionTimeout: cfg.ConsumerSessionTimeout,
+		ConsumerHeartbeatInterval: cfg.ConsumerHeartbeatInterval}
+	if err := coordCfg.Validate(); err != nil {
+		return fmt.Errorf("broker: %w", err)
 	}
 	for _, addr := range []struct{ name, value string }{{"Advertise", cfg.Advertise}, {"Admin", cfg.Admin}} {
 		if addr.value == "" {

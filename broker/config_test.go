@@ -31,6 +31,7 @@ func TestConfigValidate(t *testing.T) {
 		{"admin off loopback with a token", Config{Admin: "0.0.0.0:0", AdminToken: "t"}, ""},
 		{"admin on localhost", Config{Admin: "localhost:0"}, ""},
 		{"negative expiry", Config{ExpiryInterval: -time.Second}, "must not be negative"},
+		{"consumer heartbeat above the session", Config{ConsumerSessionTimeout: time.Second, ConsumerHeartbeatInterval: 2 * time.Second}, "must be below"},
 		{"zero partitions", Config{Topics: map[string]int32{"t": 0}}, "want at least 1"},
 		{"TLS without a certificate", Config{TLS: &tls.Config{}}, "holds no certificate"},
 	}

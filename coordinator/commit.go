@@ -15,7 +15,8 @@ import (
 // (ErrUnknownMemberID), any partition not assigned to the member, existing
 // or not (ErrNotPartitionOwner), a negative offset (offsets.ErrNegativeOffset)
 // or metadata over Config.MaxMetadataBytes (offsets.ErrMetadataTooLarge) stores
-// nothing.
+// nothing. A consumer (KIP-848) group has rules of its own: see
+// CommitMember.
 //
 // The commit is validated and ordered under the coordinator's lock and
 // made durable after it is released; Commit returns once the store reports
@@ -25,14 +26,41 @@ import (
 // (the empty group id is allowed, as Kafka allows it in OffsetCommit) and
 // an over-long or non-text member id ErrInvalidMemberID.
 func (c *Coordinator) Commit(group, memberID string, generation int32, entries []offsets.Entry) error {
-	if err := c.checkGroupID(group); err != nil {
+	return c.CommitMember(CommitRequest{Group: group, MemberID: memberID, Generation: generation, Entries: entries})
+}
+
+// CommitRequest is one group member's OffsetCommit.
+type CommitRequest struct {
+	Group    string
+	MemberID string
+	// Generation is the classic generation, or a consumer-protocol
+	// member's epoch (OffsetCommit v9 carries it in the same field).
+	Generation int32
+	Entries    []offsets.Entry
+	// NoMemberEpoch marks a request whose version cannot carry a member
+	// epoch (OffsetCommit before v9): a consumer-protocol member's commit
+	// is then ErrUnsupportedVersion.
+	NoMemberEpoch bool
+}
+
+// CommitMember is Commit with the request's version taken into account.
+// A classic group applies Commit's rules. A consumer (KIP-848) group
+// applies Kafka's ConsumerGroup.validateOffsetCommit, then the chapter's
+// ownership check: an unknown member is ErrUnknownMemberID, a request
+// that cannot carry a member epoch ErrUnsupportedVersion, an epoch other
+// than the member's current one ErrStaleMemberEpoch (exact, as Kafka up to
+// 4.2), and a partition outside the member's current assignment
+// ErrNotPartitionOwner. A consumer group never refuses a commit for its
+// state: a Reconciling group's members commit at their own epochs.
+func (c *Coordinator) CommitMember(req CommitRequest) error {
+	if err := c.checkGroupID(req.Group); err != nil {
 		return err
 	}
-	if err := c.checkMemberID(memberID); err != nil {
+	if err := c.checkMemberID(req.MemberID); err != nil {
 		return err
 	}
 	c.mu.Lock()
-	wait, err := c.enqueueGroupCommit(group, memberID, generation, entries)
+	wait, err := c.enqueueGroupCommit(req)
 	c.mu.Unlock()
 	if err != nil {
 		return err
@@ -40,10 +68,14 @@ func (c *Coordinator) Commit(group, memberID string, generation int32, entries [
 	return wait()
 }
 
-func (c *Coordinator) enqueueGroupCommit(group, memberID string, generation int32, entries []offsets.Entry) (func() error, error) {
+func (c *Coordinator) enqueueGroupCommit(req CommitRequest) (func() error, error) {
+	group, memberID, generation := req.Group, req.MemberID, req.Generation
 	g := c.groups[group]
 	if g == nil {
 		return nil, fmt.Errorf("%w: unknown group %q", ErrUnknownMemberID, group)
+	}
+	if g.typ == ConsumerGroup {
+		return c.enqueueConsumerCommit(g, req)
 	}
 	if g.state != Stable {
 		return nil, fmt.Errorf("%w: group %q is %s", ErrRebalanceInProgress, group, g.state)
@@ -54,13 +86,35 @@ func (c *Coordinator) enqueueGroupCommit(group, memberID string, generation int3
 	if _, ok := g.members[memberID]; !ok {
 		return nil, fmt.Errorf("%w: %q is not in group %q", ErrUnknownMemberID, memberID, group)
 	}
-	for _, e := range entries {
+	for _, e := range req.Entries {
 		tp := assignor.TopicPartition{Topic: e.Topic, Partition: e.Partition}
 		if owner := g.owner[tp]; owner != memberID {
 			return nil, fmt.Errorf("%w: %q does not own %s in generation %d", ErrNotPartitionOwner, memberID, tp, g.generation)
 		}
 	}
-	return c.enqueue(group, entries)
+	return c.enqueue(group, req.Entries)
+}
+
+// enqueueConsumerCommit applies CommitMember's consumer-group rules.
+// Called with mu held.
+func (c *Coordinator) enqueueConsumerCommit(g *group, req CommitRequest) (func() error, error) {
+	m := g.members[req.MemberID]
+	if m == nil {
+		return nil, fmt.Errorf("%w: %q is not in consumer group %q", ErrUnknownMemberID, req.MemberID, g.id)
+	}
+	if req.NoMemberEpoch {
+		return nil, fmt.Errorf("%w: OffsetCommit v9 or later must be used by members of consumer group %q", ErrUnsupportedVersion, g.id)
+	}
+	if req.Generation != m.epoch {
+		return nil, fmt.Errorf("%w: %d, member %q is at epoch %d", ErrStaleMemberEpoch, req.Generation, m.id, m.epoch)
+	}
+	for _, e := range req.Entries {
+		tp := assignor.TopicPartition{Topic: e.Topic, Partition: e.Partition}
+		if owner := g.owner[tp]; owner != m.id {
+			return nil, fmt.Errorf("%w: %q does not own %s at member epoch %d", ErrNotPartitionOwner, m.id, tp, m.epoch)
+		}
+	}
+	return c.enqueue(g.id, req.Entries)
 }
 
 // CommitDirect stores offsets for a consumer with a manual assignment: no

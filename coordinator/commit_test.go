@@ -101,7 +101,7 @@ func TestCommitCheckOrder(t *testing.T) {
 func TestCommitDoesNotRenewSession(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
-	f.joinSession("g", "a", 100*time.Millisecond, "orders")
+	f.joinSession("g", "a", 100*scale, "orders")
 	f.advance(90)
 	require.NoError(t, f.commit("g", "a", 1, "orders-0"))
 	f.advance(11)
@@ -308,4 +308,64 @@ func TestCommitRecordsTheCommitTime(t *testing.T) {
 	require.NoError(t, f.c.CommitDirect("manual", entries("orders-2")))
 	require.Equal(t, int64(1234), f.c.Committed("g")[0].CommitTimestampMs)
 	require.Equal(t, int64(2234), f.c.Committed("manual")[0].CommitTimestampMs)
+}
+
+// TestConsumerCommitStaleMemberEpoch: a consumer-protocol member commits
+// at its own current epoch, not the group's (Kafka up to 4.2,
+// ConsumerGroup.validateOffsetCommit).
+func TestConsumerCommitStaleMemberEpoch(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	f.consumerJoin("g", "a", "orders")
+	f.consumerJoin("g", "b", "orders") // group epoch 2; a lags at 1
+
+	require.ErrorIs(t, f.commit("g", "a", 2, "orders-0"), ErrStaleMemberEpoch, "the group epoch is not a's")
+	require.ErrorIs(t, f.commit("g", "a", 0, "orders-0"), ErrStaleMemberEpoch)
+	require.NoError(t, f.commit("g", "a", 1, "orders-0"), "a lagging member commits what it keeps at its own epoch")
+	_, err := f.consumerBeat("g", "a", 1)
+	require.NoError(t, err)
+	require.ErrorIs(t, f.commit("g", "a", 1, "orders-2"), ErrStaleMemberEpoch, "its old epoch is stale once it moved on")
+	require.NoError(t, f.commit("g", "a", 2, "orders-2"))
+	require.Len(t, f.c.Committed("g"), 2)
+}
+
+// TestConsumerCommitOwnership is the chapter's exercise 4 over KIP-848: a
+// partition the new target moved away is no longer the lagging member's,
+// even at its own epoch, and a member never commits another's partition.
+func TestConsumerCommitOwnership(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	f.consumerJoin("g", "member-1", "orders")
+	f.consumerJoin("g", "member-2", "orders")
+
+	err := f.commit("g", "member-1", 1, "orders-1")
+	require.ErrorIs(t, err, ErrNotPartitionOwner, "orders-1 went to member-2 with the new target")
+	err = f.commit("g", "member-2", 2, "orders-3", "orders-0")
+	require.ErrorIs(t, err, ErrNotPartitionOwner)
+	err = f.commit("g", "member-2", 2, "orders-1", "payments-0")
+	require.ErrorIs(t, err, ErrNotPartitionOwner, "a partition nobody subscribes to")
+	require.Empty(t, f.c.Committed("g"), "all-or-nothing")
+	require.NoError(t, f.commit("g", "member-2", 2, "orders-1", "orders-3"))
+}
+
+func TestConsumerCommitCheckOrder(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	f.consumerJoin("g", "a", "orders")
+	cases := []struct {
+		name string
+		req  CommitRequest
+		want error
+	}{
+		{"unknown member first", CommitRequest{Group: "g", MemberID: "z", Generation: 9, NoMemberEpoch: true, Entries: entries("orders-0")}, ErrUnknownMemberID},
+		{"then the version", CommitRequest{Group: "g", MemberID: "a", Generation: 9, NoMemberEpoch: true, Entries: entries("orders-0")}, ErrUnsupportedVersion},
+		{"then the epoch", CommitRequest{Group: "g", MemberID: "a", Generation: 9, Entries: entries("payments-0")}, ErrStaleMemberEpoch},
+		{"then ownership", CommitRequest{Group: "g", MemberID: "a", Generation: 1, Entries: []offsets.Entry{{Topic: "payments", Offset: -1}}}, ErrNotPartitionOwner},
+		{"then the offsets", CommitRequest{Group: "g", MemberID: "a", Generation: 1, Entries: []offsets.Entry{{Topic: "orders", Offset: -1}}}, offsets.ErrNegativeOffset},
+	}
+	for _, tc := range cases {
+		require.ErrorIs(t, f.c.CommitMember(tc.req), tc.want, tc.name)
+	}
+	require.Empty(t, f.c.Committed("g"))
+	require.NoError(t, f.c.CommitMember(CommitRequest{Group: "g", MemberID: "a", Generation: 1, Entries: entries("orders-3")}))
 }

@@ -41,6 +41,16 @@ type Config struct {
 	// group.max.session.timeout.ms (default 30 min, as Kafka).
 	MinSessionTimeout time.Duration
 	MaxSessionTimeout time.Duration
+	// ConsumerSessionTimeout is the session of every consumer-group
+	// (KIP-848) member: a heartbeat renews the lease for this long, and
+	// only Expire ends it (Kafka's group.consumer.session.timeout.ms,
+	// default 45 s there and here). The client does not choose it.
+	ConsumerSessionTimeout time.Duration
+	// ConsumerHeartbeatInterval is the interval each ConsumerGroupHeartbeat
+	// response tells the member to heartbeat at (Kafka's
+	// group.consumer.heartbeat.interval.ms, default 5 s there and here).
+	// It must be below ConsumerSessionTimeout.
+	ConsumerHeartbeatInterval time.Duration
 	// MaxGroupSize caps the members of one group, pending member ids
 	// (KIP-394) included: a join that would add one more gets
 	// ErrGroupMaxSizeReached (Kafka's group.max.size, default 2147483647
@@ -72,8 +82,10 @@ type Config struct {
 
 // Defaults for Config's zero fields.
 const (
-	DefaultMinSessionTimeout = 10 * time.Millisecond
-	DefaultMaxSessionTimeout = 30 * time.Minute
+	DefaultMinSessionTimeout         = 10 * time.Millisecond
+	DefaultMaxSessionTimeout         = 30 * time.Minute
+	DefaultConsumerSessionTimeout    = 45 * time.Second
+	DefaultConsumerHeartbeatInterval = 5 * time.Second
 )
 
 // Validate checks the configuration's ranges and relations.
@@ -97,7 +109,22 @@ func (cfg *Config) Validate() error {
 	if lo > hi {
 		return fmt.Errorf("coordinator: min session timeout %v is above max %v", lo, hi)
 	}
+	if cfg.ConsumerSessionTimeout < 0 || cfg.ConsumerHeartbeatInterval < 0 {
+		return errors.New("coordinator: consumer session timeout and heartbeat interval must not be negative")
+	}
+	// As Kafka's GroupCoordinatorConfig: a member told to heartbeat no
+	// more often than its session lasts would expire between heartbeats.
+	if session, interval := cfg.consumerTimes(); interval >= session {
+		return fmt.Errorf("coordinator: consumer heartbeat interval %v must be below the consumer session timeout %v", interval, session)
+	}
 	return nil
+}
+
+// consumerTimes returns the consumer session timeout and heartbeat
+// interval, defaults applied.
+func (cfg *Config) consumerTimes() (session, interval time.Duration) {
+	return cmp.Or(cfg.ConsumerSessionTimeout, DefaultConsumerSessionTimeout),
+		cmp.Or(cfg.ConsumerHeartbeatInterval, DefaultConsumerHeartbeatInterval)
 }
 
 func (cfg *Config) sessionBounds() (time.Duration, time.Duration) {
@@ -125,6 +152,9 @@ type Coordinator struct {
 	maxGroups    int
 	maxMetadata  int
 	maxIDBytes   int
+	// consumerSession and consumerInterval: Config's consumer times.
+	consumerSession  time.Duration
+	consumerInterval time.Duration
 
 	mu     sync.Mutex
 	groups map[string]*group // guarded by mu; groups are never deleted
@@ -174,6 +204,7 @@ func New(cfg Config) (*Coordinator, error) {
 		c.logger = slog.New(slog.DiscardHandler)
 	}
 	c.minSession, c.maxSession = cfg.sessionBounds()
+	c.consumerSession, c.consumerInterval = cfg.consumerTimes()
 	return c, nil
 }
 

@@ -21,6 +21,9 @@ func TestConfigValidate(t *testing.T) {
 		{"negative bound", Config{Clock: manual, MinSessionTimeout: -1}, "must not be negative"},
 		{"min above max", Config{Clock: manual, MinSessionTimeout: time.Hour, MaxSessionTimeout: time.Minute}, "is above max"},
 		{"min above default max", Config{Clock: manual, MinSessionTimeout: time.Hour}, "is above max"},
+		{"negative consumer session", Config{Clock: manual, ConsumerSessionTimeout: -1}, "must not be negative"},
+		{"consumer heartbeat as long as the session", Config{Clock: manual, ConsumerSessionTimeout: time.Second, ConsumerHeartbeatInterval: time.Second}, "must be below"},
+		{"consumer heartbeat above the default session", Config{Clock: manual, ConsumerHeartbeatInterval: time.Minute}, "must be below"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -37,6 +40,8 @@ func TestNewDefaults(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, DefaultMinSessionTimeout, c.minSession)
 	require.Equal(t, DefaultMaxSessionTimeout, c.maxSession)
+	require.Equal(t, 45*time.Second, c.consumerSession, "Kafka's group.consumer.session.timeout.ms")
+	require.Equal(t, 5*time.Second, c.consumerInterval, "Kafka's group.consumer.heartbeat.interval.ms")
 	require.ErrorIs(t, c.CommitDirect("g", entries("t-0")), ErrUnknownTopic, "the default catalog is empty")
 	c, err = New(Config{Clock: clock.System{}, Topics: StaticTopics{"t": 1}})
 	require.NoError(t, err)

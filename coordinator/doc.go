@@ -9,6 +9,14 @@
 // fences commits for partitions the member does not own, and sessions are
 // leases that end only inside Expire.
 //
+// Consumer groups (consumer.go) speak KIP-848's ConsumerGroupHeartbeat
+// over the same rules: the group epoch plays the generation, every
+// membership or subscription change computes the whole target assignment
+// on the same synchronous rebalance path, and a member moves to the group
+// epoch, with its whole new assignment, at its own next heartbeat. A group
+// is of one type at a time (GroupType); an Empty group takes the type of
+// its next join.
+//
 // What a peer can make the coordinator hold is bounded (limits.go): the
 // members of a group (Config.MaxGroupSize), the number of groups
 // (Config.MaxGroups), the length and characters of ids, commit metadata

@@ -8,6 +8,8 @@ import "errors"
 var (
 	// ErrUnknownMemberID (UNKNOWN_MEMBER_ID): the member is not in the
 	// group, or the group does not exist. The chapter collapses the two.
+	// A classic request naming a consumer group's member gets it too: the
+	// member does not speak the classic protocol.
 	ErrUnknownMemberID = errors.New("unknown member id")
 
 	// ErrIllegalGeneration (ILLEGAL_GENERATION): the request carries a
@@ -54,7 +56,8 @@ var (
 	ErrInvalidSessionTimeout = errors.New("invalid session timeout")
 
 	// ErrInconsistentGroupProtocol (INCONSISTENT_GROUP_PROTOCOL): the join
-	// names no protocol, or none that every member supports.
+	// names no protocol, or none that every member supports, or it is a
+	// classic join to a consumer (KIP-848) group that has members.
 	ErrInconsistentGroupProtocol = errors.New("inconsistent group protocol")
 
 	// ErrMemberIDRequired (MEMBER_ID_REQUIRED): a JoinGroup v4+ with an
@@ -64,4 +67,33 @@ var (
 	// ErrUnknownTopic (UNKNOWN_TOPIC_OR_PARTITION): a subscription or a
 	// direct commit names a topic or partition that does not exist.
 	ErrUnknownTopic = errors.New("unknown topic or partition")
+
+	// ErrGroupIDNotFound (GROUP_ID_NOT_FOUND): a ConsumerGroupHeartbeat
+	// names a classic group that has members. Kafka answers so with its
+	// consumer-group migration policy off (GroupMetadataManager
+	// .getOrMaybeCreateConsumerGroup); its default upgrades the group.
+	ErrGroupIDNotFound = errors.New("group id not found")
+
+	// ErrFencedMemberEpoch (FENCED_MEMBER_EPOCH): a ConsumerGroupHeartbeat
+	// carries an epoch other than the member's current one. Strict:
+	// Kafka (GroupMetadataManager.throwIfConsumerGroupMemberEpochIsInvalid)
+	// also accepts the previous epoch with a subset of the assignment, in
+	// case a response was lost; see docs/behavior-matrix.md.
+	ErrFencedMemberEpoch = errors.New("fenced member epoch")
+
+	// ErrStaleMemberEpoch (STALE_MEMBER_EPOCH): an OffsetCommit from a
+	// consumer-protocol member carries an epoch other than the member's
+	// current one (Kafka up to 4.2, ConsumerGroup.validateOffsetCommit;
+	// 4.3's KIP-1251 accepts an older epoch for partitions held since).
+	ErrStaleMemberEpoch = errors.New("stale member epoch")
+
+	// ErrUnsupportedAssignor (UNSUPPORTED_ASSIGNOR): a ConsumerGroupHeartbeat
+	// asks for a server assignor other than "uniform", "range" or the
+	// default.
+	ErrUnsupportedAssignor = errors.New("unsupported assignor")
+
+	// ErrUnsupportedVersion (UNSUPPORTED_VERSION): an OffsetCommit before
+	// v9, which cannot carry a member epoch, from a consumer-protocol
+	// member (Kafka's ConsumerGroup.validateOffsetCommit).
+	ErrUnsupportedVersion = errors.New("unsupported version")
 )

@@ -19,6 +19,8 @@ type Expired struct {
 // alive), runs one rebalance per group that lost members, and returns the
 // removed (group, member) pairs sorted. Pending member ids past their
 // deadline are forgotten too, silently. Nothing expires anywhere else.
+// Classic and consumer (KIP-848) groups expire in the same pass; a
+// consumer group's rebalance bumps its group epoch.
 func (c *Coordinator) Expire() []Expired {
 	c.mu.Lock()
 	now := c.clock.Now()
@@ -97,7 +99,11 @@ func (c *Coordinator) ExpireMember(group, memberID string) error {
 // (ReasonForced): every member's generation is stale at once, so each is
 // fenced at its next heartbeat or commit and re-joins. A group with no
 // members has nothing to rebalance: ErrUnknownMemberID for an unknown
-// group, nil and no new generation for an Empty one.
+// group, nil and no new generation for an Empty one. A consumer (KIP-848)
+// group's group epoch moves on instead: nobody is fenced, each member
+// moves to the new epoch (with the same target, the assignors being
+// deterministic) at its next heartbeat, and commits at its own epoch
+// until then.
 func (c *Coordinator) ForceRebalance(group string) error {
 	c.mu.Lock()
 	g := c.groups[group]

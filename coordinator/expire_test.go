@@ -2,7 +2,6 @@ package coordinator
 
 import (
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -13,8 +12,8 @@ import (
 func TestExercise3ExpiryIsStrict(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
-	f.joinSession("g", "member-1", 100*time.Millisecond, "orders")
-	f.joinSession("g", "member-2", 100*time.Millisecond, "orders")
+	f.joinSession("g", "member-1", 100*scale, "orders")
+	f.joinSession("g", "member-2", 100*scale, "orders")
 
 	f.advance(100)
 	require.Empty(t, f.c.Expire())
@@ -34,10 +33,10 @@ func TestExercise3ExpiryIsStrict(t *testing.T) {
 func TestExpireSortsAcrossGroupsAndRebalancesOnlyLosers(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
-	f.joinSession("zeta", "z", 50*time.Millisecond, "orders")
-	f.joinSession("alpha", "b", 50*time.Millisecond, "orders")
-	f.joinSession("alpha", "a", 50*time.Millisecond, "orders")
-	f.joinSession("keep", "k", 500*time.Millisecond, "orders")
+	f.joinSession("zeta", "z", 50*scale, "orders")
+	f.joinSession("alpha", "b", 50*scale, "orders")
+	f.joinSession("alpha", "a", 50*scale, "orders")
+	f.joinSession("keep", "k", 500*scale, "orders")
 	f.advance(51)
 	require.Equal(t, []Expired{
 		{Group: "alpha", MemberID: "a"},
@@ -53,7 +52,7 @@ func TestExpireSortsAcrossGroupsAndRebalancesOnlyLosers(t *testing.T) {
 func TestNothingExpiresOutsideTheExpiryStep(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
-	f.joinSession("g", "a", 100*time.Millisecond, "orders")
+	f.joinSession("g", "a", 100*scale, "orders")
 	f.advance(1000)
 	gen, parts, err := f.c.Assignment("g", "a")
 	require.NoError(t, err, "the lapsed member is still a member until Expire runs")
@@ -72,10 +71,10 @@ func TestNothingExpiresOutsideTheExpiryStep(t *testing.T) {
 func TestExpireSkipsScansUntilTheEarliestDeadline(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
-	f.joinSession("g", "slow", 1000*time.Millisecond, "orders")
+	f.joinSession("g", "slow", 1000*scale, "orders")
 	require.Empty(t, f.c.Expire()) // floor: 1000 ms
 	f.advance(10)
-	f.joinSession("g", "fast", 50*time.Millisecond, "orders") // deadline 60 ms, below the floor
+	f.joinSession("g", "fast", 50*scale, "orders") // deadline 60 ms, below the floor
 	f.advance(51)
 	require.Equal(t, []Expired{{Group: "g", MemberID: "fast"}}, f.c.Expire())
 
@@ -137,4 +136,66 @@ func TestForceRebalanceStalesEveryMember(t *testing.T) {
 	require.NoError(t, f.c.ForceRebalance("g"), "an Empty group has nothing to rebalance")
 	_, gen = f.state("g")
 	require.Equal(t, int32(4), gen)
+}
+
+// TestExpireConsumerAndClassicMembersInOnePass: consumer-group sessions are
+// leases of Config.ConsumerSessionTimeout, renewed by each heartbeat and
+// ended only by the expiry step, in the same strict pass as classic ones.
+func TestExpireConsumerAndClassicMembersInOnePass(t *testing.T) {
+	t.Parallel()
+	f := newFixtureWith(t, Config{ConsumerSessionTimeout: 100 * scale, ConsumerHeartbeatInterval: 10 * scale})
+	f.joinSession("classic", "c", 100*scale, "orders")
+	f.consumerJoin("kip848", "a", "orders")
+	f.consumerJoin("kip848", "b", "orders")
+
+	f.advance(60)
+	_, err := f.consumerBeat("kip848", "b", 2)
+	require.NoError(t, err, "b renews its lease to 160 ms")
+	f.advance(40)
+	require.Empty(t, f.c.Expire(), "at exactly 100 ms nobody has expired")
+	require.Empty(t, f.c.Expire())
+	f.advance(1)
+	require.Equal(t, []Expired{{Group: "classic", MemberID: "c"}, {Group: "kip848", MemberID: "a"}}, f.c.Expire())
+	_, err = f.consumerBeat("kip848", "a", 1)
+	require.ErrorIs(t, err, ErrUnknownMemberID)
+	res, err := f.consumerBeat("kip848", "b", 2)
+	require.NoError(t, err)
+	require.Equal(t, int32(3), res.MemberEpoch)
+	require.Equal(t, []string{"orders-0", "orders-1", "orders-2", "orders-3"}, names(res.Assignment))
+
+	f.advance(60)
+	require.Empty(t, f.c.Expire(), "nothing expires before the renewed deadline")
+	f.advance(42)
+	require.Equal(t, []Expired{{Group: "kip848", MemberID: "b"}}, f.c.Expire())
+	state, epoch := f.state("kip848")
+	require.Equal(t, Empty, state)
+	require.Equal(t, int32(4), epoch)
+}
+
+func TestExpireMemberAndForceRebalanceOnConsumerGroup(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	f.consumerJoin("g", "a", "orders")
+	f.consumerJoin("g", "b", "orders")
+	_, err := f.consumerBeat("g", "a", 1)
+	require.NoError(t, err)
+
+	require.NoError(t, f.c.ForceRebalance("g"))
+	state, epoch := f.state("g")
+	require.Equal(t, Reconciling, state)
+	require.Equal(t, int32(3), epoch)
+	require.NoError(t, f.commit("g", "b", 2, "orders-1"), "nobody is fenced: b commits at its own epoch")
+	res, err := f.consumerBeat("g", "b", 2)
+	require.NoError(t, err)
+	require.Equal(t, int32(3), res.MemberEpoch)
+	require.Equal(t, []string{"orders-1", "orders-3"}, names(res.Assignment), "the same target")
+
+	require.NoError(t, f.c.ExpireMember("g", "b"))
+	_, err = f.consumerBeat("g", "b", 3)
+	require.ErrorIs(t, err, ErrUnknownMemberID)
+	require.ErrorIs(t, f.commit("g", "b", 3, "orders-1"), ErrUnknownMemberID)
+	res, err = f.consumerBeat("g", "a", 2)
+	require.NoError(t, err)
+	require.Equal(t, int32(4), res.MemberEpoch)
+	require.Len(t, res.Assignment, 4)
 }

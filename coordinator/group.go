@@ -14,16 +14,20 @@ import (
 type State int8
 
 // The group states. Dead is never stored: it is how the wire describes a
-// group that does not exist.
+// group that does not exist. Reconciling is a consumer (KIP-848) group's:
+// some member's epoch lags the group epoch (consumer.go); a classic group
+// is never in it, and a consumer group never in PreparingRebalance once a
+// heartbeat returns.
 const (
 	Empty State = iota
 	PreparingRebalance
 	Stable
 	Dead
+	Reconciling
 )
 
-// String returns Kafka's name for the state, as DescribeGroups and
-// ListGroups spell it.
+// String returns Kafka's name for the state, as DescribeGroups,
+// ListGroups and ConsumerGroupDescribe spell it.
 func (s State) String() string {
 	switch s {
 	case Empty:
@@ -32,9 +36,34 @@ func (s State) String() string {
 		return "PreparingRebalance"
 	case Stable:
 		return "Stable"
+	case Reconciling:
+		return "Reconciling"
 	default:
 		return "Dead"
 	}
+}
+
+// GroupType is the protocol a group's members speak (KIP-848's group
+// types, as ListGroups v5 names them). A group is of one type at a time;
+// an Empty group takes the type of its next join.
+type GroupType int8
+
+// The group types.
+const (
+	// ClassicGroup members join with JoinGroup and SyncGroup and renew
+	// their sessions with Heartbeat: the chapter's protocol.
+	ClassicGroup GroupType = iota
+	// ConsumerGroup members speak ConsumerGroupHeartbeat (KIP-848): the
+	// broker assigns, the group epoch plays the generation.
+	ConsumerGroup
+)
+
+// String returns Kafka's name for the type: "classic" or "consumer".
+func (t GroupType) String() string {
+	if t == ConsumerGroup {
+		return "consumer"
+	}
+	return "classic"
 }
 
 // Protocol is one entry of a JoinGroup's protocol list: the assignor name a
@@ -48,15 +77,31 @@ type Protocol struct {
 
 // group is one consumer group. All fields are guarded by Coordinator.mu.
 type group struct {
-	id         string
+	id  string
+	typ GroupType
+	// generation is the classic generation, or a consumer group's group
+	// epoch: one counter, which carries on when an Empty group changes
+	// type (Kafka's ConsumerGroup.fromClassicGroup starts the group epoch
+	// at the classic generation too).
 	generation int32
 	state      State
 	members    map[string]*member
 	pending    map[string]time.Time // member ids handed out by MEMBER_ID_REQUIRED -> deadline
 	protocol   string               // chosen by vote; "" when no member sent protocols
 	leader     string
+	// assignment is the classic assignment, or a consumer group's target
+	// assignment at the group epoch.
 	assignment map[string][]assignor.TopicPartition
-	owner      map[assignor.TopicPartition]string
+	// owner maps each partition to the member that owns it: in a classic
+	// group its assignee, in a consumer group the member whose current
+	// assignment holds it (the one the commit ownership check trusts).
+	owner map[assignor.TopicPartition]string
+	// Consumer groups only: the server assignor the last target was
+	// computed with, and the partition count of every subscribed topic
+	// it saw (0 for a topic the catalog lacked), so a heartbeat can tell
+	// that a topic has since appeared.
+	assignor    string
+	topicCounts map[string]int32
 }
 
 // member is one group member. All fields are guarded by Coordinator.mu.
@@ -68,6 +113,13 @@ type member struct {
 	deadline       time.Time
 	topics         []string   // the subscription when no protocols were sent
 	protocols      []Protocol // in the client's order of preference
+	// Consumer-group members only: the member epoch, the assignment the
+	// member holds at it (sorted; what it was last handed, less what a
+	// later target gave to others), and the server assignor it asked
+	// for ("" for the server default).
+	epoch    int32
+	current  []assignor.TopicPartition
+	assignor string
 }
 
 func newGroup(id string) *group {
@@ -117,7 +169,10 @@ const (
 	// ReasonJoin: a member joined, or (the chapter's join) re-joined.
 	ReasonJoin Reason = "join"
 	// ReasonSubscription: a known member re-joined with another
-	// subscription or other protocol names.
+	// subscription or other protocol names; in a consumer group, a
+	// member's heartbeat changed its topics or its server assignor, or a
+	// topic a member subscribes to has appeared in the catalog since the
+	// last target assignment.
 	ReasonSubscription Reason = "subscription change"
 	// ReasonLeave: members left.
 	ReasonLeave Reason = "leave"
@@ -131,7 +186,9 @@ const (
 
 // Rebalance describes one completed rebalance: the group's new
 // generation, why it started, its state (Stable, or Empty when no member
-// is left), the sorted member ids and the assignment.
+// is left), the sorted member ids and the assignment. For a consumer group
+// the generation is the group epoch, the assignment the target, and the
+// state Reconciling while members are still to catch up with it.
 type Rebalance struct {
 	Group      string
 	Generation int32
@@ -145,9 +202,13 @@ type Rebalance struct {
 // generation+1, then the round-robin assignment and Stable, or Empty when
 // no member is left. It is synchronous: nobody observes the preparing
 // state, which exists so that refresh and commit can reject work when the
-// group is not Stable. Called with Coordinator.mu held; the caller reports
-// the result after releasing it.
+// group is not Stable. A consumer group takes the same path to its own
+// end (rebalanceConsumer). Called with Coordinator.mu held; the caller
+// reports the result after releasing it.
 func (c *Coordinator) rebalance(g *group, why Reason) Rebalance {
+	if g.typ == ConsumerGroup {
+		return c.rebalanceConsumer(g, why)
+	}
 	g.state = PreparingRebalance
 	g.generation++
 	if len(g.members) == 0 {

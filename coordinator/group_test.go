@@ -100,9 +100,42 @@ func TestRebalanceReasons(t *testing.T) {
 
 func TestStateStrings(t *testing.T) {
 	t.Parallel()
-	for state, want := range map[State]string{Empty: "Empty", PreparingRebalance: "PreparingRebalance", Stable: "Stable", Dead: "Dead"} {
+	for state, want := range map[State]string{Empty: "Empty", PreparingRebalance: "PreparingRebalance", Stable: "Stable", Dead: "Dead", Reconciling: "Reconciling"} {
 		require.Equal(t, want, state.String())
 	}
+	require.Equal(t, "classic", ClassicGroup.String())
+	require.Equal(t, "consumer", ConsumerGroup.String())
+}
+
+// TestConsumerRebalanceReasons: a consumer group rebalances on the same
+// path and for the same reasons as a classic one.
+func TestConsumerRebalanceReasons(t *testing.T) {
+	t.Parallel()
+	var seen []Rebalance
+	f := newFixtureWith(t, Config{ConsumerSessionTimeout: 100 * scale, ConsumerHeartbeatInterval: 10 * scale,
+		OnRebalance: func(r Rebalance) { seen = append(seen, r) }})
+	f.consumerJoin("g", "a", "orders")
+	f.consumerJoin("g", "b", "orders")
+	f.consumerJoin("g", "b", "payments")
+	require.NoError(t, f.c.ForceRebalance("g"))
+	_, err := f.c.ConsumerHeartbeat(ConsumerHeartbeatRequest{Group: "g", MemberID: "b", MemberEpoch: LeaveEpoch})
+	require.NoError(t, err)
+	f.advance(101)
+	require.Equal(t, []Expired{{Group: "g", MemberID: "a"}}, f.c.Expire())
+
+	var reasons []Reason
+	for _, r := range seen {
+		reasons = append(reasons, r.Reason)
+		require.Equal(t, "g", r.Group)
+	}
+	require.Equal(t, []Reason{ReasonJoin, ReasonJoin, ReasonSubscription, ReasonForced, ReasonLeave, ReasonExpiry}, reasons)
+	require.Equal(t, []int32{1, 2, 3, 4, 5, 6}, []int32{seen[0].Generation, seen[1].Generation, seen[2].Generation, seen[3].Generation, seen[4].Generation, seen[5].Generation})
+	require.Equal(t, Stable, seen[0].State)
+	require.Equal(t, Reconciling, seen[1].State, "a has yet to heartbeat")
+	require.Equal(t, []string{"a", "b"}, seen[1].Members)
+	require.Equal(t, map[string][]string{"a": {"orders-0", "orders-2"}, "b": {"orders-1", "orders-3"}},
+		map[string][]string{"a": names(seen[1].Assignment["a"]), "b": names(seen[1].Assignment["b"])}, "the whole target at once")
+	require.Equal(t, Empty, seen[5].State)
 }
 
 func TestVoteChoosesProtocolEveryMemberSupportsByMostVotes(t *testing.T) {

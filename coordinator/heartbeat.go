@@ -8,6 +8,7 @@ import "fmt"
 // generation other than the current one is ErrIllegalGeneration, and only
 // then is an unknown member ErrUnknownMemberID. Kafka checks membership
 // first; see docs/behavior-matrix.md. A heartbeat never expires anyone.
+// A consumer (KIP-848) group has no classic members: ErrUnknownMemberID.
 // Before all that, a group id that ValidateGroupID refuses is
 // ErrInvalidGroupID and an over-long member id ErrInvalidMemberID.
 func (c *Coordinator) Heartbeat(group, memberID string, generation int32) error {
@@ -19,6 +20,9 @@ func (c *Coordinator) Heartbeat(group, memberID string, generation int32) error 
 	g := c.groups[group]
 	if g == nil {
 		return fmt.Errorf("%w: unknown group %q", ErrUnknownMemberID, group)
+	}
+	if g.typ == ConsumerGroup {
+		return fmt.Errorf("%w: %q is a consumer (KIP-848) group; %q is no classic member of it", ErrUnknownMemberID, group, memberID)
 	}
 	if generation != g.generation {
 		return fmt.Errorf("%w: %d, group %q is at %d", ErrIllegalGeneration, generation, group, g.generation)

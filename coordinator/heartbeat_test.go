@@ -2,7 +2,6 @@ package coordinator
 
 import (
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -40,8 +39,8 @@ func TestHeartbeatCheckOrder(t *testing.T) {
 func TestHeartbeatRenewsLease(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
-	f.joinSession("g", "a", 100*time.Millisecond, "orders")
-	f.joinSession("g", "b", 100*time.Millisecond, "orders")
+	f.joinSession("g", "a", 100*scale, "orders")
+	f.joinSession("g", "b", 100*scale, "orders")
 	f.advance(60)
 	require.NoError(t, f.c.Heartbeat("g", "a", 2))
 	f.advance(60) // 120 ms: b's deadline (100) passed, a's (160) not
@@ -56,9 +55,19 @@ func TestHeartbeatRenewsLease(t *testing.T) {
 func TestHeartbeatNeverExpiresAnyone(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
-	f.joinSession("g", "a", 100*time.Millisecond, "orders")
+	f.joinSession("g", "a", 100*scale, "orders")
 	f.advance(500)
 	require.NoError(t, f.c.Heartbeat("g", "a", 1), "a lapsed lease is only acted on by Expire")
 	f.advance(50)
 	require.Empty(t, f.c.Expire())
+}
+
+// TestHeartbeatClassicForConsumerGroupIsUnknownMember: a consumer group's
+// members do not speak the classic protocol, whatever the generation.
+func TestHeartbeatClassicForConsumerGroupIsUnknownMember(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	f.consumerJoin("g", "a", "orders")
+	require.ErrorIs(t, f.c.Heartbeat("g", "a", 1), ErrUnknownMemberID)
+	require.ErrorIs(t, f.c.Heartbeat("g", "a", 7), ErrUnknownMemberID)
 }

@@ -17,6 +17,9 @@ import (
 // defaultSession is the session timeout of fixture joins that name none.
 const defaultSession = 10 * time.Second
 
+// scale is the unit of the short sessions of expiry scenarios.
+const scale = time.Millisecond
+
 // fixture is one coordinator on a manual clock that starts at Unix 0, with
 // an in-memory store, and the chapter's orders(4) and payments(1) topics
 // unless told otherwise.
@@ -113,3 +116,41 @@ func names(parts []assignor.TopicPartition) []string {
 	}
 	return out
 }
+
+// consumerJoin is a ConsumerGroupHeartbeat v1 join (epoch 0, the client's
+// own member id) subscribing to topics; it must succeed.
+func (f *fixture) consumerJoin(group, member string, topics ...string) ConsumerHeartbeatResult {
+	f.t.Helper()
+	res, err := f.c.ConsumerHeartbeat(consumerReq(group, member, JoinEpoch, topics...))
+	require.NoError(f.t, err)
+	return res
+}
+
+// consumerBeat is a heartbeat that repeats nothing (kgo's keepalive).
+func (f *fixture) consumerBeat(group, member string, epoch int32) (ConsumerHeartbeatResult, error) {
+	f.t.Helper()
+	return f.c.ConsumerHeartbeat(ConsumerHeartbeatRequest{Group: group, MemberID: member, MemberEpoch: epoch, ClientID: "kgo", ClientHost: "127.0.0.1"})
+}
+
+// consumerReq is a full ConsumerGroupHeartbeat: subscription and assignor
+// set (empty topics subscribe to nothing).
+func consumerReq(group, member string, epoch int32, topics ...string) ConsumerHeartbeatRequest {
+	return ConsumerHeartbeatRequest{Group: group, MemberID: member, MemberEpoch: epoch, ClientID: "kgo", ClientHost: "127.0.0.1",
+		Topics: append([]string{}, topics...), Assignor: ptr(UniformAssignor)}
+}
+
+// member returns one member of a group's view; it must exist.
+func (f *fixture) member(group, id string) MemberView {
+	f.t.Helper()
+	v, ok := f.c.Describe(group)
+	require.True(f.t, ok)
+	for _, m := range v.Members {
+		if m.MemberID == id {
+			return m
+		}
+	}
+	f.t.Fatalf("no member %q in group %q", id, group)
+	return MemberView{}
+}
+
+func ptr[T any](v T) *T { return &v }

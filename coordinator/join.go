@@ -66,9 +66,10 @@ type JoinResult struct {
 // GroupCoordinator.join), with the wire's refresh and member-id rules when
 // req asks for them. Checks run in docs/design.md's order: group id, session
 // timeout, the format of the member and client ids, protocols, topics,
-// then against the group: an unknown member id, the group count
-// (ErrTooManyGroups) or the group's size (ErrGroupMaxSizeReached), and the
-// protocol vote.
+// then against the group: a consumer (KIP-848) group with members
+// (ErrInconsistentGroupProtocol; an Empty one becomes classic), an unknown
+// member id, the group count (ErrTooManyGroups) or the group's size
+// (ErrGroupMaxSizeReached), and the protocol vote.
 func (c *Coordinator) Join(req JoinRequest) (JoinResult, error) {
 	c.mu.Lock()
 	res, reb, err := c.join(req)
@@ -84,6 +85,11 @@ func (c *Coordinator) join(req JoinRequest) (JoinResult, *Rebalance, error) {
 		return JoinResult{}, nil, err
 	}
 	g := c.groups[req.Group]
+	if g != nil && g.typ == ConsumerGroup && len(g.members) > 0 {
+		// As Kafka's GroupMetadataManager.classicGroupJoin does with its
+		// consumer-group migration policy off.
+		return JoinResult{}, nil, fmt.Errorf("%w: %q is a consumer (KIP-848) group with members", ErrInconsistentGroupProtocol, req.Group)
+	}
 	var m *member
 	if g != nil {
 		m = g.members[req.MemberID]
@@ -119,6 +125,10 @@ func (c *Coordinator) join(req JoinRequest) (JoinResult, *Rebalance, error) {
 		if _, ok := vote(g.members, joining); !ok {
 			return JoinResult{}, nil, fmt.Errorf("%w: group %q shares no protocol with this member", ErrInconsistentGroupProtocol, req.Group)
 		}
+	}
+	if g.typ == ConsumerGroup { // Empty: it takes the type of this join
+		g.typ = ClassicGroup
+		g.assignor, g.topicCounts = "", nil
 	}
 	if req.MemberID == "" {
 		joining.id = c.newMemberID(req.ClientID)

@@ -213,3 +213,24 @@ func TestWireJoinSubscriptionIsChosenProtocolsTopics(t *testing.T) {
 	require.Equal(t, []string{"orders"}, v.Members[0].Topics)
 	require.Equal(t, []string{"orders-0", "orders-2"}, names(v.Members[0].Assignment))
 }
+
+// TestJoinRefusesConsumerGroupWithMembers: a classic join to a KIP-848
+// group with members is INCONSISTENT_GROUP_PROTOCOL; once it is Empty the
+// group takes the classic type, its generation carrying on.
+func TestJoinRefusesConsumerGroupWithMembers(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	f.consumerJoin("g", "a", "orders")
+	_, err := f.c.Join(wireJoin("g", "", roundrobin("orders")))
+	require.ErrorIs(t, err, ErrInconsistentGroupProtocol)
+	_, err = f.c.Join(JoinRequest{Group: "g", MemberID: "a", SessionTimeout: defaultSession, Topics: []string{"orders"}})
+	require.ErrorIs(t, err, ErrInconsistentGroupProtocol, "a chapter join too")
+
+	_, err = f.c.ConsumerHeartbeat(ConsumerHeartbeatRequest{Group: "g", MemberID: "a", MemberEpoch: LeaveEpoch})
+	require.NoError(t, err)
+	res := f.join("g", "b", "orders")
+	require.Equal(t, int32(3), res.Generation)
+	v, _ := f.c.Describe("g")
+	require.Equal(t, ClassicGroup, v.Type)
+	require.Equal(t, Stable, v.State)
+}

@@ -5,10 +5,12 @@ package coordinator
 // unknown groups are a no-op, as in the chapter (GroupCoordinator.leave is
 // idempotent); Kafka answers UNKNOWN_MEMBER_ID instead. A pending member id
 // is forgotten. It returns the ids that were members, in the order given.
+// A consumer (KIP-848) group's members leave with ConsumerHeartbeat: a
+// classic leave for one is a no-op (Kafka: UNKNOWN_MEMBER_ID).
 func (c *Coordinator) Leave(group string, memberIDs ...string) []string {
 	c.mu.Lock()
 	g := c.groups[group]
-	if g == nil {
+	if g == nil || g.typ == ConsumerGroup {
 		c.mu.Unlock()
 		return nil
 	}

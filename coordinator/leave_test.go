@@ -55,3 +55,15 @@ func TestLeaveForgetsPendingMemberID(t *testing.T) {
 	_, err = f.c.Join(wireJoin("g", res.MemberID, roundrobin("orders")))
 	require.ErrorIs(t, err, ErrUnknownMemberID)
 }
+
+// TestLeaveClassicForConsumerGroupIsNoOp: consumer-protocol members leave
+// with ConsumerHeartbeat; a classic leave naming one changes nothing.
+func TestLeaveClassicForConsumerGroupIsNoOp(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	f.consumerJoin("g", "a", "orders")
+	require.Empty(t, f.c.Leave("g", "a"))
+	state, epoch := f.state("g")
+	require.Equal(t, Stable, state)
+	require.Equal(t, int32(1), epoch)
+}

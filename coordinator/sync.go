@@ -54,12 +54,16 @@ func (c *Coordinator) Sync(group, memberID string, generation int32, protocol st
 	return slices.Clone(g.assignment[memberID]), nil
 }
 
-// knownMember returns the group of a current member, or ErrUnknownMemberID
-// for an unknown group or member. Called with mu held.
+// knownMember returns the group of a current classic member, or
+// ErrUnknownMemberID for an unknown group or member, or a consumer group,
+// whose members speak another protocol. Called with mu held.
 func (c *Coordinator) knownMember(group, memberID string) (*group, error) {
 	g := c.groups[group]
 	if g == nil {
 		return nil, fmt.Errorf("%w: unknown group %q", ErrUnknownMemberID, group)
+	}
+	if g.typ == ConsumerGroup {
+		return nil, fmt.Errorf("%w: %q is a consumer (KIP-848) group; %q is no classic member of it", ErrUnknownMemberID, group, memberID)
 	}
 	if _, ok := g.members[memberID]; !ok {
 		return nil, fmt.Errorf("%w: %q is not in group %q", ErrUnknownMemberID, memberID, group)

@@ -2,7 +2,6 @@ package coordinator
 
 import (
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -27,7 +26,7 @@ func TestAssignmentRefresh(t *testing.T) {
 func TestAssignmentRefreshDoesNotRenewSession(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
-	f.joinSession("g", "a", 100*time.Millisecond, "orders")
+	f.joinSession("g", "a", 100*scale, "orders")
 	f.advance(100)
 	_, _, err := f.c.Assignment("g", "a")
 	require.NoError(t, err)
@@ -84,4 +83,14 @@ func TestSyncChecksProtocolAfterGeneration(t *testing.T) {
 	parts, err := f.c.Sync("g", "a", 1, "roundrobin")
 	require.NoError(t, err)
 	require.Len(t, parts, 4)
+}
+
+func TestSyncAndRefreshForConsumerGroupAreUnknownMember(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	f.consumerJoin("g", "a", "orders")
+	_, err := f.c.Sync("g", "a", 1, "")
+	require.ErrorIs(t, err, ErrUnknownMemberID)
+	_, _, err = f.c.Assignment("g", "a")
+	require.ErrorIs(t, err, ErrUnknownMemberID)
 }

@@ -1,21 +1,33 @@
 package coordinator
 
 import (
+	"cmp"
 	"slices"
 	"time"
 
 	"github.com/minibroker/minibroker/assignor"
 )
 
-// GroupView is a read-only copy of one group, for DescribeGroups, the
-// admin API and tests.
+// GroupView is a read-only copy of one group, for DescribeGroups,
+// ConsumerGroupDescribe, the admin API and tests.
 type GroupView struct {
-	Group      string
-	State      State
+	Group string
+	// Type is the protocol the group's members speak.
+	Type  GroupType
+	State State
+	// Generation is the classic generation, or a consumer group's group
+	// epoch.
 	Generation int32
-	Protocol   string
-	Leader     string
-	Members    []MemberView // sorted by MemberID
+	Protocol   string // classic groups only: the chosen protocol
+	Leader     string // classic groups only
+	// AssignmentEpoch is the epoch of a consumer group's target
+	// assignment: always its group epoch, since the target is computed
+	// with every bump (Kafka's can lag, in its Assigning state).
+	AssignmentEpoch int32
+	// Assignor is a consumer group's server assignor, UniformAssignor or
+	// RangeAssignor.
+	Assignor string
+	Members  []MemberView // sorted by MemberID
 }
 
 // MemberView is a read-only copy of one member.
@@ -25,16 +37,28 @@ type MemberView struct {
 	ClientHost     string
 	SessionTimeout time.Duration
 	Deadline       time.Time
-	// Topics is the subscription under the group's chosen protocol.
+	// Topics is the subscription under the group's chosen protocol, or a
+	// consumer-group member's subscribed topic names.
 	Topics []string
-	// Metadata is the member's metadata for the chosen protocol.
-	Metadata   []byte
+	// Metadata is the member's metadata for the chosen protocol (classic
+	// groups only).
+	Metadata []byte
+	// Assignment is a classic member's partitions, or a consumer-group
+	// member's current assignment: what it holds at MemberEpoch.
 	Assignment []assignor.TopicPartition
+	// MemberEpoch, TargetAssignment and Assignor: consumer groups only.
+	// TargetAssignment is the member's share of the target at the group
+	// epoch, which it gets at its next heartbeat when its epoch lags;
+	// Assignor is the server assignor it asked for ("" for none).
+	MemberEpoch      int32
+	TargetAssignment []assignor.TopicPartition
+	Assignor         string
 }
 
 // GroupListing is one entry of Groups.
 type GroupListing struct {
 	Group string
+	Type  GroupType
 	State State
 }
 
@@ -58,10 +82,13 @@ func (c *Coordinator) Describe(group string) (view GroupView, ok bool) {
 }
 
 func (c *Coordinator) view(g *group) GroupView {
-	v := GroupView{Group: g.id, State: g.state, Generation: g.generation, Protocol: g.protocol, Leader: g.leader}
+	v := GroupView{Group: g.id, Type: g.typ, State: g.state, Generation: g.generation, Protocol: g.protocol, Leader: g.leader}
+	if g.typ == ConsumerGroup {
+		v.AssignmentEpoch, v.Assignor = g.generation, cmp.Or(g.assignor, UniformAssignor)
+	}
 	for _, id := range g.sortedMemberIDs() {
 		m := g.members[id]
-		v.Members = append(v.Members, MemberView{
+		mv := MemberView{
 			MemberID:       id,
 			ClientID:       m.clientID,
 			ClientHost:     m.clientHost,
@@ -70,7 +97,14 @@ func (c *Coordinator) view(g *group) GroupView {
 			Topics:         slices.Clone(m.subscription(g.protocol)),
 			Metadata:       slices.Clone(m.metadata(g.protocol)),
 			Assignment:     slices.Clone(g.assignment[id]),
-		})
+		}
+		if g.typ == ConsumerGroup {
+			mv.Assignment = slices.Clone(m.current)
+			mv.MemberEpoch = m.epoch
+			mv.TargetAssignment = slices.Clone(g.assignment[id])
+			mv.Assignor = m.assignor
+		}
+		v.Members = append(v.Members, mv)
 	}
 	return v
 }
@@ -81,7 +115,7 @@ func (c *Coordinator) Groups() []GroupListing {
 	c.mu.Lock()
 	out := make([]GroupListing, 0, len(c.groups))
 	for id, g := range c.groups {
-		out = append(out, GroupListing{Group: id, State: g.state})
+		out = append(out, GroupListing{Group: id, Type: g.typ, State: g.state})
 	}
 	c.mu.Unlock()
 	for _, id := range c.store.Groups() {

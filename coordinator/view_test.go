@@ -62,3 +62,37 @@ func TestGroupsListsMembersAndOffsetsOnlyGroupsSorted(t *testing.T) {
 		{Group: "zeta", State: Stable},
 	}, f.c.Groups())
 }
+
+// TestDescribeConsumerGroup: the group epoch, the assignment epoch, the
+// server assignor, and per member its epoch, client, subscription, current
+// and target assignment (what ConsumerGroupDescribe answers).
+func TestDescribeConsumerGroup(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	f.advance(5)
+	req := consumerReq("g", "b", JoinEpoch, "orders")
+	req.Assignor = ptr(RangeAssignor)
+	_, err := f.c.ConsumerHeartbeat(req)
+	require.NoError(t, err)
+	f.consumerJoin("g", "a", "payments", "orders")
+
+	v, ok := f.c.Describe("g")
+	require.True(t, ok)
+	deadline := time.UnixMilli(5).Add(DefaultConsumerSessionTimeout)
+	require.Equal(t, GroupView{
+		Group: "g", Type: ConsumerGroup, State: Reconciling, Generation: 2, AssignmentEpoch: 2, Assignor: RangeAssignor,
+		Members: []MemberView{
+			{MemberID: "a", ClientID: "kgo", ClientHost: "127.0.0.1", SessionTimeout: DefaultConsumerSessionTimeout, Deadline: deadline,
+				Topics: []string{"orders", "payments"}, MemberEpoch: 2, Assignor: UniformAssignor,
+				Assignment: tps("orders-0", "orders-1", "payments-0"), TargetAssignment: tps("orders-0", "orders-1", "payments-0")},
+			{MemberID: "b", ClientID: "kgo", ClientHost: "127.0.0.1", SessionTimeout: DefaultConsumerSessionTimeout, Deadline: deadline,
+				Topics: []string{"orders"}, MemberEpoch: 1, Assignor: RangeAssignor,
+				Assignment: tps("orders-2", "orders-3"), TargetAssignment: tps("orders-2", "orders-3")},
+		},
+	}, v)
+
+	require.Equal(t, []GroupListing{{Group: "g", Type: ConsumerGroup, State: Reconciling}}, f.c.Groups())
+	_, err = f.consumerBeat("g", "b", 1)
+	require.NoError(t, err)
+	require.Equal(t, []GroupListing{{Group: "g", Type: ConsumerGroup, State: Stable}}, f.c.Groups())
+}

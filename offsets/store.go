@@ -243,7 +243,7 @@ func (s *Store) Stats() Stats {
 // a fold in progress, and folds the whole journal into offsets.json, the
 // journal left by an earlier run included: after a clean Close,
 // offsets.json alone holds every acknowledged commit and no segment
-// remains (DESIGN.md section 6). It is idempotent and returns the first
+// remains (docs/design.md section 6). It is idempotent and returns the first
 // error of the final write and the fold, if any. The commits are durable
 // either way.
 func (s *Store) Close() error {

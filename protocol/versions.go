@@ -11,15 +11,17 @@ type VersionRange struct {
 // supportedVersions is the one table of what we implement (docs/design.md section
 // 4), sorted by key. It is never modified: callers get copies. Not listed, so
 // never advertised: Produce (a client that sees no Produce entry skips its
-// "broker too old" check, see KAFKA-NOTES.md Q1.1), ConsumerGroupHeartbeat
-// (KIP-848) and anything that needs topic ids.
+// "broker too old" check, see KAFKA-NOTES.md Q1.1) and the versions that
+// name topics only by id (OffsetCommit and OffsetFetch v10+, Fetch v13+).
+// ConsumerGroupHeartbeat v1 is what makes kgo use the KIP-848 protocol
+// (with kgo.ServerSideBalancer; docs/design.md section 9).
 //
 // Lower bounds: OffsetFetch v0 read offsets from ZooKeeper and Fetch v0-3
 // predate the record batch format, so neither is served.
 var supportedVersions = [...]VersionRange{
 	{Key: 1, Min: 4, Max: 12}, // Fetch; v13+ uses topic ids
 	{Key: 2, Min: 0, Max: 7},  // ListOffsets
-	{Key: 3, Min: 0, Max: 12}, // Metadata; v13 adds a top-level error code
+	{Key: 3, Min: 0, Max: 12}, // Metadata; v10+ topic ids; v13 adds a top-level error code
 	{Key: 8, Min: 0, Max: 9},  // OffsetCommit
 	{Key: 9, Min: 1, Max: 9},  // OffsetFetch; v8+ batches groups
 	{Key: 10, Min: 0, Max: 6}, // FindCoordinator; v4+ batches keys
@@ -31,6 +33,8 @@ var supportedVersions = [...]VersionRange{
 	{Key: 16, Min: 0, Max: 5}, // ListGroups
 	{Key: 18, Min: 0, Max: 4}, // ApiVersions; v5 adds ClusterID/NodeID
 	{Key: 19, Min: 0, Max: 7}, // CreateTopics
+	{Key: 68, Min: 0, Max: 1}, // ConsumerGroupHeartbeat (KIP-848); v1 client-made member ids
+	{Key: 69, Min: 0, Max: 1}, // ConsumerGroupDescribe (KIP-848)
 }
 
 // VersionsFor returns the range we support for key, and false when we do

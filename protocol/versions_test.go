@@ -26,6 +26,8 @@ func TestSupportedVersionsTable(t *testing.T) {
 		{Key: int16(kmsg.ListGroups), Min: 0, Max: 5},
 		{Key: int16(kmsg.ApiVersions), Min: 0, Max: 4},
 		{Key: int16(kmsg.CreateTopics), Min: 0, Max: 7},
+		{Key: int16(kmsg.ConsumerGroupHeartbeat), Min: 0, Max: 1},
+		{Key: int16(kmsg.ConsumerGroupDescribe), Min: 0, Max: 1},
 	}
 	assert.Equal(t, want, SupportedVersions())
 }
@@ -70,7 +72,10 @@ func TestSupported(t *testing.T) {
 		{"fetch max", 1, 12, true},
 		{"offset fetch v0", 9, 0, false},
 		{"produce", 0, 9, false},
-		{"consumer group heartbeat", 68, 0, false},
+		{"consumer group heartbeat v0", 68, 0, true},
+		{"consumer group heartbeat v1", 68, 1, true},
+		{"consumer group heartbeat v2", 68, 2, false},
+		{"share group heartbeat", 76, 0, false},
 		{"negative key", -1, 0, false},
 		{"negative version", 12, -1, false},
 	}

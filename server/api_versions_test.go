@@ -31,8 +31,22 @@ func TestApiVersionsNotAdvertised(t *testing.T) {
 	resp := call[*kmsg.ApiVersionsResponse](e, "c", apiVersionsRequest(4))
 	for _, k := range resp.ApiKeys {
 		assert.NotEqual(t, int16(kmsg.Produce), k.ApiKey, "no Produce: kgo then skips its broker-too-old check")
-		assert.NotEqual(t, int16(kmsg.ConsumerGroupHeartbeat), k.ApiKey, "no KIP-848")
 	}
+}
+
+// TestApiVersionsAdvertisesKIP848: kgo speaks the consumer protocol only to
+// a broker that advertises ConsumerGroupHeartbeat v1 (should848).
+func TestApiVersionsAdvertisesKIP848(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	resp := call[*kmsg.ApiVersionsResponse](e, "c", apiVersionsRequest(4))
+	var got []kmsg.ApiVersionsResponseApiKey
+	for _, k := range resp.ApiKeys {
+		if k.ApiKey == int16(kmsg.ConsumerGroupHeartbeat) || k.ApiKey == int16(kmsg.ConsumerGroupDescribe) {
+			got = append(got, kmsg.ApiVersionsResponseApiKey{ApiKey: k.ApiKey, MinVersion: k.MinVersion, MaxVersion: k.MaxVersion})
+		}
+	}
+	assert.Equal(t, []kmsg.ApiVersionsResponseApiKey{{ApiKey: 68, MinVersion: 0, MaxVersion: 1}, {ApiKey: 69, MinVersion: 0, MaxVersion: 1}}, got)
 }
 
 // TestApiVersionsSoftwareName follows Kafka's ApiVersionsRequest.isValid:

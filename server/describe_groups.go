@@ -5,7 +5,11 @@ package server
 // v1 adds throttle; v3 authorized operations (we report none); v4 instance
 // ids (always null); v5 is flexible. An unknown group is "Dead" with NONE,
 // as Kafka answers before v6. A Stable group lists its members with their
-// metadata for the chosen protocol and their encoded assignment.
+// metadata for the chosen protocol and their encoded assignment. A consumer
+// (KIP-848) group is not a classic group, so it is "Dead" with no members
+// and no protocol type too, as Kafka 4's GroupMetadataManager.describeGroups
+// answers (v6+ would say GROUP_ID_NOT_FOUND); ConsumerGroupDescribe
+// describes it.
 
 import (
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -17,6 +21,9 @@ func (s *Server) handleDescribeGroups(_ *request, req *kmsg.DescribeGroupsReques
 	resp := req.ResponseKind().(*kmsg.DescribeGroupsResponse)
 	for _, id := range req.Groups {
 		v, _ := s.coord.Describe(id)
+		if v.Type == coordinator.ConsumerGroup {
+			v = coordinator.GroupView{Group: id, State: coordinator.Dead}
+		}
 		g := kmsg.DescribeGroupsResponseGroup{Group: id, State: v.State.String(), Protocol: v.Protocol, AuthorizedOperations: -2147483648}
 		if v.State != coordinator.Dead {
 			g.ProtocolType = coordinator.ConsumerProtocolType

@@ -62,3 +62,21 @@ func TestDescribeGroups(t *testing.T) {
 		assert.Empty(t, g.Members, want.group)
 	}
 }
+
+// TestDescribeGroupsConsumerGroupIsDead: DescribeGroups describes classic
+// groups; Kafka 4 answers a consumer group as Dead with no members before
+// v6 (GroupMetadataManager.describeGroups).
+func TestDescribeGroupsConsumerGroupIsDead(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.consumerJoin("kip848", "a", "orders")
+	resp := call[*kmsg.DescribeGroupsResponse](e, "c", describeRequest(5, "kip848"))
+	require.Len(t, resp.Groups, 1)
+	g := resp.Groups[0]
+	assert.Zero(t, g.ErrorCode)
+	assert.Equal(t, "kip848", g.Group)
+	assert.Equal(t, "Dead", g.State)
+	assert.Empty(t, g.ProtocolType)
+	assert.Empty(t, g.Protocol)
+	assert.Empty(t, g.Members)
+}

@@ -37,6 +37,9 @@ func handlers() map[kmsg.Key]handler {
 		kmsg.CreateTopics:    typed((*Server).handleCreateTopics),
 		kmsg.ListOffsets:     typed((*Server).handleListOffsets),
 		kmsg.Fetch:           typed((*Server).handleFetch),
+
+		kmsg.ConsumerGroupHeartbeat: typed((*Server).handleConsumerGroupHeartbeat),
+		kmsg.ConsumerGroupDescribe:  typed((*Server).handleConsumerGroupDescribe),
 	}
 	for _, v := range protocol.SupportedVersions() {
 		if m[kmsg.Key(v.Key)] == nil {

@@ -46,13 +46,15 @@ const fuzzCorr = 7
 
 // fuzzEnv is one fresh server per fuzz input, so that a crasher replays
 // alone: a real coordinator on a manual clock with an in-memory store, the
-// chapter's topics, and group "g" holding member "c-000001" at generation
-// 1, owner of orders-0..3, so that fuzzed heartbeats, syncs, commits and
-// leaves can reach past the unknown-member checks. Fetch waits at most
-// 1 ms.
+// chapter's topics, group "g" holding member "c-000001" at generation 1,
+// owner of orders-0..3, and consumer (KIP-848) group "k" holding member
+// "k1" at epoch 1, owner of orders-0..3 and payments-0, so that fuzzed
+// heartbeats, syncs, commits and leaves of both protocols can reach past
+// the unknown-member checks. Fetch waits at most 1 ms.
 func fuzzEnv(t *testing.T) *env {
 	e := newEnvWith(t, envOptions{config: func(cfg *Config) { cfg.MaxFetchWait = time.Millisecond }})
 	e.join("c", "g", "", "orders")
+	e.consumerJoin("k", "k1", "orders", "payments")
 	return e
 }
 
@@ -113,6 +115,15 @@ func fuzzSeed(key, version int16) kmsg.Request {
 		return r
 	case int16(kmsg.Fetch):
 		return fetchRequest(version, 0, "orders", 0, 9)
+	case int16(kmsg.ConsumerGroupHeartbeat):
+		r := consumerHeartbeatRequest(version, "k", "k1", 1, "orders", "payments")
+		r.Topics = []kmsg.ConsumerGroupHeartbeatRequestTopic{{Partitions: []int32{0, 1}}}
+		return r
+	case int16(kmsg.ConsumerGroupDescribe):
+		r := kmsg.NewPtrConsumerGroupDescribeRequest()
+		r.Groups = []string{"k", "g", "nope"}
+		r.SetVersion(version)
+		return r
 	}
 	panic(fmt.Sprintf("no fuzz seed for API key %d", key))
 }

@@ -38,6 +38,13 @@ var errorCodes = [...]struct {
 	{coordinator.ErrInconsistentGroupProtocol, kerr.InconsistentGroupProtocol},
 	{coordinator.ErrMemberIDRequired, kerr.MemberIDRequired},
 	{coordinator.ErrUnknownTopic, kerr.UnknownTopicOrPartition},
+	// KIP-848 (docs/design.md section 9). A consumer-protocol member's commit
+	// outside its current assignment is ErrNotPartitionOwner, above.
+	{coordinator.ErrGroupIDNotFound, kerr.GroupIDNotFound},
+	{coordinator.ErrFencedMemberEpoch, kerr.FencedMemberEpoch},
+	{coordinator.ErrStaleMemberEpoch, kerr.StaleMemberEpoch},
+	{coordinator.ErrUnsupportedAssignor, kerr.UnsupportedAssignor},
+	{coordinator.ErrUnsupportedVersion, kerr.UnsupportedVersion},
 	{catalog.ErrInvalidTopic, kerr.InvalidTopicException},
 	{catalog.ErrTopicExists, kerr.TopicAlreadyExists},
 	{catalog.ErrInvalidPartitions, kerr.InvalidPartitions},

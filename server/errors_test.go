@@ -41,6 +41,11 @@ var sentinels = map[string]error{
 	"coordinator.ErrInconsistentGroupProtocol": coordinator.ErrInconsistentGroupProtocol,
 	"coordinator.ErrMemberIDRequired":          coordinator.ErrMemberIDRequired,
 	"coordinator.ErrUnknownTopic":              coordinator.ErrUnknownTopic,
+	"coordinator.ErrGroupIDNotFound":           coordinator.ErrGroupIDNotFound,
+	"coordinator.ErrFencedMemberEpoch":         coordinator.ErrFencedMemberEpoch,
+	"coordinator.ErrStaleMemberEpoch":          coordinator.ErrStaleMemberEpoch,
+	"coordinator.ErrUnsupportedAssignor":       coordinator.ErrUnsupportedAssignor,
+	"coordinator.ErrUnsupportedVersion":        coordinator.ErrUnsupportedVersion,
 	"catalog.ErrInvalidTopic":                  catalog.ErrInvalidTopic,
 	"catalog.ErrTopicExists":                   catalog.ErrTopicExists,
 	"catalog.ErrInvalidPartitions":             catalog.ErrInvalidPartitions,
@@ -155,6 +160,11 @@ func TestErrorCodes(t *testing.T) {
 		{coordinator.ErrInconsistentGroupProtocol, kerr.InconsistentGroupProtocol},
 		{coordinator.ErrMemberIDRequired, kerr.MemberIDRequired},
 		{coordinator.ErrUnknownTopic, kerr.UnknownTopicOrPartition},
+		{coordinator.ErrGroupIDNotFound, kerr.GroupIDNotFound},         // 69
+		{coordinator.ErrFencedMemberEpoch, kerr.FencedMemberEpoch},     // 110
+		{coordinator.ErrStaleMemberEpoch, kerr.StaleMemberEpoch},       // 113
+		{coordinator.ErrUnsupportedAssignor, kerr.UnsupportedAssignor}, // 112
+		{coordinator.ErrUnsupportedVersion, kerr.UnsupportedVersion},   // 35
 		{catalog.ErrInvalidTopic, kerr.InvalidTopicException},
 		{catalog.ErrTopicExists, kerr.TopicAlreadyExists},
 		{catalog.ErrInvalidPartitions, kerr.InvalidPartitions},

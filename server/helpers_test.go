@@ -274,3 +274,25 @@ func dialTLS(t *testing.T, addr string, pki *testutil.PKI, withCert bool) (*prot
 	t.Cleanup(func() { c.Close() })
 	return c, nil
 }
+
+// consumerHeartbeatRequest is a full ConsumerGroupHeartbeat as kgo sends
+// it: the rebalance timeout, the "uniform" assignor, the subscription and
+// an empty owned-partition list (so that a join is valid).
+func consumerHeartbeatRequest(version int16, group, member string, epoch int32, topics ...string) *kmsg.ConsumerGroupHeartbeatRequest {
+	req := kmsg.NewPtrConsumerGroupHeartbeatRequest()
+	req.Version, req.Group, req.MemberID, req.MemberEpoch = version, group, member, epoch
+	req.RebalanceTimeoutMillis = 60000
+	req.ServerAssignor = kmsg.StringPtr("uniform")
+	req.SubscribedTopicNames = append([]string{}, topics...)
+	req.Topics = []kmsg.ConsumerGroupHeartbeatRequestTopic{}
+	return req
+}
+
+// consumerJoin joins member to consumer group with a v1 heartbeat; it must
+// succeed.
+func (e *env) consumerJoin(group, member string, topics ...string) *kmsg.ConsumerGroupHeartbeatResponse {
+	e.t.Helper()
+	resp := call[*kmsg.ConsumerGroupHeartbeatResponse](e, "kgo", consumerHeartbeatRequest(1, group, member, 0, topics...))
+	require.Zero(e.t, resp.ErrorCode, "join %s/%s", group, member)
+	return resp
+}

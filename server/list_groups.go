@@ -3,9 +3,12 @@ package server
 // ListGroups (key 16), versions 0-5.
 //
 // v3 is flexible; v4 (KIP-518) adds a case-insensitive state filter and the
-// state of each group; v5 (KIP-848) a type filter and each group's type,
-// always "classic". Groups known only by their committed offsets are
-// listed as Empty.
+// state of each group; v5 (KIP-848) a case-insensitive type filter and each
+// group's type, "classic" or "consumer", as Kafka's
+// GroupMetadataManager.listGroups lists them. A consumer group's protocol
+// type is "consumer" too, and its state Empty, Reconciling (some member's
+// epoch lags the group epoch) or Stable. Groups known only by their
+// committed offsets are listed as Empty classic groups.
 
 import (
 	"slices"
@@ -16,9 +19,6 @@ import (
 	"github.com/minibroker/minibroker/coordinator"
 )
 
-// classicGroupType is the group type of every group here (KIP-848).
-const classicGroupType = "classic"
-
 func (s *Server) handleListGroups(_ *request, req *kmsg.ListGroupsRequest) kmsg.Response {
 	resp := req.ResponseKind().(*kmsg.ListGroupsResponse)
 	for _, l := range s.coord.Groups() {
@@ -26,11 +26,12 @@ func (s *Server) handleListGroups(_ *request, req *kmsg.ListGroupsRequest) kmsg.
 		if len(req.StatesFilter) > 0 && !slices.ContainsFunc(req.StatesFilter, func(f string) bool { return strings.EqualFold(f, state) }) {
 			continue
 		}
-		if len(req.TypesFilter) > 0 && !slices.ContainsFunc(req.TypesFilter, func(f string) bool { return strings.EqualFold(f, classicGroupType) }) {
+		typ := l.Type.String()
+		if len(req.TypesFilter) > 0 && !slices.ContainsFunc(req.TypesFilter, func(f string) bool { return strings.EqualFold(f, typ) }) {
 			continue
 		}
 		resp.Groups = append(resp.Groups, kmsg.ListGroupsResponseGroup{
-			Group: l.Group, ProtocolType: coordinator.ConsumerProtocolType, GroupState: state, GroupType: classicGroupType,
+			Group: l.Group, ProtocolType: coordinator.ConsumerProtocolType, GroupState: state, GroupType: typ,
 		})
 	}
 	return resp

@@ -52,3 +52,33 @@ func TestListGroupsFilters(t *testing.T) {
 		})
 	}
 }
+
+// TestListGroupsConsumerGroups: KIP-848 groups are listed with type
+// "consumer" (protocol type "consumer" too), and Reconciling while a
+// member's epoch lags the group epoch, as Kafka's ListGroups v5 lists them.
+func TestListGroupsConsumerGroups(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.join("c", "classic", "", "orders")
+	e.consumerJoin("kip848", "a", "orders")
+	e.consumerJoin("kip848", "b", "orders")
+
+	list := func(states, types []string) []string {
+		req := kmsg.NewPtrListGroupsRequest()
+		req.Version, req.StatesFilter, req.TypesFilter = 5, states, types
+		resp := call[*kmsg.ListGroupsResponse](e, "c", req)
+		var got []string
+		for _, g := range resp.Groups {
+			assert.Equal(t, "consumer", g.ProtocolType)
+			got = append(got, g.Group+":"+g.GroupState+":"+g.GroupType)
+		}
+		return got
+	}
+	assert.Equal(t, []string{"classic:Stable:classic", "kip848:Reconciling:consumer"}, list(nil, nil))
+	assert.Equal(t, []string{"kip848:Reconciling:consumer"}, list(nil, []string{"Consumer"}))
+	assert.Equal(t, []string{"kip848:Reconciling:consumer"}, list([]string{"reconciling"}, nil))
+	assert.Equal(t, []string{"classic:Stable:classic"}, list([]string{"stable"}, nil))
+
+	call[*kmsg.ConsumerGroupHeartbeatResponse](e, "kgo", consumerHeartbeatRequest(1, "kip848", "a", 1, "orders"))
+	assert.Equal(t, []string{"classic:Stable:classic", "kip848:Stable:consumer"}, list([]string{"stable"}, nil))
+}

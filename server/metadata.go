@@ -5,7 +5,10 @@ package server
 // This broker is the only node and the leader of every partition. v1 adds
 // the controller and null topics meaning "all" (in v0 an empty list means
 // all); v2 the cluster id; v7 leader epochs; v9 is flexible; v10 adds topic
-// ids, which we do not have (all zero); v12 makes topic names nullable. An
+// ids: the catalog's, stable across restarts, which KIP-848 clients need
+// to read their assignments; v12 makes topic names nullable, so a topic
+// can be asked for by id (an unknown id is UNKNOWN_TOPIC_ID, as Kafka's
+// KafkaApis.handleTopicMetadataRequest answers). An
 // unknown topic gets UNKNOWN_TOPIC_OR_PARTITION: topics are created only by
 // CreateTopics or the command line, never automatically.
 
@@ -31,6 +34,10 @@ func (s *Server) handleMetadata(_ *request, req *kmsg.MetadataRequest) kmsg.Resp
 	}
 	for _, t := range req.Topics {
 		if t.Topic == nil {
+			if known, ok := s.catalog.ByID(t.TopicID); ok {
+				names = append(names, known.Name)
+				continue
+			}
 			resp.Topics = append(resp.Topics, kmsg.MetadataResponseTopic{ErrorCode: kerr.UnknownTopicID.Code, TopicID: t.TopicID})
 			continue
 		}
@@ -38,11 +45,12 @@ func (s *Server) handleMetadata(_ *request, req *kmsg.MetadataRequest) kmsg.Resp
 	}
 	for _, name := range names {
 		topic := kmsg.MetadataResponseTopic{Topic: &name}
-		n, ok := s.catalog.Partitions(name)
+		t, ok := s.catalog.Lookup(name)
 		if !ok {
 			topic.ErrorCode = kerr.UnknownTopicOrPartition.Code
 		}
-		for p := range n {
+		topic.TopicID = t.ID // zero for an unknown topic, as Kafka
+		for p := range t.Partitions {
 			topic.Partitions = append(topic.Partitions, kmsg.MetadataResponseTopicPartition{
 				Partition: p, Leader: NodeID, Replicas: []int32{NodeID}, ISR: []int32{NodeID},
 			})

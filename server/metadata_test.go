@@ -82,18 +82,42 @@ func TestMetadataPartitions(t *testing.T) {
 	assert.False(t, resp.Topics[0].IsInternal)
 }
 
-// TestMetadataNullTopicName: from v10 a topic may be asked for by id only;
-// we have no topic ids.
+// TestMetadataNullTopicName: from v12 a topic may be asked for by id only;
+// an id the catalog does not know is UNKNOWN_TOPIC_ID.
 func TestMetadataNullTopicName(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	req := kmsg.NewPtrMetadataRequest()
 	req.Version = 12
 	id := [16]byte{1, 2, 3}
-	req.Topics = []kmsg.MetadataRequestTopic{{TopicID: id}}
+	payments, _ := e.cat.Lookup("payments")
+	req.Topics = []kmsg.MetadataRequestTopic{{TopicID: id}, {TopicID: payments.ID}}
 	resp := call[*kmsg.MetadataResponse](e, "c", req)
-	require.Len(t, resp.Topics, 1)
+	require.Len(t, resp.Topics, 2)
 	assert.Nil(t, resp.Topics[0].Topic)
 	assert.Equal(t, id, resp.Topics[0].TopicID)
 	assert.Equal(t, kerr.UnknownTopicID.Code, resp.Topics[0].ErrorCode)
+	require.NotNil(t, resp.Topics[1].Topic)
+	assert.Equal(t, "payments", *resp.Topics[1].Topic)
+	assert.Equal(t, [16]byte(payments.ID), resp.Topics[1].TopicID)
+	assert.Len(t, resp.Topics[1].Partitions, 1)
+}
+
+// TestMetadataTopicIDs: from v10 each topic carries the catalog's id:
+// never zero, distinct per topic, the same on every request; an unknown
+// topic's is zero. Before v10 the field is not on the wire.
+func TestMetadataTopicIDs(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	orders, _ := e.cat.Lookup("orders")
+	payments, _ := e.cat.Lookup("payments")
+	for _, v := range []int16{10, 11, 12} {
+		resp := call[*kmsg.MetadataResponse](e, "c", metadataRequest(v, []string{"orders", "payments", "nope"}))
+		require.Len(t, resp.Topics, 3)
+		assert.Equal(t, [16]byte(orders.ID), resp.Topics[0].TopicID, "v%d", v)
+		assert.Equal(t, [16]byte(payments.ID), resp.Topics[1].TopicID, "v%d", v)
+		assert.Zero(t, resp.Topics[2].TopicID, "v%d", v)
+	}
+	assert.NotZero(t, orders.ID)
+	assert.NotEqual(t, orders.ID, payments.ID)
 }

@@ -33,14 +33,18 @@ type Observer interface {
 }
 
 // FencingEvent is one fencing rejection: a JoinGroup, SyncGroup,
-// Heartbeat or OffsetCommit that the coordinator turned away with
-// ILLEGAL_GENERATION, UNKNOWN_MEMBER_ID or REBALANCE_IN_PROGRESS (the
-// last also covers the ownership check, docs/design.md section 4).
+// Heartbeat, ConsumerGroupHeartbeat or OffsetCommit that the coordinator
+// turned away with ILLEGAL_GENERATION, UNKNOWN_MEMBER_ID,
+// REBALANCE_IN_PROGRESS (which also covers the ownership check, docs/design.md
+// section 4), FENCED_MEMBER_EPOCH or STALE_MEMBER_EPOCH (KIP-848).
 type FencingEvent struct {
-	Group      string
-	MemberID   string
-	API        string // Kafka's request name, "OffsetCommit"
-	Generation int32  // the generation the request carried; -1 for JoinGroup
+	Group    string
+	MemberID string
+	API      string // Kafka's request name, "OffsetCommit"
+	// Generation is the generation the request carried, or the member
+	// epoch of a ConsumerGroupHeartbeat or of a consumer-protocol
+	// member's OffsetCommit; -1 for JoinGroup.
+	Generation int32
 	Code       int16
 }
 
@@ -57,7 +61,8 @@ func (nopObserver) ConnClosed()                                    {}
 // coordinator fences a stale or unknown member.
 func isFencingCode(code int16) bool {
 	switch code {
-	case kerr.IllegalGeneration.Code, kerr.UnknownMemberID.Code, kerr.RebalanceInProgress.Code:
+	case kerr.IllegalGeneration.Code, kerr.UnknownMemberID.Code, kerr.RebalanceInProgress.Code,
+		kerr.FencedMemberEpoch.Code, kerr.StaleMemberEpoch.Code:
 		return true
 	}
 	return false
@@ -182,6 +187,14 @@ func ResponseErrorCode(resp kmsg.Response) int16 {
 				if p.ErrorCode != 0 {
 					return p.ErrorCode
 				}
+			}
+		}
+	case *kmsg.ConsumerGroupHeartbeatResponse:
+		return r.ErrorCode
+	case *kmsg.ConsumerGroupDescribeResponse:
+		for _, g := range r.Groups {
+			if g.ErrorCode != 0 {
+				return g.ErrorCode
 			}
 		}
 	case *kmsg.FetchResponse:

@@ -214,6 +214,9 @@ func TestResponseErrorCode(t *testing.T) {
 		{"Fetch", &kmsg.FetchResponse{ErrorCode: 70}, 70},
 		{"Fetch partition", &kmsg.FetchResponse{Topics: []kmsg.FetchResponseTopic{{Partitions: []kmsg.FetchResponseTopicPartition{{ErrorCode: x}}}}}, x},
 		{"Fetch none", &kmsg.FetchResponse{}, 0},
+		{"ConsumerGroupHeartbeat", &kmsg.ConsumerGroupHeartbeatResponse{ErrorCode: 110}, 110},
+		{"ConsumerGroupDescribe", &kmsg.ConsumerGroupDescribeResponse{Groups: []kmsg.ConsumerGroupDescribeResponseGroup{{}, {ErrorCode: 69}}}, 69},
+		{"ConsumerGroupDescribe none", &kmsg.ConsumerGroupDescribeResponse{Groups: []kmsg.ConsumerGroupDescribeResponseGroup{{}}}, 0},
 		{"not served", &kmsg.ProduceResponse{}, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -18,12 +18,20 @@ package server
 // id INVALID_REQUEST, metadata over the limit OFFSET_METADATA_TOO_LARGE, a
 // direct commit that would create a group beyond the group limit
 // POLICY_VIOLATION, and a commit the disk refuses KAFKA_STORAGE_ERROR.
+//
+// A member of a consumer (KIP-848) group commits under Kafka's rules for
+// one (ConsumerGroup.validateOffsetCommit): v9 or later, whose Generation
+// field carries the member epoch (older versions get UNSUPPORTED_VERSION),
+// and exactly the member's current epoch (STALE_MEMBER_EPOCH otherwise, as
+// Kafka up to 4.2), then the chapter's ownership check against the
+// member's current assignment (REBALANCE_IN_PROGRESS).
 
 import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/minibroker/minibroker/coordinator"
 	"github.com/minibroker/minibroker/offsets"
 )
 
@@ -47,7 +55,10 @@ func (s *Server) handleOffsetCommit(r *request, req *kmsg.OffsetCommitRequest) k
 	if req.Version == 0 || (req.Generation < 0 && req.MemberID == "") {
 		err = s.coord.CommitDirect(req.Group, entries)
 	} else {
-		err = s.coord.Commit(req.Group, req.MemberID, req.Generation, entries)
+		err = s.coord.CommitMember(coordinator.CommitRequest{
+			Group: req.Group, MemberID: req.MemberID, Generation: req.Generation, Entries: entries,
+			NoMemberEpoch: req.Version < 9,
+		})
 	}
 	code := s.code(err)
 	s.observer.CommitDone(time.Since(start), code)

@@ -166,3 +166,50 @@ func TestOffsetCommitEmptyGroup(t *testing.T) {
 	}
 	assert.Empty(t, e.coord.Committed("g"))
 }
+
+// TestOffsetCommitConsumerGroupMember: a KIP-848 member commits with v9+
+// (its member epoch in Generation), exactly at its current epoch, and
+// only partitions of its current assignment; each rejection names every
+// partition and reaches the observer.
+func TestOffsetCommitConsumerGroupMember(t *testing.T) {
+	t.Parallel()
+	e, obs := newObservedEnv(t)
+	e.consumerJoin("g", "a", "orders")
+	e.consumerJoin("g", "b", "orders") // group epoch 2; a lags at 1 with orders-0, orders-2
+
+	cases := []struct {
+		name    string
+		version int16
+		member  string
+		epoch   int32
+		parts   []commitPart
+		want    *kerr.Error
+	}{
+		{"before v9", 8, "a", 1, []commitPart{{topic: "orders", partition: 0, offset: 5}}, kerr.UnsupportedVersion},
+		{"the group epoch is not a's", 9, "a", 2, []commitPart{{topic: "orders", partition: 0, offset: 5}}, kerr.StaleMemberEpoch},
+		{"a partition the target moved away", 9, "a", 1, []commitPart{{topic: "orders", partition: 0, offset: 5}, {topic: "orders", partition: 1, offset: 5}}, kerr.RebalanceInProgress},
+		{"an unknown member", 9, "z", 1, []commitPart{{topic: "orders", partition: 0, offset: 5}}, kerr.UnknownMemberID},
+	}
+	for _, tc := range cases {
+		req := commitRequest(tc.version, "g", tc.member, tc.epoch, tc.parts...)
+		codes := commitCodes(t, req, call[*kmsg.OffsetCommitResponse](e, "c", req))
+		for _, code := range codes {
+			assert.Equal(t, tc.want.Code, code, tc.name)
+		}
+	}
+	assert.Empty(t, e.coord.Committed("g"), "nothing stored")
+
+	req := commitRequest(9, "g", "a", 1, commitPart{topic: "orders", partition: 2, offset: 7})
+	assert.Equal(t, []int16{0}, commitCodes(t, req, call[*kmsg.OffsetCommitResponse](e, "c", req)), "a keeps orders-2 at its own epoch")
+	req = commitRequest(9, "g", "b", 2, commitPart{topic: "orders", partition: 1, offset: 8}, commitPart{topic: "orders", partition: 3, offset: 9})
+	assert.Equal(t, []int16{0, 0}, commitCodes(t, req, call[*kmsg.OffsetCommitResponse](e, "c", req)))
+	assert.Len(t, e.coord.Committed("g"), 3)
+
+	var codes []int16
+	for _, ev := range obs.snapshot().fenced {
+		assert.Equal(t, "OffsetCommit", ev.API)
+		codes = append(codes, ev.Code)
+	}
+	assert.Equal(t, []int16{kerr.StaleMemberEpoch.Code, kerr.RebalanceInProgress.Code, kerr.UnknownMemberID.Code}, codes,
+		"UNSUPPORTED_VERSION is no fencing")
+}

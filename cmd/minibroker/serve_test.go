@@ -41,6 +41,8 @@ func TestServeFlagErrorsExitTwo(t *testing.T) {
 		{"bad clock", []string{"--clock", "fast"}, "--clock must be real or manual"},
 		{"min above max", []string{"--min-session-timeout", "2m", "--max-session-timeout", "1m"}, "--min-session-timeout"},
 		{"zero expiry", []string{"--expiry-interval", "0s"}, "--expiry-interval must be positive"},
+		{"consumer heartbeat as long as the session", []string{"--consumer-session-timeout", "5s"}, "--consumer-heartbeat-interval (5s) must be positive and below --consumer-session-timeout (5s)"},
+		{"zero consumer heartbeat", []string{"--consumer-heartbeat-interval", "0s"}, "--consumer-heartbeat-interval (0s) must be positive"},
 		{"bad duration", []string{"--expiry-interval", "soon"}, "invalid value"},
 		{"tiny frames", []string{"--max-frame-bytes", "10"}, "--max-frame-bytes"},
 		{"bad log level", []string{"--log-level", "loud"}, "invalid value"},

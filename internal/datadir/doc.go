@@ -5,7 +5,7 @@
 //
 // Lock comes first: a broker takes it before it opens, reads or repairs
 // anything in the directory, and holds it for the life of the process
-// (DESIGN.md section 6). Every package that keeps files there (offsets, the
+// (docs/design.md section 6). Every package that keeps files there (offsets, the
 // topic catalog, the partition logs) then reads them through Open or
 // ReadFile.
 //

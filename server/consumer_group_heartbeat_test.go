@@ -1,0 +1,175 @@
+package server
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// heartbeatParts flattens an assignment to topic name -> partitions,
+// resolving each topic id through the catalog.
+func heartbeatParts(t *testing.T, e *env, a *kmsg.ConsumerGroupHeartbeatResponseAssignment) map[string][]int32 {
+	t.Helper()
+	require.NotNil(t, a, "the response carries the assignment")
+	out := map[string][]int32{}
+	for _, at := range a.Topics {
+		topic, ok := e.cat.ByID(at.TopicID)
+		require.True(t, ok, "topic id %x is the catalog's", at.TopicID)
+		out[topic.Name] = at.Partitions
+	}
+	return out
+}
+
+func TestConsumerGroupHeartbeatJoinAssignsByTopicID(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	resp := e.consumerJoin("g", "member-a", "orders", "payments")
+	require.NotNil(t, resp.MemberID)
+	assert.Equal(t, "member-a", *resp.MemberID, "v1: the client's id")
+	assert.Equal(t, int32(1), resp.MemberEpoch)
+	assert.Equal(t, int32(5000), resp.HeartbeatIntervalMillis, "the broker's interval")
+	assert.Equal(t, map[string][]int32{"orders": {0, 1, 2, 3}, "payments": {0}}, heartbeatParts(t, e, resp.Assignment))
+	orders, _ := e.cat.Lookup("orders")
+	assert.Equal(t, [16]byte(orders.ID), resp.Assignment.Topics[0].TopicID, "sorted by topic name")
+
+	req := consumerHeartbeatRequest(0, "g", "", 0, "orders")
+	resp = call[*kmsg.ConsumerGroupHeartbeatResponse](e, "kgo", req)
+	require.Zero(t, resp.ErrorCode)
+	assert.Equal(t, "kgo-000001", *resp.MemberID, "v0: the broker's id")
+	assert.Equal(t, int32(2), resp.MemberEpoch)
+	assert.Equal(t, map[string][]int32{"orders": {0, 2}}, heartbeatParts(t, e, resp.Assignment), "kgo-000001 sorts before member-a")
+}
+
+// TestConsumerGroupHeartbeatShapeChecks: Kafka 4's request checks, in its
+// order, each INVALID_REQUEST before any group changes.
+func TestConsumerGroupHeartbeatShapeChecks(t *testing.T) {
+	t.Parallel()
+	join := func(mod func(*kmsg.ConsumerGroupHeartbeatRequest)) *kmsg.ConsumerGroupHeartbeatRequest {
+		req := consumerHeartbeatRequest(1, "g", "m", 0, "orders")
+		mod(req)
+		return req
+	}
+	cases := []struct {
+		name string
+		req  *kmsg.ConsumerGroupHeartbeatRequest
+		msg  string
+	}{
+		{"v1 needs the client's member id", join(func(r *kmsg.ConsumerGroupHeartbeatRequest) { r.MemberID = "" }), "MemberId can't be empty."},
+		{"a heartbeat needs a member id", join(func(r *kmsg.ConsumerGroupHeartbeatRequest) { r.Version, r.MemberID, r.MemberEpoch = 0, " ", 3 }), "MemberId can't be empty."},
+		{"the member id is checked before the group", join(func(r *kmsg.ConsumerGroupHeartbeatRequest) { r.MemberID, r.Group = "", "" }), "MemberId can't be empty."},
+		{"a group id", join(func(r *kmsg.ConsumerGroupHeartbeatRequest) { r.Group = "  " }), "GroupId can't be empty."},
+		{"no empty instance id", join(func(r *kmsg.ConsumerGroupHeartbeatRequest) { r.InstanceID = kmsg.StringPtr("") }), "InstanceId can't be empty."},
+		{"no empty rack id", join(func(r *kmsg.ConsumerGroupHeartbeatRequest) { r.RackID = kmsg.StringPtr("") }), "RackId can't be empty."},
+		{"a join has a rebalance timeout", join(func(r *kmsg.ConsumerGroupHeartbeatRequest) { r.RebalanceTimeoutMillis = -1 }), "RebalanceTimeoutMs must be provided in first request."},
+		{"a join owns nothing", join(func(r *kmsg.ConsumerGroupHeartbeatRequest) {
+			r.Topics = []kmsg.ConsumerGroupHeartbeatRequestTopic{{Partitions: []int32{0}}}
+		}), "TopicPartitions must be empty when (re-)joining."},
+		{"a join says it owns nothing", join(func(r *kmsg.ConsumerGroupHeartbeatRequest) { r.Topics = nil }), "TopicPartitions must be empty when (re-)joining."},
+		{"a join subscribes", join(func(r *kmsg.ConsumerGroupHeartbeatRequest) { r.SubscribedTopicNames = nil }), "Either SubscribedTopicNames or SubscribedTopicRegex must be non-null when (re-)joining."},
+		{"a static leave names its instance", join(func(r *kmsg.ConsumerGroupHeartbeatRequest) { r.MemberEpoch = -2 }), "InstanceId can't be null."},
+		{"no epoch below -2", join(func(r *kmsg.ConsumerGroupHeartbeatRequest) { r.MemberEpoch = -3 }), "MemberEpoch is invalid."},
+		{"no regex subscriptions", join(func(r *kmsg.ConsumerGroupHeartbeatRequest) { r.SubscribedTopicRegex = kmsg.StringPtr("ord.*") }),
+			"SubscribedTopicRegex is not supported: subscribe by topic name."},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			e, obs := newObservedEnv(t)
+			resp := call[*kmsg.ConsumerGroupHeartbeatResponse](e, "kgo", tc.req)
+			assert.Equal(t, kerr.InvalidRequest.Code, resp.ErrorCode)
+			require.NotNil(t, resp.ErrorMessage)
+			assert.Equal(t, "INVALID_REQUEST: "+kerr.InvalidRequest.Description+": "+tc.msg, *resp.ErrorMessage)
+			assert.Nil(t, resp.MemberID)
+			assert.Nil(t, resp.Assignment)
+			_, ok := e.coord.Describe("g")
+			assert.False(t, ok, "no group was made")
+			assert.Empty(t, obs.snapshot().fenced, "a malformed request is no fencing")
+		})
+	}
+}
+
+// TestConsumerGroupHeartbeatAssignmentWhenFullOrChanged: as Kafka, the
+// response carries the assignment for a full request or when the member's
+// epoch or assignment moved, and not for a keepalive that changes nothing.
+func TestConsumerGroupHeartbeatAssignmentWhenFullOrChanged(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.consumerJoin("g", "a", "orders")
+	keepalive := func(member string, epoch int32) *kmsg.ConsumerGroupHeartbeatResponse {
+		req := kmsg.NewPtrConsumerGroupHeartbeatRequest() // RebalanceTimeoutMillis -1, the rest null
+		req.Version, req.Group, req.MemberID, req.MemberEpoch = 1, "g", member, epoch
+		resp := call[*kmsg.ConsumerGroupHeartbeatResponse](e, "kgo", req)
+		require.Zero(t, resp.ErrorCode)
+		return resp
+	}
+	resp := keepalive("a", 1)
+	assert.Equal(t, int32(1), resp.MemberEpoch)
+	assert.Nil(t, resp.Assignment, "nothing changed")
+
+	full := consumerHeartbeatRequest(1, "g", "a", 1, "orders")
+	full.Topics = []kmsg.ConsumerGroupHeartbeatRequestTopic{{Partitions: []int32{0, 1, 2, 3}}}
+	resp = call[*kmsg.ConsumerGroupHeartbeatResponse](e, "kgo", full)
+	assert.Equal(t, map[string][]int32{"orders": {0, 1, 2, 3}}, heartbeatParts(t, e, resp.Assignment), "a full request")
+
+	e.consumerJoin("g", "b", "orders")
+	resp = keepalive("a", 1)
+	assert.Equal(t, int32(2), resp.MemberEpoch, "a moves to the group epoch")
+	assert.Equal(t, map[string][]int32{"orders": {0, 2}}, heartbeatParts(t, e, resp.Assignment), "with its whole new assignment")
+	assert.Nil(t, keepalive("a", 2).Assignment)
+}
+
+func TestConsumerGroupHeartbeatCodes(t *testing.T) {
+	t.Parallel()
+	e, obs := newObservedEnv(t)
+	e.consumerJoin("g", "a", "orders")
+	e.join("c", "classic", "", "orders")
+	unsupported := consumerHeartbeatRequest(1, "g", "b", 0, "orders")
+	unsupported.ServerAssignor = kmsg.StringPtr("cooperative-sticky")
+
+	cases := []struct {
+		name string
+		req  *kmsg.ConsumerGroupHeartbeatRequest
+		want *kerr.Error
+	}{
+		{"an epoch other than the member's", consumerHeartbeatRequest(1, "g", "a", 2, "orders"), kerr.FencedMemberEpoch},
+		{"an unknown member", consumerHeartbeatRequest(1, "g", "z", 1, "orders"), kerr.UnknownMemberID},
+		{"an unknown group", consumerHeartbeatRequest(1, "nope", "a", 1, "orders"), kerr.UnknownMemberID},
+		{"an assignor other than uniform and range", unsupported, kerr.UnsupportedAssignor},
+		{"a classic group with members", consumerHeartbeatRequest(1, "classic", "a", 0, "orders"), kerr.GroupIDNotFound},
+		{"a name that cannot be a topic", consumerHeartbeatRequest(1, "g", "b", 0, "no/such"), kerr.InvalidTopicException},
+	}
+	for _, tc := range cases {
+		resp := call[*kmsg.ConsumerGroupHeartbeatResponse](e, "kgo", tc.req)
+		assert.Equal(t, tc.want.Code, resp.ErrorCode, tc.name)
+		assert.NotNil(t, resp.ErrorMessage, tc.name)
+		assert.Nil(t, resp.Assignment, tc.name)
+	}
+	fenced := obs.snapshot().fenced
+	require.Len(t, fenced, 3, "FENCED_MEMBER_EPOCH and both UNKNOWN_MEMBER_IDs reach the observer")
+	assert.Equal(t, FencingEvent{Group: "g", MemberID: "a", API: "ConsumerGroupHeartbeat", Generation: 2, Code: kerr.FencedMemberEpoch.Code}, fenced[0])
+	assert.Equal(t, kerr.UnknownMemberID.Code, fenced[1].Code)
+	assert.Equal(t, kerr.UnknownMemberID.Code, fenced[2].Code)
+}
+
+func TestConsumerGroupHeartbeatLeave(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.consumerJoin("g", "a", "orders")
+	e.consumerJoin("g", "b", "orders")
+	req := kmsg.NewPtrConsumerGroupHeartbeatRequest()
+	req.Version, req.Group, req.MemberID, req.MemberEpoch = 1, "g", "b", -1
+	resp := call[*kmsg.ConsumerGroupHeartbeatResponse](e, "kgo", req)
+	require.Zero(t, resp.ErrorCode)
+	assert.Equal(t, "b", *resp.MemberID)
+	assert.Equal(t, int32(-1), resp.MemberEpoch)
+	assert.Nil(t, resp.Assignment)
+	v, _ := e.coord.Describe("g")
+	assert.Equal(t, int32(3), v.Generation)
+	require.Len(t, v.Members, 1)
+
+	resp = call[*kmsg.ConsumerGroupHeartbeatResponse](e, "kgo", req)
+	assert.Zero(t, resp.ErrorCode, "a second leave is a no-op, as the chapter's")
+}
