@@ -148,6 +148,30 @@ var versionCases = map[kmsg.Key]versionCase{
 			assert.Equal(t, int64(0), p.Offset)
 		}
 	},
+	kmsg.ConsumerGroupHeartbeat: func(t *testing.T, c *protocol.Client, v int16, group string) {
+		req := k848Heartbeat(v, group, "", 0, "", "orders")
+		if v >= 1 {
+			req.MemberID = "member-" + group
+		}
+		resp := do[*kmsg.ConsumerGroupHeartbeatResponse](t, c, req)
+		require.Equal(t, codeNone, resp.ErrorCode)
+		assert.Equal(t, int32(1), resp.MemberEpoch)
+		require.NotNil(t, resp.Assignment)
+		require.Len(t, resp.Assignment.Topics, 1)
+		assert.Equal(t, []int32{0, 1, 2, 3}, resp.Assignment.Topics[0].Partitions)
+	},
+	kmsg.ConsumerGroupDescribe: func(t *testing.T, c *protocol.Client, v int16, group string) {
+		do[*kmsg.ConsumerGroupHeartbeatResponse](t, c, k848Heartbeat(1, group, "m-"+group, 0, "", "orders"))
+		req := kmsg.NewPtrConsumerGroupDescribeRequest()
+		req.Version, req.Groups = v, []string{group}
+		resp := do[*kmsg.ConsumerGroupDescribeResponse](t, c, req)
+		require.Len(t, resp.Groups, 1)
+		g := resp.Groups[0]
+		assert.Equal(t, codeNone, g.ErrorCode)
+		assert.Equal(t, int32(1), g.Epoch)
+		require.Len(t, g.Members, 1)
+		assert.Equal(t, "m-"+group, g.Members[0].MemberID)
+	},
 	kmsg.Fetch: func(t *testing.T, c *protocol.Client, v int16, _ string) {
 		req := kmsg.NewPtrFetchRequest()
 		req.Version, req.MaxWaitMillis, req.ReplicaID, req.MaxBytes = v, 0, -1, 1<<20
@@ -183,9 +207,8 @@ func TestWireEveryAPIAtMinAndMaxVersion(t *testing.T) {
 	}
 }
 
-// TestWireAdvertisedVersions: exactly docs/design.md section 4's versions; not
-// Produce (so kgo skips its broker-too-old check) and not
-// ConsumerGroupHeartbeat (so kgo never uses KIP-848).
+// TestWireAdvertisedVersions: exactly docs/design.md section 4's versions,
+// ConsumerGroupHeartbeat and ConsumerGroupDescribe (section 9) included.
 func TestWireAdvertisedVersions(t *testing.T) {
 	t.Parallel()
 	b := startBroker(t)
@@ -195,13 +218,12 @@ func TestWireAdvertisedVersions(t *testing.T) {
 	got := map[string]string{}
 	for _, k := range resp.ApiKeys {
 		got[kmsg.NameForKey(k.ApiKey)] = fmt.Sprintf("%d-%d", k.MinVersion, k.MaxVersion)
-		assert.NotEqual(t, int16(kmsg.Produce), k.ApiKey, "Produce must not be advertised")
-		assert.NotEqual(t, int16(kmsg.ConsumerGroupHeartbeat), k.ApiKey, "ConsumerGroupHeartbeat must not be advertised")
 	}
 	assert.Equal(t, map[string]string{
 		"ApiVersions": "0-4", "Metadata": "0-12", "FindCoordinator": "0-6", "JoinGroup": "0-9", "SyncGroup": "0-5",
 		"Heartbeat": "0-4", "LeaveGroup": "0-5", "OffsetCommit": "0-9", "OffsetFetch": "1-9", "DescribeGroups": "0-5",
 		"ListGroups": "0-5", "CreateTopics": "0-7", "ListOffsets": "0-7", "Fetch": "4-12",
+		"ConsumerGroupHeartbeat": "0-1", "ConsumerGroupDescribe": "0-1",
 	}, got)
 }
 
@@ -213,7 +235,7 @@ func TestWireUnsupportedVersionsClose(t *testing.T) {
 	produce := kmsg.NewPtrProduceRequest()
 	produce.Version, produce.Acks, produce.TimeoutMillis = 9, -1, 1000
 	cgh := kmsg.NewPtrConsumerGroupHeartbeatRequest()
-	cgh.Version, cgh.Group = 0, "g"
+	cgh.Version, cgh.Group = 2, "g"
 	tests := []struct {
 		name string
 		req  kmsg.Request
@@ -223,7 +245,7 @@ func TestWireUnsupportedVersionsClose(t *testing.T) {
 		{"OffsetFetch v0", func() kmsg.Request { r := kmsg.NewPtrOffsetFetchRequest(); r.Version, r.Group = 0, "g"; return r }()},
 		{"Metadata v13", metadataRequest(13, nil)},
 		{"Produce", produce},
-		{"ConsumerGroupHeartbeat", cgh},
+		{"ConsumerGroupHeartbeat v2", cgh},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
