@@ -97,7 +97,7 @@ func (b *adminBinary) waitFor(t *testing.T, substr string) string {
 	}
 }
 
-// TestAdminExercise3OverHTTP runs exercise 3 (CHAPTER.md): ManualClock, a
+// TestAdminExercise3OverHTTP runs the chapter's exercise 3: ManualClock, a
 // 100 ms session timeout, two members; advance to exactly 100 ms and
 // expire (nobody: the deadline test is strict), then one more millisecond
 // and expire again (both, in one rebalance that leaves the group Empty).

@@ -320,7 +320,7 @@ func TestOpenFIFOOffsetsFile(t *testing.T) {
 // TestOpenRemovesLeftoverTempFiles: temp files that a kill during a fold or
 // a segment's creation left are removed at Open, logged at Info by name;
 // only regular files with our temp names go. A temp file never counts as
-// the offsets file (STYLE.md section 8).
+// the offsets file.
 func TestOpenRemovesLeftoverTempFiles(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()

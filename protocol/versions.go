@@ -11,7 +11,7 @@ type VersionRange struct {
 // supportedVersions is the one table of what we implement (docs/design.md section
 // 4), sorted by key. It is never modified: callers get copies. Not listed, so
 // never advertised: Produce (a client that sees no Produce entry skips its
-// "broker too old" check, see KAFKA-NOTES.md Q1.1) and the versions that
+// "broker too old" check; kgo then sends unadvertised APIs at its own versions) and the versions that
 // name topics only by id (OffsetCommit and OffsetFetch v10+, Fetch v13+).
 // ConsumerGroupHeartbeat v1 is what makes kgo use the KIP-848 protocol
 // (with kgo.ServerSideBalancer; docs/design.md section 9).

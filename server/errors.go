@@ -21,7 +21,7 @@ var errorCodes = [...]struct {
 	{coordinator.ErrRebalanceInProgress, kerr.RebalanceInProgress},
 	// Kafka's classic protocol has no ownership check. REBALANCE_IN_PROGRESS
 	// makes clients re-join (a refresh here) without resetting their
-	// generation (docs/design.md section 4, KAFKA-NOTES Q4).
+	// generation (docs/design.md section 4; the ownership-code row of docs/behavior-matrix.md).
 	{coordinator.ErrNotPartitionOwner, kerr.RebalanceInProgress},
 	{coordinator.ErrInvalidGroupID, kerr.InvalidGroupID},
 	{coordinator.ErrInvalidMemberID, kerr.InvalidRequest},

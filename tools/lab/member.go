@@ -16,7 +16,7 @@ import (
 
 // The request versions a Member sends: the newest that minibroker, kfake
 // and Kafka 4 all serve without topic ids, which is what kgo sends to
-// minibroker (KAFKA-NOTES.md Q2).
+// minibroker.
 const (
 	JoinGroupVersion      int16 = 9
 	SyncGroupVersion      int16 = 5
