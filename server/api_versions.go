@@ -22,13 +22,13 @@ import (
 // client software name and version.
 var softwareNamePattern = regexp.MustCompile(`^[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?$`)
 
-func (s *Server) handleApiVersions(_ *request, req *kmsg.ApiVersionsRequest) kmsg.Response {
+func (s *Server) handleApiVersions(r *request, req *kmsg.ApiVersionsRequest) kmsg.Response {
 	resp := req.ResponseKind().(*kmsg.ApiVersionsResponse)
 	for _, v := range protocol.SupportedVersions() {
 		resp.ApiKeys = append(resp.ApiKeys, kmsg.ApiVersionsResponseApiKey{ApiKey: v.Key, MinVersion: v.Min, MaxVersion: v.Max})
 	}
 	if req.Version >= 3 && (!softwareNamePattern.MatchString(req.ClientSoftwareName) || !softwareNamePattern.MatchString(req.ClientSoftwareVersion)) {
-		resp.ErrorCode = kerr.InvalidRequest.Code
+		r.setCode(&resp.ErrorCode, kerr.InvalidRequest.Code)
 	}
 	return resp
 }

@@ -13,6 +13,7 @@ import (
 	"runtime/debug"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/minibroker/minibroker/protocol"
@@ -49,6 +50,20 @@ type request struct {
 	clientID string
 	host     string // the client's address as Kafka reports it: "/127.0.0.1"
 	version  int16
+	// code is the first non-zero error code the handler answered with
+	// (setCode), what the observer is told the request ended with.
+	code int16
+}
+
+// setCode sets an error code field of the response and records the first
+// non-zero one as the request's outcome. Handlers set every error code
+// through it (TestHandlersSetCodesThroughSetCode), so the observer learns
+// the outcome where it is decided, not by searching the response.
+func (r *request) setCode(field *int16, code int16) {
+	*field = code
+	if r.code == 0 {
+		r.code = code
+	}
 }
 
 // serveConn reads, handles and answers requests on conn one at a time
@@ -87,7 +102,7 @@ func (s *Server) serveConn(ctx context.Context, conn net.Conn) {
 			return
 		}
 		start := time.Now()
-		resp, corr, err := s.handleFrame(ctx, logger, host, frame)
+		resp, corr, code, err := s.handleFrame(ctx, logger, host, frame)
 		if err != nil {
 			logger.Warn("closing connection", "err", err)
 			_ = s.write(conn, out) // the answers before it are owed
@@ -95,7 +110,7 @@ func (s *Server) serveConn(ctx context.Context, conn net.Conn) {
 		}
 		// Before the write, so a client that has read the response can
 		// count on the observer having seen it.
-		s.observer.RequestDone(resp.Key(), resp.GetVersion(), ResponseErrorCode(resp), time.Since(start))
+		s.observer.RequestDone(resp.Key(), resp.GetVersion(), code, time.Since(start))
 		out = protocol.AppendResponse(out, corr, resp)
 		if len(out) < coalesceBytes && frameBuffered(br) {
 			continue
@@ -164,18 +179,18 @@ func isTimeout(err error) bool {
 // connection must close (Kafka's SocketServer rules): an unparsable header
 // or body, an unknown API key, or an unsupported version of any API but
 // ApiVersions, which instead gets KIP-511's v0 error answer.
-func (s *Server) handleFrame(ctx context.Context, logger *slog.Logger, host string, frame []byte) (kmsg.Response, int32, error) {
+func (s *Server) handleFrame(ctx context.Context, logger *slog.Logger, host string, frame []byte) (resp kmsg.Response, corr int32, code int16, err error) {
 	h, body, err := protocol.ParseHeader(frame)
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, 0, err
 	}
 	req, err := protocol.DecodeRequest(h, body)
 	if err != nil {
 		if h.APIKey == int16(kmsg.ApiVersions) && errors.Is(err, protocol.ErrUnsupportedVersion) {
 			logger.Debug("unsupported ApiVersions version", "version", h.APIVersion, "corr", h.CorrelationID)
-			return protocol.UnsupportedAPIVersionsResponse(), h.CorrelationID, nil
+			return protocol.UnsupportedAPIVersionsResponse(), h.CorrelationID, kerr.UnsupportedVersion.Code, nil
 		}
-		return nil, 0, err
+		return nil, 0, 0, err
 	}
 	r := &request{ctx: ctx, logger: logger, host: host, version: h.APIVersion}
 	if h.ClientID != nil {
@@ -184,7 +199,8 @@ func (s *Server) handleFrame(ctx context.Context, logger *slog.Logger, host stri
 	if logger.Enabled(ctx, slog.LevelDebug) { // spare the hot path the boxing of the attributes
 		logger.Debug("request", "api", kmsg.NameForKey(h.APIKey), "version", h.APIVersion, "corr", h.CorrelationID)
 	}
-	return s.handlers[kmsg.Key(h.APIKey)](s, r, req), h.CorrelationID, nil
+	resp = s.handlers[kmsg.Key(h.APIKey)](s, r, req)
+	return resp, h.CorrelationID, r.code, nil
 }
 
 // frameBuffered reports whether br already holds the whole next frame and

@@ -28,7 +28,7 @@ import (
 // that speaks the consumer protocol (0 would be a classic member).
 const consumerMemberType = 1
 
-func (s *Server) handleConsumerGroupDescribe(_ *request, req *kmsg.ConsumerGroupDescribeRequest) kmsg.Response {
+func (s *Server) handleConsumerGroupDescribe(r *request, req *kmsg.ConsumerGroupDescribeRequest) kmsg.Response {
 	resp := req.ResponseKind().(*kmsg.ConsumerGroupDescribeResponse)
 	for _, id := range req.Groups {
 		g := kmsg.NewConsumerGroupDescribeResponseGroup()
@@ -36,7 +36,7 @@ func (s *Server) handleConsumerGroupDescribe(_ *request, req *kmsg.ConsumerGroup
 		g.AuthorizedOperations = math.MinInt32
 		v, ok := s.coord.Describe(id)
 		if !ok || v.Type != coordinator.ConsumerGroup {
-			g.ErrorCode = kerr.GroupIDNotFound.Code
+			r.setCode(&g.ErrorCode, kerr.GroupIDNotFound.Code)
 			msg := "Group " + id + " is not a consumer group."
 			g.ErrorMessage = &msg
 			resp.Groups = append(resp.Groups, g)

@@ -48,7 +48,7 @@ import (
 func (s *Server) handleConsumerGroupHeartbeat(r *request, req *kmsg.ConsumerGroupHeartbeatRequest) kmsg.Response {
 	resp := req.ResponseKind().(*kmsg.ConsumerGroupHeartbeatResponse)
 	fail := func(err error) kmsg.Response {
-		resp.ErrorCode = s.code(err)
+		r.setCode(&resp.ErrorCode, s.code(err))
 		msg := err.Error()
 		resp.ErrorMessage = &msg
 		s.fenced(r.logger, kmsg.ConsumerGroupHeartbeat, req.Group, req.MemberID, req.MemberEpoch, resp.ErrorCode)

@@ -32,7 +32,7 @@ func (s *Server) handleCreateTopics(r *request, req *kmsg.CreateTopicsRequest) k
 		rt.Topic = t.Topic
 		partitions, err := s.createTopic(t, req.ValidateOnly, seen[t.Topic] > 1)
 		if err != nil {
-			rt.ErrorCode = s.code(err)
+			r.setCode(&rt.ErrorCode, s.code(err))
 			msg := err.Error()
 			rt.ErrorMessage = &msg
 		} else {

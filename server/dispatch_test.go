@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"testing"
 	"time"
 
@@ -165,7 +166,7 @@ func FuzzDispatch(f *testing.F) {
 		frame = kbin.AppendString(frame, clientID)
 		frame = append(frame, rest...)
 
-		resp, corr, err := e.srv.handleFrame(t.Context(), e.srv.logger, "/127.0.0.1", frame)
+		resp, corr, code, err := e.srv.handleFrame(t.Context(), e.srv.logger, "/127.0.0.1", frame)
 		if err != nil {
 			for _, closing := range []error{protocol.ErrMalformedHeader, protocol.ErrUnknownAPIKey,
 				protocol.ErrUnsupportedVersion, protocol.ErrMalformedRequest} {
@@ -181,6 +182,13 @@ func FuzzDispatch(f *testing.F) {
 				t.Fatalf("%s v%d answered, but it is not supported", kmsg.NameForKey(key), version)
 			}
 			wantVersion = 0 // KIP-511
+		}
+		codes := responseCodes(resp)
+		if code != 0 && !slices.Contains(codes, code) {
+			t.Fatalf("%s v%d: the observer is told code %d, which the answer does not carry (%v)", kmsg.NameForKey(key), version, code, codes)
+		}
+		if code == 0 && slices.ContainsFunc(codes, func(c int16) bool { return c != 0 }) {
+			t.Fatalf("%s v%d: the observer is told NONE, but the answer carries %v", kmsg.NameForKey(key), version, codes)
 		}
 		if corr != fuzzCorr || resp.Key() != key || resp.GetVersion() != wantVersion {
 			t.Fatalf("request %s v%d corr %d answered by %s v%d corr %d",

@@ -29,7 +29,7 @@ func (s *Server) handleFetch(r *request, req *kmsg.FetchRequest) kmsg.Response {
 			rp.Partition = p.Partition
 			rp.HighWatermark, rp.LastStableOffset, rp.LogStartOffset = 0, 0, 0
 			if !s.partitionExists(t.Topic, p.Partition) {
-				rp.ErrorCode = kerr.UnknownTopicOrPartition.Code
+				r.setCode(&rp.ErrorCode, kerr.UnknownTopicOrPartition.Code)
 				rp.HighWatermark, rp.LastStableOffset, rp.LogStartOffset = -1, -1, -1
 				unknown = true
 			}

@@ -14,7 +14,7 @@ import (
 
 func (s *Server) handleHeartbeat(r *request, req *kmsg.HeartbeatRequest) kmsg.Response {
 	resp := req.ResponseKind().(*kmsg.HeartbeatResponse)
-	resp.ErrorCode = s.code(s.coord.Heartbeat(req.Group, req.MemberID, req.Generation))
+	r.setCode(&resp.ErrorCode, s.code(s.coord.Heartbeat(req.Group, req.MemberID, req.Generation)))
 	s.fenced(r.logger, kmsg.Heartbeat, req.Group, req.MemberID, req.Generation, resp.ErrorCode)
 	return resp
 }

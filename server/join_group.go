@@ -48,7 +48,7 @@ func (s *Server) handleJoinGroup(r *request, req *kmsg.JoinGroupRequest) kmsg.Re
 	}
 	res, err := s.coord.Join(jr)
 	if err != nil {
-		resp.ErrorCode = s.code(err)
+		r.setCode(&resp.ErrorCode, s.code(err))
 		resp.Generation = -1
 		resp.MemberID = req.MemberID
 		if errors.Is(err, coordinator.ErrMemberIDRequired) {

@@ -16,7 +16,7 @@ import (
 func (s *Server) handleLeaveGroup(r *request, req *kmsg.LeaveGroupRequest) kmsg.Response {
 	resp := req.ResponseKind().(*kmsg.LeaveGroupResponse)
 	if err := s.coord.ValidateGroupID(req.Group); err != nil {
-		resp.ErrorCode = s.code(err)
+		r.setCode(&resp.ErrorCode, s.code(err))
 		return resp
 	}
 	if req.Version < 3 {

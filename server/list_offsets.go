@@ -13,14 +13,14 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-func (s *Server) handleListOffsets(_ *request, req *kmsg.ListOffsetsRequest) kmsg.Response {
+func (s *Server) handleListOffsets(r *request, req *kmsg.ListOffsetsRequest) kmsg.Response {
 	resp := req.ResponseKind().(*kmsg.ListOffsetsResponse)
 	for _, t := range req.Topics {
 		rt := kmsg.ListOffsetsResponseTopic{Topic: t.Topic}
 		for _, p := range t.Partitions {
 			rp := kmsg.ListOffsetsResponseTopicPartition{Partition: p.Partition, Timestamp: -1, Offset: 0, LeaderEpoch: 0}
 			if !s.partitionExists(t.Topic, p.Partition) {
-				rp.ErrorCode = kerr.UnknownTopicOrPartition.Code
+				r.setCode(&rp.ErrorCode, kerr.UnknownTopicOrPartition.Code)
 				rp.Offset, rp.LeaderEpoch = -1, -1
 			} else if req.Version == 0 {
 				rp.OldStyleOffsets = []int64{0}

@@ -17,7 +17,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-func (s *Server) handleMetadata(_ *request, req *kmsg.MetadataRequest) kmsg.Response {
+func (s *Server) handleMetadata(r *request, req *kmsg.MetadataRequest) kmsg.Response {
 	resp := req.ResponseKind().(*kmsg.MetadataResponse)
 	host, port := s.address()
 	resp.Brokers = []kmsg.MetadataResponseBroker{{NodeID: NodeID, Host: host, Port: port}}
@@ -38,7 +38,9 @@ func (s *Server) handleMetadata(_ *request, req *kmsg.MetadataRequest) kmsg.Resp
 				names = append(names, known.Name)
 				continue
 			}
-			resp.Topics = append(resp.Topics, kmsg.MetadataResponseTopic{ErrorCode: kerr.UnknownTopicID.Code, TopicID: t.TopicID})
+			topic := kmsg.MetadataResponseTopic{TopicID: t.TopicID}
+			r.setCode(&topic.ErrorCode, kerr.UnknownTopicID.Code)
+			resp.Topics = append(resp.Topics, topic)
 			continue
 		}
 		names = append(names, *t.Topic)
@@ -47,7 +49,7 @@ func (s *Server) handleMetadata(_ *request, req *kmsg.MetadataRequest) kmsg.Resp
 		topic := kmsg.MetadataResponseTopic{Topic: &name}
 		t, ok := s.catalog.Lookup(name)
 		if !ok {
-			topic.ErrorCode = kerr.UnknownTopicOrPartition.Code
+			r.setCode(&topic.ErrorCode, kerr.UnknownTopicOrPartition.Code)
 		}
 		topic.TopicID = t.ID // zero for an unknown topic, as Kafka
 		for p := range t.Partitions {

@@ -67,7 +67,9 @@ func (s *Server) handleOffsetCommit(r *request, req *kmsg.OffsetCommitRequest) k
 	for _, t := range req.Topics {
 		rt := kmsg.OffsetCommitResponseTopic{Topic: t.Topic}
 		for _, p := range t.Partitions {
-			rt.Partitions = append(rt.Partitions, kmsg.OffsetCommitResponseTopicPartition{Partition: p.Partition, ErrorCode: code})
+			rp := kmsg.OffsetCommitResponseTopicPartition{Partition: p.Partition}
+			r.setCode(&rp.ErrorCode, code)
+			rt.Partitions = append(rt.Partitions, rp)
 		}
 		resp.Topics = append(resp.Topics, rt)
 	}

@@ -31,7 +31,7 @@ func (s *Server) handleSyncGroup(r *request, req *kmsg.SyncGroupRequest) kmsg.Re
 		err = fmt.Errorf("%w: protocol type %q", coordinator.ErrInconsistentGroupProtocol, *req.ProtocolType)
 	}
 	if err != nil {
-		resp.ErrorCode = s.code(err)
+		r.setCode(&resp.ErrorCode, s.code(err))
 		s.fenced(r.logger, kmsg.SyncGroup, req.Group, req.MemberID, req.Generation, resp.ErrorCode)
 		return resp
 	}
