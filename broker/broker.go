@@ -133,6 +133,7 @@ func Start(ctx context.Context, cfg Config) (_ *Broker, err error) {
 		ConsumerSessionTimeout: cfg.ConsumerSessionTimeout, ConsumerHeartbeatInterval: cfg.ConsumerHeartbeatInterval,
 		MaxGroupSize: cfg.MaxGroupSize, MaxGroups: cfg.MaxGroups,
 		MaxMetadataBytes: cfg.MaxMetadataBytes, MaxIDBytes: cfg.MaxIDBytes,
+		MaxMemberMetadataBytes: cfg.MaxMemberMetadataBytes, MaxGroupMetadataBytes: cfg.MaxGroupMetadataBytes,
 	}
 	if recorder != nil {
 		coordCfg.OnRebalance = recorder.Rebalanced
@@ -142,7 +143,7 @@ func Start(ctx context.Context, cfg Config) (_ *Broker, err error) {
 	}
 	srvCfg := server.Config{
 		Coordinator: b.coord, Catalog: b.catalog, Logger: b.logger, Advertise: cfg.Advertise,
-		MaxFrameBytes: cfg.MaxFrameBytes, ExpiryInterval: expiry, MaxFetchWait: cfg.MaxFetchWait,
+		MaxFrameBytes: cfg.MaxFrameBytes, MaxInFlightBytes: cfg.MaxInFlightBytes, ExpiryInterval: expiry, MaxFetchWait: cfg.MaxFetchWait,
 		MaxConnections: cfg.MaxConnections, IdleTimeout: cfg.IdleTimeout, FrameReadTimeout: cfg.FrameReadTimeout,
 		TLS: cfg.TLS,
 	}

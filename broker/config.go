@@ -62,8 +62,15 @@ type Config struct {
 	ConsumerSessionTimeout    time.Duration
 	ConsumerHeartbeatInterval time.Duration
 
-	// Connection limits, as server.Config documents them.
+	// Per-member and per-group metadata limits, as coordinator.Config
+	// documents them.
+	MaxMemberMetadataBytes int
+	MaxGroupMetadataBytes  int
+
+	// Connection limits and the memory budget, as server.Config
+	// documents them.
 	MaxFrameBytes    int32
+	MaxInFlightBytes int64
 	MaxConnections   int
 	IdleTimeout      time.Duration
 	FrameReadTimeout time.Duration

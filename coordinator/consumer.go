@@ -189,6 +189,11 @@ func (c *Coordinator) consumerHeartbeat(req ConsumerHeartbeatRequest) (ConsumerH
 		return res, nil, fmt.Errorf("%w: %d, member %q is at epoch %d (group epoch %d)",
 			ErrFencedMemberEpoch, req.MemberEpoch, m.id, m.epoch, g.generation)
 	}
+	if req.Topics != nil {
+		if err := c.checkGroupMetadata(g, &member{id: m.id, topics: req.Topics}); err != nil {
+			return res, nil, err
+		}
+	}
 	m.deadline = c.clock.Now().Add(m.sessionTimeout)
 	var reb *Rebalance
 	if c.resubscribe(m, req) || c.topicsChanged(g) {
@@ -210,6 +215,9 @@ func (c *Coordinator) consumerHeartbeat(req ConsumerHeartbeatRequest) (ConsumerH
 // group here (only once every check has passed).
 func (c *Coordinator) consumerJoin(g *group, req ConsumerHeartbeatRequest) (ConsumerHeartbeatResult, *Rebalance, error) {
 	res := ConsumerHeartbeatResult{MemberID: req.MemberID, MemberEpoch: req.MemberEpoch}
+	if err := c.checkMemberMetadata(&member{topics: req.Topics}); err != nil {
+		return res, nil, err
+	}
 	if g == nil {
 		if err := c.admitGroup(req.Group); err != nil {
 			return res, nil, err
@@ -224,6 +232,11 @@ func (c *Coordinator) consumerJoin(g *group, req ConsumerHeartbeatRequest) (Cons
 	}
 	if m == nil && g.typ == ConsumerGroup { // an Empty classic group admits anyone
 		if err := c.admitMember(g, req.MemberID); err != nil {
+			return res, nil, err
+		}
+	}
+	if g.typ == ConsumerGroup {
+		if err := c.checkGroupMetadata(g, &member{id: req.MemberID, topics: req.Topics}); err != nil {
 			return res, nil, err
 		}
 	}

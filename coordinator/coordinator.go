@@ -66,6 +66,14 @@ type Config struct {
 	// offsets.ErrMetadataTooLarge. Default, and largest allowed,
 	// offsets.MaxMetadataBytes (4096), which the store itself enforces.
 	MaxMetadataBytes int
+	// MaxMemberMetadataBytes bounds one member's protocol metadata and
+	// subscribed topic names, in bytes (ErrMemberMetadataTooLarge);
+	// MaxGroupMetadataBytes bounds a group's members' together
+	// (ErrGroupMaxSizeReached). Kafka has neither. Defaults
+	// DefaultMaxMemberMetadataBytes (1 MiB) and
+	// DefaultMaxGroupMetadataBytes (8 MiB).
+	MaxMemberMetadataBytes int
+	MaxGroupMetadataBytes  int
 	// MaxIDBytes bounds group ids and client ids, in bytes; member ids may
 	// be MemberIDSlackBytes longer. Longer ids get ErrInvalidGroupID,
 	// ErrInvalidClientID or ErrInvalidMemberID. Kafka bounds them only by
@@ -96,8 +104,8 @@ func (cfg *Config) Validate() error {
 	if cfg.MinSessionTimeout < 0 || cfg.MaxSessionTimeout < 0 {
 		return errors.New("coordinator: session timeout bounds must not be negative")
 	}
-	if cfg.MaxGroupSize < 0 || cfg.MaxGroups < 0 {
-		return errors.New("coordinator: MaxGroupSize and MaxGroups must not be negative")
+	if cfg.MaxGroupSize < 0 || cfg.MaxGroups < 0 || cfg.MaxMemberMetadataBytes < 0 || cfg.MaxGroupMetadataBytes < 0 {
+		return errors.New("coordinator: MaxGroupSize, MaxGroups and the metadata limits must not be negative")
 	}
 	if cfg.MaxIDBytes < 0 || cfg.MaxIDBytes > MaxIDBytesLimit {
 		return fmt.Errorf("coordinator: MaxIDBytes %d is outside [0, %d]", cfg.MaxIDBytes, MaxIDBytesLimit)
@@ -152,6 +160,9 @@ type Coordinator struct {
 	maxGroups    int
 	maxMetadata  int
 	maxIDBytes   int
+
+	maxMemberMetadata int
+	maxGroupMetadata  int
 	// consumerSession and consumerInterval: Config's consumer times.
 	consumerSession  time.Duration
 	consumerInterval time.Duration
@@ -185,9 +196,12 @@ func New(cfg Config) (*Coordinator, error) {
 		maxGroups:    cmp.Or(cfg.MaxGroups, DefaultMaxGroups),
 		maxMetadata:  cmp.Or(cfg.MaxMetadataBytes, offsets.MaxMetadataBytes),
 		maxIDBytes:   cmp.Or(cfg.MaxIDBytes, DefaultMaxIDBytes),
-		groups:       make(map[string]*group),
-		known:        make(map[string]struct{}),
-		topics:       cfg.Topics,
+
+		maxMemberMetadata: cmp.Or(cfg.MaxMemberMetadataBytes, DefaultMaxMemberMetadataBytes),
+		maxGroupMetadata:  cmp.Or(cfg.MaxGroupMetadataBytes, DefaultMaxGroupMetadataBytes),
+		groups:            make(map[string]*group),
+		known:             make(map[string]struct{}),
+		topics:            cfg.Topics,
 	}
 	if c.topics == nil {
 		c.topics = StaticTopics{}

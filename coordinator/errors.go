@@ -43,8 +43,15 @@ var (
 
 	// ErrGroupMaxSizeReached (GROUP_MAX_SIZE_REACHED): a join would add a
 	// member (or a pending member id) to a group that already holds
-	// Config.MaxGroupSize of them (Kafka's group.max.size).
+	// Config.MaxGroupSize of them (Kafka's group.max.size), or would take
+	// the group's protocol metadata and subscriptions past
+	// Config.MaxGroupMetadataBytes.
 	ErrGroupMaxSizeReached = errors.New("group max size reached")
+
+	// ErrMemberMetadataTooLarge (INVALID_REQUEST): one member's protocol
+	// metadata and subscriptions are larger than
+	// Config.MaxMemberMetadataBytes. Kafka has no such limit.
+	ErrMemberMetadataTooLarge = errors.New("member metadata too large")
 
 	// ErrTooManyGroups (POLICY_VIOLATION): a join or a direct commit would
 	// create a group beyond Config.MaxGroups. Kafka has no such limit, so

@@ -110,6 +110,9 @@ func (c *Coordinator) join(req JoinRequest) (JoinResult, *Rebalance, error) {
 		topics:         sortedSet(req.Topics),
 		protocols:      cloneProtocols(req.Protocols),
 	}
+	if err := c.checkMemberMetadata(joining); err != nil {
+		return JoinResult{}, nil, err
+	}
 	if g == nil {
 		if err := c.admitGroup(req.Group); err != nil {
 			return JoinResult{}, nil, err
@@ -120,6 +123,9 @@ func (c *Coordinator) join(req JoinRequest) (JoinResult, *Rebalance, error) {
 		// Kafka checks the group's size before the protocols
 		// (GroupMetadataManager.classicGroupJoinToClassicGroup).
 		if err := c.admitMember(g, req.MemberID); err != nil {
+			return JoinResult{}, nil, err
+		}
+		if err := c.checkGroupMetadata(g, joining); err != nil {
 			return JoinResult{}, nil, err
 		}
 		if _, ok := vote(g.members, joining); !ok {

@@ -41,7 +41,10 @@ type MemberView struct {
 	// consumer-group member's subscribed topic names.
 	Topics []string
 	// Metadata is the member's metadata for the chosen protocol (classic
-	// groups only).
+	// groups only). It is the coordinator's own copy, shared, not cloned:
+	// the coordinator never changes it (a re-join stores new bytes), and
+	// callers must not either. Describing a group of large members then
+	// costs no copy of their metadata.
 	Metadata []byte
 	// Assignment is a classic member's partitions, or a consumer-group
 	// member's current assignment: what it holds at MemberEpoch.
@@ -95,7 +98,7 @@ func (c *Coordinator) view(g *group) GroupView {
 			SessionTimeout: m.sessionTimeout,
 			Deadline:       m.deadline,
 			Topics:         slices.Clone(m.subscription(g.protocol)),
-			Metadata:       slices.Clone(m.metadata(g.protocol)),
+			Metadata:       m.metadata(g.protocol),
 			Assignment:     slices.Clone(g.assignment[id]),
 		}
 		if g.typ == ConsumerGroup {

@@ -55,7 +55,19 @@ type brokerProcess struct {
 	err  error         // the exit; set before done is closed
 }
 
-var readyAddr = regexp.MustCompile(`msg="minibroker ready" addr=(\S+)`)
+var (
+	readyAddr = regexp.MustCompile(`msg="minibroker ready" addr=(\S+)`)
+	adminAddr = regexp.MustCompile(`msg="admin ready" addr=(\S+)`)
+)
+
+// adminAddr returns the address of the process's admin API, from its
+// "admin ready" line (logged before "minibroker ready").
+func (p *brokerProcess) adminAddr(t *testing.T) string {
+	t.Helper()
+	m := adminAddr.FindStringSubmatch(p.logs.String())
+	require.NotNil(t, m, "no admin ready line:\n%s", p.logs.String())
+	return m[1]
+}
 
 // startProcess runs "minibroker serve --listen 127.0.0.1:0" with args and
 // waits for its ready line. Cleanup kills it if it still runs. Skipped

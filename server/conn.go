@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"net"
 	"runtime/debug"
+	"slices"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -53,6 +54,33 @@ type request struct {
 	// code is the first non-zero error code the handler answered with
 	// (setCode), what the observer is told the request ended with.
 	code int16
+	// budget is the server's memory budget; reserved is what reserve took
+	// of it for this request's answer, released once it is written.
+	budget       *budget
+	frameTimeout time.Duration
+	reserved     int64
+	// failed, when set, closes the connection instead of answering.
+	failed error
+}
+
+// reserve takes n bytes of the memory budget for the answer the handler is
+// about to build, waiting up to FrameReadTimeout for them (budget.go). An
+// answer of at most smallFrameBytes needs none. It returns false when the
+// bytes did not come: the handler answers anything, and the connection is
+// closed instead.
+func (r *request) reserve(n int64) bool {
+	if n <= smallFrameBytes || r.budget == nil {
+		return true
+	}
+	ctx, cancel := context.WithTimeout(r.ctx, r.frameTimeout)
+	defer cancel()
+	got, err := r.budget.acquire(ctx, n)
+	if err != nil {
+		r.failed = fmt.Errorf("%w: %d bytes for an answer not free within %v", errBudget, n, r.frameTimeout)
+		return false
+	}
+	r.reserved += got
+	return true
 }
 
 // setCode sets an error code field of the response and records the first
@@ -95,14 +123,21 @@ func (s *Server) serveConn(ctx context.Context, conn net.Conn) {
 	}
 	br := bufio.NewReaderSize(conn, connReadBufferBytes)
 	var out []byte // answers not yet written
+	var held int64 // budget reserved for the requests and answers in out
+	defer func() { s.budget.release(held) }()
 	for {
-		frame, err := s.readFrame(conn, br)
+		frame, reserved, err := s.readFrame(ctx, conn, br)
+		held += reserved
 		if err != nil {
 			s.logReadError(logger, err)
 			return
 		}
 		start := time.Now()
-		resp, corr, code, err := s.handleFrame(ctx, logger, host, frame)
+		resp, corr, r, err := s.handleFrame(ctx, logger, host, frame)
+		if err == nil {
+			held += r.reserved
+			err = r.failed
+		}
 		if err != nil {
 			logger.Warn("closing connection", "err", err)
 			_ = s.write(conn, out) // the answers before it are owed
@@ -110,12 +145,18 @@ func (s *Server) serveConn(ctx context.Context, conn net.Conn) {
 		}
 		// Before the write, so a client that has read the response can
 		// count on the observer having seen it.
-		s.observer.RequestDone(resp.Key(), resp.GetVersion(), code, time.Since(start))
+		s.observer.RequestDone(resp.Key(), resp.GetVersion(), r.code, time.Since(start))
+		// A large answer was reserved: room for it at once, not by
+		// append's doubling copies.
+		out = slices.Grow(out, int(r.reserved))
 		out = protocol.AppendResponse(out, corr, resp)
 		if len(out) < coalesceBytes && frameBuffered(br) {
 			continue
 		}
-		if err := s.write(conn, out); err != nil {
+		err = s.write(conn, out)
+		s.budget.release(held)
+		held = 0
+		if err != nil {
 			s.logWriteError(logger, err)
 			return
 		}
@@ -129,23 +170,43 @@ func (s *Server) serveConn(ctx context.Context, conn net.Conn) {
 
 // readFrame reads the next request frame: it waits up to IdleTimeout for
 // the frame's first byte, unless that is buffered already, then up to
-// FrameReadTimeout for the rest.
-func (s *Server) readFrame(conn net.Conn, br *bufio.Reader) ([]byte, error) {
+// FrameReadTimeout for the rest. A frame larger than smallFrameBytes
+// first reserves its size of the memory budget, within FrameReadTimeout;
+// reserved is what it took, for the caller to release.
+func (s *Server) readFrame(ctx context.Context, conn net.Conn, br *bufio.Reader) (frame []byte, reserved int64, err error) {
 	if br.Buffered() == 0 {
 		_ = conn.SetReadDeadline(time.Now().Add(s.idleTimeout))
 		if _, err := br.Peek(1); err != nil {
 			if isTimeout(err) {
-				return nil, fmt.Errorf("%w: no request for %v", errIdle, s.idleTimeout)
+				return nil, 0, fmt.Errorf("%w: no request for %v", errIdle, s.idleTimeout)
 			}
-			return nil, err
+			return nil, 0, err
 		}
 	}
-	_ = conn.SetReadDeadline(time.Now().Add(s.frameTimeout))
-	frame, err := protocol.ReadFrame(br, s.maxFrame, nil)
-	if err != nil && isTimeout(err) {
-		return nil, fmt.Errorf("%w: not whole within %v", errFrameTimeout, s.frameTimeout)
+	deadline := time.Now().Add(s.frameTimeout)
+	_ = conn.SetReadDeadline(deadline)
+	if head, err := br.Peek(4); err == nil {
+		if size := int32(binary.BigEndian.Uint32(head)); size > smallFrameBytes && size <= s.maxFrame {
+			wait, cancel := context.WithDeadline(ctx, deadline)
+			reserved, err = s.budget.acquire(wait, int64(size))
+			cancel()
+			if err != nil {
+				return nil, 0, fmt.Errorf("%w: %d bytes for a request not free within %v", errBudget, size, s.frameTimeout)
+			}
+		}
 	}
-	return frame, err
+	var buf []byte
+	if reserved > 0 {
+		// Its memory is reserved: read it in one piece, not by the
+		// doubling steps that bound what a stalled peer of an unreserved
+		// frame can make us allocate.
+		buf = make([]byte, 0, reserved)
+	}
+	frame, err = protocol.ReadFrame(br, s.maxFrame, buf)
+	if err != nil && isTimeout(err) {
+		return nil, reserved, fmt.Errorf("%w: not whole within %v", errFrameTimeout, s.frameTimeout)
+	}
+	return frame, reserved, err
 }
 
 // write sends out, if anything, within FrameReadTimeout.
@@ -179,20 +240,21 @@ func isTimeout(err error) bool {
 // connection must close (Kafka's SocketServer rules): an unparsable header
 // or body, an unknown API key, or an unsupported version of any API but
 // ApiVersions, which instead gets KIP-511's v0 error answer.
-func (s *Server) handleFrame(ctx context.Context, logger *slog.Logger, host string, frame []byte) (resp kmsg.Response, corr int32, code int16, err error) {
+func (s *Server) handleFrame(ctx context.Context, logger *slog.Logger, host string, frame []byte) (resp kmsg.Response, corr int32, r *request, err error) {
 	h, body, err := protocol.ParseHeader(frame)
 	if err != nil {
-		return nil, 0, 0, err
+		return nil, 0, nil, err
 	}
+	r = &request{ctx: ctx, logger: logger, host: host, version: h.APIVersion, budget: s.budget, frameTimeout: s.frameTimeout}
 	req, err := protocol.DecodeRequest(h, body)
 	if err != nil {
 		if h.APIKey == int16(kmsg.ApiVersions) && errors.Is(err, protocol.ErrUnsupportedVersion) {
 			logger.Debug("unsupported ApiVersions version", "version", h.APIVersion, "corr", h.CorrelationID)
-			return protocol.UnsupportedAPIVersionsResponse(), h.CorrelationID, kerr.UnsupportedVersion.Code, nil
+			r.code = kerr.UnsupportedVersion.Code
+			return protocol.UnsupportedAPIVersionsResponse(), h.CorrelationID, r, nil
 		}
-		return nil, 0, 0, err
+		return nil, 0, nil, err
 	}
-	r := &request{ctx: ctx, logger: logger, host: host, version: h.APIVersion}
 	if h.ClientID != nil {
 		r.clientID = *h.ClientID
 	}
@@ -200,7 +262,7 @@ func (s *Server) handleFrame(ctx context.Context, logger *slog.Logger, host stri
 		logger.Debug("request", "api", kmsg.NameForKey(h.APIKey), "version", h.APIVersion, "corr", h.CorrelationID)
 	}
 	resp = s.handlers[kmsg.Key(h.APIKey)](s, r, req)
-	return resp, h.CorrelationID, r.code, nil
+	return resp, h.CorrelationID, r, nil
 }
 
 // frameBuffered reports whether br already holds the whole next frame and

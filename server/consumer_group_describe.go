@@ -30,6 +30,9 @@ const consumerMemberType = 1
 
 func (s *Server) handleConsumerGroupDescribe(r *request, req *kmsg.ConsumerGroupDescribeRequest) kmsg.Response {
 	resp := req.ResponseKind().(*kmsg.ConsumerGroupDescribeResponse)
+	if !r.reserve(2 * s.coord.DescribeBytes(req.Groups...)) { // current and target assignments
+		return resp
+	}
 	for _, id := range req.Groups {
 		g := kmsg.NewConsumerGroupDescribeResponseGroup()
 		g.Group = id

@@ -17,8 +17,11 @@ import (
 	"github.com/minibroker/minibroker/coordinator"
 )
 
-func (s *Server) handleDescribeGroups(_ *request, req *kmsg.DescribeGroupsRequest) kmsg.Response {
+func (s *Server) handleDescribeGroups(r *request, req *kmsg.DescribeGroupsRequest) kmsg.Response {
 	resp := req.ResponseKind().(*kmsg.DescribeGroupsResponse)
+	if !r.reserve(s.coord.DescribeBytes(req.Groups...)) {
+		return resp
+	}
 	for _, id := range req.Groups {
 		v, _ := s.coord.Describe(id)
 		if v.Type == coordinator.ConsumerGroup {

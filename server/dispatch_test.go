@@ -166,7 +166,7 @@ func FuzzDispatch(f *testing.F) {
 		frame = kbin.AppendString(frame, clientID)
 		frame = append(frame, rest...)
 
-		resp, corr, code, err := e.srv.handleFrame(t.Context(), e.srv.logger, "/127.0.0.1", frame)
+		resp, corr, r, err := e.srv.handleFrame(t.Context(), e.srv.logger, "/127.0.0.1", frame)
 		if err != nil {
 			for _, closing := range []error{protocol.ErrMalformedHeader, protocol.ErrUnknownAPIKey,
 				protocol.ErrUnsupportedVersion, protocol.ErrMalformedRequest} {
@@ -183,6 +183,7 @@ func FuzzDispatch(f *testing.F) {
 			}
 			wantVersion = 0 // KIP-511
 		}
+		code := r.code
 		codes := responseCodes(resp)
 		if code != 0 && !slices.Contains(codes, code) {
 			t.Fatalf("%s v%d: the observer is told code %d, which the answer does not carry (%v)", kmsg.NameForKey(key), version, code, codes)

@@ -27,6 +27,9 @@ var errorCodes = [...]struct {
 	{coordinator.ErrInvalidMemberID, kerr.InvalidRequest},
 	{coordinator.ErrInvalidClientID, kerr.InvalidRequest},
 	{coordinator.ErrGroupMaxSizeReached, kerr.GroupMaxSizeReached},
+	// Kafka has no limit on a member's metadata; INVALID_REQUEST is not
+	// retriable, so a client reports it instead of re-joining for ever.
+	{coordinator.ErrMemberMetadataTooLarge, kerr.InvalidRequest},
 	// Kafka has no limit on the number of groups, so no code for it.
 	// POLICY_VIOLATION ("request parameters do not satisfy the configured
 	// policy") is not retriable, so clients report it instead of retrying

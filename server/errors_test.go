@@ -36,6 +36,7 @@ var sentinels = map[string]error{
 	"coordinator.ErrInvalidMemberID":           coordinator.ErrInvalidMemberID,
 	"coordinator.ErrInvalidClientID":           coordinator.ErrInvalidClientID,
 	"coordinator.ErrGroupMaxSizeReached":       coordinator.ErrGroupMaxSizeReached,
+	"coordinator.ErrMemberMetadataTooLarge":    coordinator.ErrMemberMetadataTooLarge,
 	"coordinator.ErrTooManyGroups":             coordinator.ErrTooManyGroups,
 	"coordinator.ErrInvalidSessionTimeout":     coordinator.ErrInvalidSessionTimeout,
 	"coordinator.ErrInconsistentGroupProtocol": coordinator.ErrInconsistentGroupProtocol,

@@ -31,6 +31,10 @@ import (
 
 func (s *Server) handleJoinGroup(r *request, req *kmsg.JoinGroupRequest) kmsg.Response {
 	resp := req.ResponseKind().(*kmsg.JoinGroupResponse)
+	// The leader's answer lists every member's metadata.
+	if !r.reserve(s.coord.DescribeBytes(req.Group) + int64(len(req.Protocols))*smallFrameBytes) {
+		return resp
+	}
 	jr := coordinator.JoinRequest{
 		Group:           req.Group,
 		MemberID:        req.MemberID,

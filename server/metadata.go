@@ -45,6 +45,15 @@ func (s *Server) handleMetadata(r *request, req *kmsg.MetadataRequest) kmsg.Resp
 		}
 		names = append(names, *t.Topic)
 	}
+	// About 40 bytes a partition (leader, replicas, ISR) and 300 a topic.
+	estimate := int64(300 * len(names))
+	for _, name := range names {
+		n, _ := s.catalog.Partitions(name)
+		estimate += 40 * int64(n)
+	}
+	if !r.reserve(estimate) {
+		return resp
+	}
 	for _, name := range names {
 		topic := kmsg.MetadataResponseTopic{Topic: &name}
 		t, ok := s.catalog.Lookup(name)

@@ -70,6 +70,11 @@ type Config struct {
 	// ever. Default DefaultFrameReadTimeout (30 s, Kafka's default
 	// request.timeout.ms on the client side).
 	FrameReadTimeout time.Duration
+	// MaxInFlightBytes caps the request and answer bytes held at once over
+	// every connection (budget.go; Kafka's queued.max.request.bytes). It
+	// must be at least MaxFrameBytes. Default DefaultMaxInFlightBytes
+	// (128 MiB).
+	MaxInFlightBytes int64
 	// TLS, when set, makes every connection a TLS server connection
 	// (Kafka's SSL listener): the handshake must complete within
 	// FrameReadTimeout, and a peer that fails it (a plaintext client, or
@@ -85,6 +90,9 @@ const (
 	DefaultIdleTimeout      = 10 * time.Minute
 	DefaultFrameReadTimeout = 30 * time.Second
 )
+
+// InFlightBytes returns the memory budget's bytes reserved now (budget.go).
+func (s *Server) InFlightBytes() int64 { return s.budget.inUse() }
 
 // NodeID is this broker's node id: the only node of its cluster.
 const NodeID int32 = 0
@@ -105,6 +113,12 @@ func (cfg *Config) Validate() error {
 	}
 	if cfg.ExpiryInterval < 0 || cfg.MaxFetchWait < 0 || cfg.IdleTimeout < 0 || cfg.FrameReadTimeout < 0 {
 		return errors.New("server: durations must not be negative")
+	}
+	if cfg.MaxInFlightBytes < 0 {
+		return fmt.Errorf("server: MaxInFlightBytes %d must not be negative", cfg.MaxInFlightBytes)
+	}
+	if frame := int64(cmp.Or(cfg.MaxFrameBytes, protocol.DefaultMaxFrameBytes)); cmp.Or(cfg.MaxInFlightBytes, DefaultMaxInFlightBytes) < frame {
+		return fmt.Errorf("server: MaxInFlightBytes %d is below MaxFrameBytes %d: a largest request could never be read", cfg.MaxInFlightBytes, frame)
 	}
 	if cfg.MaxConnections < 0 {
 		return fmt.Errorf("server: MaxConnections %d must not be negative", cfg.MaxConnections)
@@ -135,6 +149,7 @@ type Server struct {
 	idleTimeout  time.Duration
 	frameTimeout time.Duration
 	tls          *tls.Config
+	budget       *budget
 
 	mu       sync.Mutex
 	conns    map[net.Conn]struct{} // guarded by mu
@@ -160,6 +175,7 @@ func New(cfg Config) (*Server, error) {
 		maxConns:     cmp.Or(cfg.MaxConnections, DefaultMaxConnections),
 		idleTimeout:  cmp.Or(cfg.IdleTimeout, DefaultIdleTimeout),
 		frameTimeout: cmp.Or(cfg.FrameReadTimeout, DefaultFrameReadTimeout),
+		budget:       newBudget(cmp.Or(cfg.MaxInFlightBytes, DefaultMaxInFlightBytes)),
 		conns:        make(map[net.Conn]struct{}),
 	}
 	if cfg.TLS != nil {

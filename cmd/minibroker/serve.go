@@ -34,6 +34,7 @@ type serveFlags struct {
 	expiryInterval time.Duration
 	clock          string
 	maxFrameBytes  int
+	maxInFlight    int64
 	logLevel       slog.Level
 	admin          string
 	adminToken     string
@@ -45,6 +46,8 @@ type serveFlags struct {
 	maxGroupSize     int
 	maxGroups        int
 	maxMetadataBytes int
+	maxMemberMeta    int
+	maxGroupMeta     int
 	maxIDBytes       int
 
 	// KIP-848 consumer groups: the broker decides both.
@@ -95,6 +98,9 @@ func parseServeFlags(args []string, stderr io.Writer) (*serveFlags, error) {
 	fs.DurationVar(&f.expiryInterval, "expiry-interval", 100*time.Millisecond, "real clock: how often the expiry step runs")
 	fs.StringVar(&f.clock, "clock", "real", "real|manual; with manual, time and expiry move only on request")
 	fs.IntVar(&f.maxFrameBytes, "max-frame-bytes", protocol.DefaultMaxFrameBytes, "largest request frame accepted, in bytes")
+	fs.Int64Var(&f.maxInFlight, "max-inflight-bytes", server.DefaultMaxInFlightBytes, "request and answer bytes held at once over every connection; a larger request waits, unread (Kafka's queued.max.request.bytes); at least --max-frame-bytes")
+	fs.IntVar(&f.maxMemberMeta, "max-member-metadata-bytes", coordinator.DefaultMaxMemberMetadataBytes, "one member's protocol metadata and subscribed topic names, in bytes; more gets INVALID_REQUEST")
+	fs.IntVar(&f.maxGroupMeta, "max-group-metadata-bytes", coordinator.DefaultMaxGroupMetadataBytes, "a group's members' protocol metadata and subscriptions together, in bytes; a join past it gets GROUP_MAX_SIZE_REACHED")
 	fs.TextVar(&f.logLevel, "log-level", slog.LevelInfo, "debug|info|warn|error")
 	fs.StringVar(&f.admin, "admin", "", "`ADDR` to serve the admin HTTP API, /metrics and the live page on (default: off)")
 	fs.StringVar(&f.adminToken, "admin-token", "", "`TOKEN` every admin API request must carry as \"Authorization: Bearer TOKEN\"; required when --admin is not a loopback address (default: none)")
@@ -132,6 +138,10 @@ func parseServeFlags(args []string, stderr io.Writer) (*serveFlags, error) {
 		return nil, fmt.Errorf("--max-frame-bytes must be between 1024 and %d, got %d", 1<<30, f.maxFrameBytes)
 	case f.dataDir == "":
 		return nil, errors.New("--data-dir must not be empty")
+	case f.maxInFlight < int64(f.maxFrameBytes):
+		return nil, fmt.Errorf("--max-inflight-bytes (%d) must be at least --max-frame-bytes (%d)", f.maxInFlight, f.maxFrameBytes)
+	case f.maxMemberMeta < 1 || f.maxGroupMeta < f.maxMemberMeta:
+		return nil, fmt.Errorf("--max-member-metadata-bytes (%d) must be positive and at most --max-group-metadata-bytes (%d)", f.maxMemberMeta, f.maxGroupMeta)
 	case f.maxConnections < 1:
 		return nil, fmt.Errorf("--max-connections must be at least 1, got %d", f.maxConnections)
 	case f.idleTimeout <= 0:
@@ -222,7 +232,8 @@ func runServe(ctx context.Context, f *serveFlags, logger *slog.Logger) error {
 		MinSessionTimeout: f.minSession, MaxSessionTimeout: f.maxSession,
 		ConsumerSessionTimeout: f.consumerSession, ConsumerHeartbeatInterval: f.consumerInterval,
 		MaxGroupSize: f.maxGroupSize, MaxGroups: f.maxGroups, MaxMetadataBytes: f.maxMetadataBytes, MaxIDBytes: f.maxIDBytes,
-		MaxFrameBytes: int32(f.maxFrameBytes), MaxConnections: f.maxConnections,
+		MaxFrameBytes: int32(f.maxFrameBytes), MaxInFlightBytes: f.maxInFlight, MaxConnections: f.maxConnections,
+		MaxMemberMetadataBytes: f.maxMemberMeta, MaxGroupMetadataBytes: f.maxGroupMeta,
 		IdleTimeout: f.idleTimeout, FrameReadTimeout: f.frameReadTimeout,
 		Admin: f.admin, AdminToken: f.adminToken, Logger: logger,
 	})

@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -300,9 +301,14 @@ func TestLoadTLS(t *testing.T) {
 
 // serveInProcess runs "minibroker serve" with args in this process until
 // the returned cancel is called, and waits for its ready line. It returns
-// the bound address, the log so far and the exit code channel.
+// the bound address, the log so far and the exit code channel. It listens
+// on 127.0.0.1:0 unless args say otherwise: never on the default port, which
+// a `make run` beside the tests holds.
 func serveInProcess(t *testing.T, args ...string) (addr string, logs *testutil.Buffer, cancel context.CancelFunc, code chan int) {
 	t.Helper()
+	if !slices.Contains(args, "--listen") {
+		args = append([]string{"--listen", "127.0.0.1:0"}, args...)
+	}
 	logs = &testutil.Buffer{}
 	ctx, cancel := context.WithCancel(context.Background())
 	code = make(chan int, 1)

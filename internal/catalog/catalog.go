@@ -275,6 +275,13 @@ func (c *Catalog) Counts() map[string]int32 {
 	return out
 }
 
+// TotalPartitions returns the partitions of every topic together.
+func (c *Catalog) TotalPartitions() int64 {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.partitions
+}
+
 // Path returns the catalog file's path, or "" for a memory-only catalog.
 func (c *Catalog) Path() string {
 	if c.file == nil {
