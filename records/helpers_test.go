@@ -298,6 +298,7 @@ type faultFS struct {
 	sync     func(path string) error // before each Sync
 	truncate func(path string) error // before each Truncate
 	syncDir  func(dir string) error  // before each SyncDir
+	atomic   func(path string) error // before each WriteFileAtomic
 	syncs    atomic.Int64            // Syncs that reached the file system
 }
 
@@ -330,6 +331,15 @@ func (f *faultFS) SyncDir(dir string) error {
 		}
 	}
 	return f.fileSystem.SyncDir(dir)
+}
+
+func (f *faultFS) WriteFileAtomic(path string, data []byte) error {
+	if h := f.hook(&f.atomic); h != nil {
+		if err := h(path); err != nil {
+			return err
+		}
+	}
+	return f.fileSystem.WriteFileAtomic(path, data)
 }
 
 type faultFile struct {
