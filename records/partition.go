@@ -254,11 +254,11 @@ func (p *partition) endSync(j *syncJob) {
 	p.mu.Lock()
 	p.inflight = nil
 	var drop []*segment
+	var gerr error
 	if j.err == nil {
 		p.durable = j.target
 		p.hw.Store(j.target.end)
 		p.producers.durable(j.target.end)
-		j.g.finish(nil)
 		if p.failed != nil {
 			cause := p.failed
 			p.failed = nil
@@ -266,17 +266,19 @@ func (p *partition) endSync(j *syncJob) {
 		}
 		drop = p.retain()
 	} else {
-		err := fmt.Errorf("%w: partition %s: %w", ErrStorage, p, j.err)
+		gerr = fmt.Errorf("%w: partition %s: %w", ErrStorage, p, j.err)
 		p.l.stats.storageErrors.Add(1)
 		p.l.cfg.Logger.Error("flush failed; rolled back to the durable end", "topic", p.tp.Topic,
 			"partition", p.tp.Partition, "offset", p.durable.end, "err", j.err)
-		j.g.finish(err)
 		p.failed = nil
 		p.needDirSync = p.needDirSync || j.dirSync
-		p.rollback(err)
+		p.rollback(gerr)
 	}
 	hw := p.hw.Load()
 	p.mu.Unlock()
-	p.notify(hw)
+	// Files retention took off go before the appends are acknowledged,
+	// so that an acknowledged producer sees the log as it is.
 	p.remove(drop)
+	j.g.finish(gerr)
+	p.notify(hw)
 }
