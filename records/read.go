@@ -107,6 +107,9 @@ func (p *partition) read(offset, maxBytes int64, atLeastOne bool, out, scratch [
 			if len(out) > 0 {
 				break
 			}
+			if p.l.closed.Load() {
+				return res, ErrClosed
+			}
 			if offset < p.logStart.Load() {
 				return res, fmt.Errorf("%w: partition %s: offset %d deleted by retention while read", ErrOffsetOutOfRange, p, offset)
 			}

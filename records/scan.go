@@ -80,8 +80,19 @@ func (s *scanner) failure(format string, args ...any) error {
 	return fmt.Errorf("%w: "+format, append([]any{ErrInvalidRecord}, args...)...)
 }
 
-// varint consumes one zigzag varint.
+// varint consumes one zigzag varint. Most fields of a record are small
+// numbers that fit one byte: that case is inlined.
 func (s *scanner) varint() (int64, bool) {
+	if s.pos < s.end {
+		if b := s.buf[s.pos]; b < 0x80 {
+			s.pos++
+			return int64(b>>1) ^ -int64(b&1), true
+		}
+	}
+	return s.varintSlow()
+}
+
+func (s *scanner) varintSlow() (int64, bool) {
 	s.fill(binary.MaxVarintLen64) // fewer bytes may do at the end
 	v, n := binary.Varint(s.buf[s.pos:s.end])
 	if n <= 0 {

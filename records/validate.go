@@ -47,10 +47,12 @@ func newValidator(cfg Config) *validator {
 // decompressed, through a fixed window.
 //
 // Because the stored bytes are the produced bytes (only the base offset
-// is rewritten), Validate refuses what Kafka would rewrite: offset deltas
-// other than 0..n-1, a max timestamp that is not the records' largest, and
-// the LogAppendTime attribute. Kafka renumbers, recomputes or clears
-// those; each is a row in docs/behavior-matrix.md.
+// is rewritten), Validate refuses what Kafka would rewrite instead: offset
+// deltas other than 0..n-1 (INVALID_RECORD; Kafka renumbers a compressed
+// batch and stores an uncompressed one as it is), a max timestamp that is
+// not the records' largest (INVALID_RECORD; Kafka recomputes it) and the
+// LogAppendTime attribute (INVALID_TIMESTAMP; Kafka clears it unless the
+// max timestamp is -1). No client we know sends any of them.
 func (l *Log) Validate(batch []byte) (Batch, error) {
 	return l.v.validate(batch)
 }
