@@ -49,8 +49,11 @@
 //	Log.createMu -> partition.mu -> flusher.mu
 //	partition.mu and partition.wmu are never held together
 //
-// producerIDs.mu and the memFS mutexes are leaves. No file is synced while
-// partition.mu is held; writes (to the page cache) are.
+// producerIDs.mu and the memFS mutexes are leaves. Flush rounds sync
+// files without partition.mu; writes (to the page cache) are made under
+// it, and so is the one sync of a segment being rolled (once per
+// SegmentBytes), which keeps every byte that is not durable in the newest
+// segment, the only place recovery cuts.
 //
 // # Boundaries
 //

@@ -209,14 +209,19 @@ func (f *flusher) sync(j *syncJob) {
 	for _, s := range j.files {
 		start := time.Now()
 		err := s.f.Sync()
-		f.l.stats.syncs.Add(1)
-		if f.l.cfg.ObserveSync != nil {
-			f.l.cfg.ObserveSync(time.Since(start))
-		}
+		f.l.observeSync(time.Since(start))
 		if err != nil {
 			j.err = fmt.Errorf("sync %s: %w", s.path, err)
 			return
 		}
+	}
+}
+
+// observeSync counts one file sync and reports its time.
+func (l *Log) observeSync(d time.Duration) {
+	l.stats.syncs.Add(1)
+	if l.cfg.ObserveSync != nil {
+		l.cfg.ObserveSync(d)
 	}
 }
 

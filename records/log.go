@@ -76,6 +76,11 @@ func (l *Log) recoverAll(parts map[TopicPartition]*partition) (int64, error) {
 	if err := l.fs.MkdirAll(l.cfg.Dir); err != nil {
 		return 0, fmt.Errorf("records: %w", err)
 	}
+	// The directory may be new: make its name durable before anything
+	// durable goes into it.
+	if err := l.fs.SyncDir(filepath.Dir(filepath.Clean(l.cfg.Dir))); err != nil {
+		return 0, fmt.Errorf("records: %w", err)
+	}
 	entries, err := l.fs.ReadDir(l.cfg.Dir)
 	if err != nil {
 		return 0, fmt.Errorf("records: %w", err)

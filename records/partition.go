@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // TopicPartition names one partition.
@@ -152,15 +153,26 @@ func (p *partition) duplicate(orig *batchMeta) *Pending {
 	return pd
 }
 
-// roll starts a new active segment at base. Called with mu held.
+// roll starts a new active segment at base. It first syncs the segment it
+// closes, so that only the newest segment ever holds bytes that are not
+// durable: recovery cuts a torn tail there and treats damage anywhere else
+// as corruption. That costs one sync per SegmentBytes, made under mu.
+// Called with mu held.
 func (p *partition) roll(base int64) (*segment, error) {
+	old := p.active()
+	start := time.Now()
+	err := old.f.Sync()
+	p.l.observeSync(time.Since(start))
+	if err != nil {
+		return nil, fmt.Errorf("sync %s: %w", old.path, err)
+	}
 	s := newSegment(p.dir, base, nil)
 	f, _, err := p.l.fs.OpenFile(s.path, true)
 	if err != nil {
 		return nil, err
 	}
 	s.f = f
-	p.active().seal()
+	old.seal()
 	p.segments = append(p.segments, s)
 	p.needDirSync = true
 	return s, nil

@@ -187,3 +187,27 @@ func TestTopicPartitionString(t *testing.T) {
 	require.Equal(t, "orders-3", TopicPartition{"orders", 3}.String())
 	require.Equal(t, "a-b-12", fmt.Sprint(TopicPartition{"a-b", 12}))
 }
+
+// TestRollSyncsClosedSegment checks that a roll makes the segment it
+// closes durable before the new one gets a byte, flush round or not, so
+// that only the newest segment can ever hold a torn tail.
+func TestRollSyncsClosedSegment(t *testing.T) {
+	t.Parallel()
+	cfg := testConfig(t, t.TempDir())
+	cfg.SegmentBytes = MinSegmentBytes
+	ffs := newFaultFS(osFS{})
+	cfg.fs = ffs
+	l := openWith(t, cfg, 1)
+	var synced []string
+	ffs.set(&ffs.sync, func(path string) error {
+		synced = append(synced, filepath.Base(path))
+		return nil
+	})
+	_, err := l.Append("t", 0, mustValidate(t, l, build(t, spec{value: 600})))
+	require.NoError(t, err)
+	require.Empty(t, synced, "no round started yet")
+	_, err = l.Append("t", 0, mustValidate(t, l, build(t, spec{value: 600})))
+	require.NoError(t, err)
+	require.Equal(t, []string{segmentName(0)}, synced, "rolling synced the closed segment")
+	require.Equal(t, int64(1), l.Stats().Syncs)
+}
