@@ -48,7 +48,7 @@ func BenchmarkAppend(b *testing.B) {
 				l := benchLog(b, 4)
 				var next atomic.Int32
 				b.SetBytes(64 << 10) // records as produced, before compression
-				b.SetParallelism(4) // 8 producers on 2 CPUs
+				b.SetParallelism(4)  // 8 producers on 2 CPUs
 				b.ResetTimer()
 				b.RunParallel(func(pb *testing.PB) {
 					p := next.Add(1) % 4
