@@ -20,13 +20,14 @@ func (l *Log) Offsets(topic string, partition int32) (logStart, highWatermark in
 
 // timeCandidate is a segment a timestamp lookup scans, found under mu.
 type timeCandidate struct {
-	f     segmentFile
-	path  string
-	start int64 // scan from here
-	limit int64 // bytes readers may see
-	maxTS int64 // largest batch max timestamp below limit
-	maxAt int64 // base offset of the first batch with maxTS
-	next  int   // index of the segment after it
+	f        segmentFile
+	path     string
+	start    int64 // scan from here
+	limit    int64 // bytes readers may see
+	maxTS    int64 // largest batch max timestamp below limit
+	maxAt    int64 // base offset of the first batch with maxTS
+	maxAtPos int64 // where a scan for that batch starts
+	next     int   // index of the segment after it
 }
 
 // candidate returns the first segment at or after index i that holds
@@ -48,6 +49,7 @@ func (p *partition) candidate(i int, ts int64) (c timeCandidate, ok bool) {
 		}
 		if ts == math.MinInt64 || c.maxTS >= ts {
 			c.start = s.timeFloor(ts)
+			c.maxAtPos = s.offsetFloor(c.maxAt)
 			return c, true
 		}
 		if s == p.durable.seg {
@@ -126,7 +128,7 @@ func (l *Log) MaxTimestamp(topic string, partition int32) (offset, timestamp int
 	sp := l.getScratch()
 	defer l.scratch.Put(sp)
 	w := fileScanner{f: best.f, limit: best.limit, buf: *sp}
-	for pos := int64(0); pos < best.limit; {
+	for pos := best.maxAtPos; pos < best.limit; {
 		h, err := w.header(pos)
 		if err != nil {
 			return 0, 0, p.lookupErr(best.path, err)
