@@ -2,6 +2,7 @@ package records
 
 import (
 	"bytes"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
@@ -75,6 +76,56 @@ func BenchmarkAppend(b *testing.B) {
 	}
 }
 
+// BenchmarkProduceRequest is one connection's Produce requests as a kgo
+// producer with large batches sends them: each request carries a batch of
+// about 1 MB (kgo's ProducerBatchMaxBytes) of 100-byte records for each of
+// four partitions; all four are appended, then waited for (one flush round
+// per request), and the next request follows. MB/s counts records before
+// compression. The values are random letters, which snappy (no entropy
+// coding) barely shrinks. Compare with BenchmarkFloorWriteSync/1MB.
+func BenchmarkProduceRequest(b *testing.B) {
+	for _, c := range []Codec{CodecNone, CodecSnappy} {
+		b.Run(c.String(), func(b *testing.B) {
+			rng := rand.New(rand.NewPCG(1, 2))
+			var values [][]byte
+			for range 8500 { // about 1 MB, kgo's ProducerBatchMaxBytes
+				v := make([]byte, 100)
+				for j := range v {
+					v[j] = byte('a' + rng.IntN(20)) // about 2x for snappy
+				}
+				values = append(values, v)
+			}
+			raw := build(b, spec{values: values, codec: c})
+			l := benchLog(b, 4)
+			batches := make([][]byte, 4)
+			for i := range batches {
+				batches[i] = bytes.Clone(raw)
+			}
+			pending := make([]*Pending, 4)
+			b.SetBytes(4 * int64(len(build(b, spec{values: values}))))
+			b.ResetTimer()
+			for b.Loop() {
+				for p := range 4 {
+					setBaseOffset(batches[p], 0)
+					v, err := l.Validate(batches[p])
+					if err != nil {
+						b.Fatal(err)
+					}
+					if pending[p], err = l.Append("t", int32(p), v); err != nil {
+						b.Fatal(err)
+					}
+				}
+				for _, pd := range pending {
+					if _, err := pd.Wait(); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+			b.ReportMetric(float64(len(raw)), "stored-bytes/batch")
+		})
+	}
+}
+
 // BenchmarkAppendSingleRecord appends one 100-byte record at a time and
 // waits for it: the latency of a producer that sends one record per
 // request. Compare p50 with BenchmarkFloorWriteSync/100B.
@@ -110,7 +161,11 @@ func BenchmarkFloorWriteSync(b *testing.B) {
 	for _, tc := range []struct {
 		name string
 		raw  []byte
-	}{{"100B", benchBatch(b, 100, 100, CodecNone)}, {"64KiB", benchBatch(b, 100, 64<<10, CodecNone)}} {
+	}{
+		{"100B", benchBatch(b, 100, 100, CodecNone)},
+		{"64KiB", benchBatch(b, 100, 64<<10, CodecNone)},
+		{"1MB", benchBatch(b, 100, 1000000, CodecNone)},
+	} {
 		b.Run(tc.name, func(b *testing.B) {
 			f, err := os.Create(filepath.Join(b.TempDir(), "floor"))
 			if err != nil {
