@@ -78,6 +78,13 @@ func (p *Pending) Done() <-chan struct{} {
 // yet durable, syncs each touched file once (several files at once), and
 // wakes exactly the appends each sync covered. One round runs at a time;
 // appends made while it syncs gather for the next.
+//
+// Crash safety: an append is acknowledged, and counted below the high
+// watermark, only after the fdatasync of its segment returned, and of the
+// partition directory before it when the segment is new. So a crash can
+// lose or tear only bytes past the last acknowledged batch; a roll syncs
+// the segment it closes (partition.roll), so those bytes all lie in the
+// newest segment, where Open cuts them (recover.go).
 type flusher struct {
 	l       *Log
 	kickc   chan struct{} // capacity 1: a round is wanted
