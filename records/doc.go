@@ -16,7 +16,11 @@
 // Pending. Pending.Wait starts a flush round (group commit): the flusher
 // takes every partition with appends not yet durable, across all
 // producers, syncs each touched file once (fdatasync, several files at
-// once), and wakes exactly the appends each sync covered. The high
+// once), and wakes exactly the appends each sync covered. A Produce
+// handler appends all its partitions' batches before it waits, so one
+// request costs one round; one that does not wait (acks=0) calls
+// Log.Flush instead, or its batches stay invisible until someone's round
+// takes them. The high
 // watermark is the durable log end: Read and the lookups never show a
 // byte above it, so no consumer sees a record a crash can take back
 // (stricter than Kafka with one replica). If a write or sync fails, every
