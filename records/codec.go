@@ -1,0 +1,242 @@
+package records
+
+import (
+	"bytes"
+	"compress/gzip"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"runtime"
+
+	"github.com/klauspost/compress/s2"
+	"github.com/klauspost/compress/zstd"
+	"github.com/pierrec/lz4/v4"
+)
+
+// Codec is a batch's compression codec: bits 0-2 of its attributes, as
+// Kafka's CompressionType ids.
+type Codec int8
+
+// The codecs Kafka defines. Validate refuses any other id.
+const (
+	CodecNone   Codec = 0
+	CodecGzip   Codec = 1
+	CodecSnappy Codec = 2
+	CodecLZ4    Codec = 3
+	CodecZstd   Codec = 4
+)
+
+// String returns Kafka's name for c.
+func (c Codec) String() string {
+	switch c {
+	case CodecNone:
+		return "none"
+	case CodecGzip:
+		return "gzip"
+	case CodecSnappy:
+		return "snappy"
+	case CodecLZ4:
+		return "lz4"
+	case CodecZstd:
+		return "zstd"
+	}
+	return fmt.Sprintf("codec(%d)", int8(c))
+}
+
+// xerialMagic starts snappy data framed as Java clients write it
+// (org.xerial.snappy.SnappyOutputStream): the 8 magic bytes, a version
+// and a compatible version (4 bytes each), then chunks, each a 4-byte
+// big-endian length and one snappy block. Without it the data is one raw
+// snappy block, as kgo and librdkafka write it.
+const (
+	xerialMagic       = "\x82SNAPPY\x00"
+	xerialHeaderBytes = 16
+)
+
+const (
+	// windowBytes is the scanner's window over decompressed data: the most
+	// a validation holds at once, however large the batch decompresses.
+	windowBytes = 64 << 10
+	// zstdMaxWindow bounds the history a zstd frame may ask the decoder
+	// to keep: 8 MiB, the size the zstd format asks every decoder to
+	// support. Frames asking for more are refused as corrupt.
+	zstdMaxWindow = 8 << 20
+	// maxPooledBytes is the largest buffer put back into a pool, so that
+	// one large raw snappy batch does not stay pinned.
+	maxPooledBytes = 4 << 20
+)
+
+// errTooLarge marks decompressed data past Config.MaxUncompressedBytes.
+var errTooLarge = errors.New("decompressed records exceed the limit")
+
+// decoders is one set of decompressors and buffers, reused through
+// codecs.pool. One goroutine uses a set at a time.
+type decoders struct {
+	src    bytes.Reader
+	gzip   *gzip.Reader
+	lz4    *lz4.Reader
+	zstd   *zstd.Decoder
+	xerial xerialReader
+	window []byte // the scanner's window, windowBytes long
+	flat   []byte // a raw snappy block, decoded whole
+}
+
+// codecs hands out decoders from a free list of a fixed size, so that
+// what it holds is bounded and a warm validation allocates nothing
+// (sync.Pool may drop its items at any GC).
+type codecs struct {
+	free chan *decoders
+}
+
+func newCodecs() codecs {
+	return codecs{free: make(chan *decoders, 2*runtime.GOMAXPROCS(0))}
+}
+
+func (c *codecs) get() *decoders {
+	select {
+	case d := <-c.free:
+		return d
+	default:
+		return &decoders{window: make([]byte, windowBytes)}
+	}
+}
+
+func (c *codecs) put(d *decoders) {
+	d.src.Reset(nil)
+	d.xerial.src = nil
+	if cap(d.flat) > maxPooledBytes {
+		d.flat = nil
+	}
+	if cap(d.xerial.out) > maxPooledBytes {
+		d.xerial.out = nil
+	}
+	select {
+	case c.free <- d:
+	default:
+	}
+}
+
+// open prepares s to scan the records of a batch compressed with codec,
+// holding at most limit bytes once decompressed. The scanner reads from d,
+// which must stay checked out until the scan ends. Errors wrap
+// ErrCorruptMessage or ErrMessageTooLarge.
+func (d *decoders) open(s *scanner, codec Codec, data []byte, limit int64) error {
+	if codec == CodecNone {
+		*s = scanner{buf: data, end: len(data)}
+		return nil
+	}
+	var r io.Reader
+	d.src.Reset(data)
+	switch codec {
+	case CodecGzip:
+		var err error
+		if d.gzip == nil {
+			d.gzip, err = gzip.NewReader(&d.src)
+		} else {
+			err = d.gzip.Reset(&d.src)
+		}
+		if err != nil {
+			d.gzip = nil
+			return fmt.Errorf("%w: gzip: %w", ErrCorruptMessage, err)
+		}
+		r = d.gzip
+	case CodecSnappy:
+		if len(data) >= len(xerialMagic) && string(data[:len(xerialMagic)]) == xerialMagic {
+			if len(data) < xerialHeaderBytes {
+				return fmt.Errorf("%w: snappy: xerial header cut short", ErrCorruptMessage)
+			}
+			d.xerial = xerialReader{src: data[xerialHeaderBytes:], out: d.xerial.out[:0], limit: limit}
+			r = &d.xerial
+			break
+		}
+		flat, err := decodeSnappy(d.flat[:0], data, limit)
+		if err != nil {
+			return err
+		}
+		d.flat = flat
+		*s = scanner{buf: flat, end: len(flat)}
+		return nil
+	case CodecLZ4:
+		if d.lz4 == nil {
+			d.lz4 = lz4.NewReader(&d.src)
+		} else {
+			d.lz4.Reset(&d.src)
+		}
+		r = d.lz4
+	case CodecZstd:
+		if d.zstd == nil {
+			dec, err := zstd.NewReader(nil,
+				zstd.WithDecoderConcurrency(1),
+				zstd.WithDecoderLowmem(true),
+				zstd.WithDecoderMaxWindow(zstdMaxWindow))
+			if err != nil {
+				return fmt.Errorf("zstd decoder: %w", err) // options are constant: never happens
+			}
+			d.zstd = dec
+		}
+		if err := d.zstd.Reset(&d.src); err != nil {
+			return fmt.Errorf("%w: zstd: %w", ErrCorruptMessage, err)
+		}
+		r = d.zstd
+	default:
+		return fmt.Errorf("%w: unknown compression codec %d", ErrCorruptMessage, codec)
+	}
+	*s = scanner{buf: d.window, r: r, limit: limit}
+	return nil
+}
+
+// decodeSnappy decodes one raw snappy block into dst, refusing blocks
+// that declare more than limit bytes before allocating for them.
+func decodeSnappy(dst, src []byte, limit int64) ([]byte, error) {
+	n, err := s2.DecodedLen(src)
+	if err != nil {
+		return dst, fmt.Errorf("%w: snappy: %w", ErrCorruptMessage, err)
+	}
+	if int64(n) > limit {
+		return dst, fmt.Errorf("%w: snappy block declares %d bytes: %w", ErrMessageTooLarge, n, errTooLarge)
+	}
+	if cap(dst) < n {
+		dst = make([]byte, n)
+	}
+	out, err := s2.Decode(dst[:n], src)
+	if err != nil {
+		return dst, fmt.Errorf("%w: snappy: %w", ErrCorruptMessage, err)
+	}
+	return out, nil
+}
+
+// xerialReader decodes xerial-framed snappy chunk by chunk.
+type xerialReader struct {
+	src   []byte // chunks not decoded yet
+	out   []byte // the current chunk, decoded
+	pos   int    // bytes of out already read
+	total int64  // bytes decoded so far
+	limit int64
+}
+
+func (x *xerialReader) Read(p []byte) (int, error) {
+	for x.pos == len(x.out) {
+		if len(x.src) == 0 {
+			return 0, io.EOF
+		}
+		if len(x.src) < 4 {
+			return 0, fmt.Errorf("%w: snappy: xerial chunk length cut short", ErrCorruptMessage)
+		}
+		n := binary.BigEndian.Uint32(x.src)
+		if uint64(n) > uint64(len(x.src)-4) {
+			return 0, fmt.Errorf("%w: snappy: xerial chunk of %d bytes, %d left", ErrCorruptMessage, n, len(x.src)-4)
+		}
+		chunk := x.src[4 : 4+n]
+		x.src = x.src[4+n:]
+		out, err := decodeSnappy(x.out[:0], chunk, x.limit-x.total)
+		if err != nil {
+			return 0, err
+		}
+		x.out, x.pos = out, 0
+		x.total += int64(len(out))
+	}
+	n := copy(p, x.out[x.pos:])
+	x.pos += n
+	return n, nil
+}

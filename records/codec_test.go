@@ -1,0 +1,76 @@
+package records
+
+import (
+	"bytes"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// TestCodecNames are Kafka's compression.type names.
+func TestCodecNames(t *testing.T) {
+	t.Parallel()
+	for c, name := range map[Codec]string{CodecNone: "none", CodecGzip: "gzip", CodecSnappy: "snappy", CodecLZ4: "lz4", CodecZstd: "zstd", 6: "codec(6)"} {
+		require.Equal(t, name, c.String())
+	}
+}
+
+// TestDecompressRecords validates large batches of every codec, so the
+// streaming window refills many times, records straddle refills, and
+// values larger than the window are skipped through the decompressor.
+func TestDecompressRecords(t *testing.T) {
+	t.Parallel()
+	big := bytes.Repeat([]byte("0123456789"), 20000) // 200 KB, past the window
+	for _, c := range []Codec{CodecGzip, CodecSnappy, CodecLZ4, CodecZstd} {
+		for _, xerial := range []bool{false, true} {
+			if xerial && c != CodecSnappy {
+				continue
+			}
+			raw := build(t, spec{n: 3000, value: 97, codec: c, xerial: xerial, headers: 2})
+			_, err := newTestValidator(Config{}).validate(raw)
+			require.NoError(t, err, "%s xerial=%v", c, xerial)
+			raw = build(t, spec{values: [][]byte{[]byte("a"), big, []byte("b"), big}, codec: c, xerial: xerial})
+			_, err = newTestValidator(Config{}).validate(raw)
+			require.NoError(t, err, "%s xerial=%v big values", c, xerial)
+		}
+	}
+}
+
+// TestDecompressGarbage refuses compressed data that does not decompress
+// with ErrCorruptMessage, and data past the limit with
+// ErrMessageTooLarge.
+func TestDecompressGarbage(t *testing.T) {
+	t.Parallel()
+	v := newTestValidator(Config{MaxUncompressedBytes: 64 << 10})
+	garbage := bytes.Repeat([]byte{0xde, 0xad, 0xbe, 0xef}, 50)
+	for _, c := range []Codec{CodecGzip, CodecSnappy, CodecLZ4, CodecZstd} {
+		good := build(t, spec{n: 50, value: 100, codec: c})
+		withRecords := func(recs []byte) []byte {
+			b := append(bytes.Clone(good[:batchHeaderBytes]), recs...)
+			putLength(b)
+			return fixCRC(b)
+		}
+		_, err := v.validate(withRecords(garbage))
+		require.ErrorIs(t, err, ErrCorruptMessage, "%s garbage", c)
+		_, err = v.validate(withRecords(good[batchHeaderBytes : len(good)-8]))
+		require.ErrorIs(t, err, ErrCorruptMessage, "%s truncated", c)
+		_, err = v.validate(build(t, spec{values: [][]byte{make([]byte, 100<<10)}, codec: c}))
+		require.ErrorIs(t, err, ErrMessageTooLarge, "%s past the limit", c)
+	}
+	// xerial: a chunk longer than what is left, and a header cut short.
+	x := build(t, spec{n: 5, codec: CodecSnappy, xerial: true})
+	recs := bytes.Clone(x[batchHeaderBytes:])
+	recs[xerialHeaderBytes] = 0x7f
+	b := append(bytes.Clone(x[:batchHeaderBytes]), recs...)
+	putLength(b)
+	_, err := v.validate(fixCRC(b))
+	require.ErrorIs(t, err, ErrCorruptMessage)
+	b = append(bytes.Clone(x[:batchHeaderBytes]), xerialMagic+"\x00\x00"...)
+	putLength(b)
+	_, err = v.validate(fixCRC(b))
+	require.ErrorIs(t, err, ErrCorruptMessage)
+}
+
+func putLength(b []byte) {
+	put32(offLength, int32(len(b)-logOverhead))(b)
+}

@@ -1,0 +1,210 @@
+package records
+
+import (
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"slices"
+	"strings"
+	"sync"
+)
+
+// memFS is a file system in memory, for a Log with Config.Dir "": the same
+// code paths as on disk, with syncs that cost nothing. A removed file stays
+// readable through the handles already open on it, as on Unix.
+type memFS struct {
+	mu    sync.Mutex
+	files map[string]*memData // guarded by mu
+	dirs  map[string]bool     // guarded by mu
+}
+
+func newMemFS() *memFS {
+	return &memFS{files: map[string]*memData{}, dirs: map[string]bool{".": true}}
+}
+
+// memData is one file's contents.
+type memData struct {
+	mu   sync.RWMutex
+	data []byte // guarded by mu
+}
+
+func clean(p string) string { return path.Clean(p) }
+
+func (m *memFS) MkdirAll(dir string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for d := clean(dir); ; d = path.Dir(d) {
+		if _, ok := m.files[d]; ok {
+			return fmt.Errorf("mkdir %s: %w", d, fs.ErrExist)
+		}
+		m.dirs[d] = true
+		if d == "." || d == "/" {
+			return nil
+		}
+	}
+}
+
+func (m *memFS) ReadDir(dir string) ([]dirEntry, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	dir = clean(dir)
+	if !m.dirs[dir] {
+		return nil, fmt.Errorf("readdir %s: %w", dir, fs.ErrNotExist)
+	}
+	var out []dirEntry
+	for p := range m.files {
+		if path.Dir(p) == dir {
+			out = append(out, dirEntry{name: path.Base(p), kind: kindFile})
+		}
+	}
+	for p := range m.dirs {
+		if p != dir && path.Dir(p) == dir {
+			out = append(out, dirEntry{name: path.Base(p), kind: kindDir})
+		}
+	}
+	slices.SortFunc(out, func(a, b dirEntry) int { return strings.Compare(a.name, b.name) })
+	return out, nil
+}
+
+func (m *memFS) OpenFile(p string, create bool) (segmentFile, int64, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	p = clean(p)
+	if !m.dirs[path.Dir(p)] {
+		return nil, 0, fmt.Errorf("open %s: %w", p, fs.ErrNotExist)
+	}
+	if m.dirs[p] {
+		return nil, 0, fmt.Errorf("%s: %w (directory)", p, errNotRegular)
+	}
+	d, ok := m.files[p]
+	switch {
+	case create && ok:
+		return nil, 0, fmt.Errorf("open %s: %w", p, fs.ErrExist)
+	case !create && !ok:
+		return nil, 0, fmt.Errorf("open %s: %w", p, fs.ErrNotExist)
+	case create:
+		d = &memData{}
+		m.files[p] = d
+	}
+	d.mu.RLock()
+	size := int64(len(d.data))
+	d.mu.RUnlock()
+	return &memFile{d: d}, size, nil
+}
+
+func (m *memFS) Remove(p string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	p = clean(p)
+	if _, ok := m.files[p]; !ok {
+		return fmt.Errorf("remove %s: %w", p, fs.ErrNotExist)
+	}
+	delete(m.files, p)
+	return nil
+}
+
+func (m *memFS) SyncDir(string) error { return nil }
+
+func (m *memFS) ReadFile(p string) ([]byte, error) {
+	m.mu.Lock()
+	d, ok := m.files[clean(p)]
+	m.mu.Unlock()
+	if !ok {
+		return nil, fmt.Errorf("read %s: %w", p, fs.ErrNotExist)
+	}
+	d.mu.RLock()
+	defer d.mu.RUnlock()
+	return slices.Clone(d.data), nil
+}
+
+func (m *memFS) WriteFileAtomic(p string, data []byte) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	p = clean(p)
+	if !m.dirs[path.Dir(p)] {
+		return fmt.Errorf("write %s: %w", p, fs.ErrNotExist)
+	}
+	m.files[p] = &memData{data: slices.Clone(data)}
+	return nil
+}
+
+// memFile is one open handle on a memData.
+type memFile struct {
+	d      *memData
+	mu     sync.Mutex
+	closed bool // guarded by mu
+}
+
+func (f *memFile) isClosed() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.closed
+}
+
+func (f *memFile) ReadAt(p []byte, off int64) (int, error) {
+	if f.isClosed() {
+		return 0, os.ErrClosed
+	}
+	if off < 0 {
+		return 0, fmt.Errorf("read at %d: %w", off, fs.ErrInvalid)
+	}
+	f.d.mu.RLock()
+	defer f.d.mu.RUnlock()
+	if off >= int64(len(f.d.data)) {
+		return 0, io.EOF
+	}
+	n := copy(p, f.d.data[off:])
+	if n < len(p) {
+		return n, io.EOF
+	}
+	return n, nil
+}
+
+func (f *memFile) WriteAt(p []byte, off int64) (int, error) {
+	if f.isClosed() {
+		return 0, os.ErrClosed
+	}
+	if off < 0 {
+		return 0, fmt.Errorf("write at %d: %w", off, fs.ErrInvalid)
+	}
+	f.d.mu.Lock()
+	defer f.d.mu.Unlock()
+	if end := off + int64(len(p)); end > int64(len(f.d.data)) {
+		f.d.data = slices.Grow(f.d.data, int(end)-len(f.d.data))[:end]
+	}
+	return copy(f.d.data[off:], p), nil
+}
+
+func (f *memFile) Sync() error {
+	if f.isClosed() {
+		return os.ErrClosed
+	}
+	return nil
+}
+
+func (f *memFile) Truncate(size int64) error {
+	if f.isClosed() {
+		return os.ErrClosed
+	}
+	f.d.mu.Lock()
+	defer f.d.mu.Unlock()
+	if size < int64(len(f.d.data)) {
+		clear(f.d.data[size:])
+		f.d.data = f.d.data[:size]
+	} else {
+		f.d.data = slices.Grow(f.d.data, int(size)-len(f.d.data))[:size]
+	}
+	return nil
+}
+
+func (f *memFile) Close() error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.closed {
+		return os.ErrClosed
+	}
+	f.closed = true
+	return nil
+}

@@ -1,0 +1,178 @@
+package records
+
+import (
+	"encoding/binary"
+	"fmt"
+	"io"
+	"slices"
+	"sort"
+)
+
+// scratchBytes is the window a read or lookup scans batch headers
+// through: twice the index interval, so one read usually covers the scan
+// from an index entry to the batch wanted.
+const scratchBytes = 2 * indexIntervalBytes
+
+// ReadResult is what Read returns.
+type ReadResult struct {
+	// Records holds whole stored batches, back to back, as a Fetch
+	// response carries them; empty at the high watermark. It is buf's
+	// array when buf was large enough.
+	Records []byte
+	// HighWatermark is the offset after the last durable record: no
+	// read or lookup shows anything at or past it.
+	HighWatermark int64
+	// LogStartOffset is the first offset the log holds.
+	LogStartOffset int64
+}
+
+// Read returns whole stored batches starting with the one that holds
+// offset (which may begin before offset: the client skips what it did not
+// ask for), as many as fit in maxBytes, never past the high watermark.
+// They are read from the files into buf (appended to buf[:0]; it grows
+// only up to maxBytes, or to the size of the first batch if atLeastOne).
+// With atLeastOne the first batch is returned even when it is larger than
+// maxBytes (KIP-74): Fetch sets it for the first partition of a response
+// that has no data yet. Offset == high watermark returns no records and no
+// error; below the log start or above the high watermark it returns
+// ErrOffsetOutOfRange (with the offsets filled in).
+func (l *Log) Read(topic string, partition int32, offset int64, maxBytes int32, atLeastOne bool, buf []byte) (ReadResult, error) {
+	p, err := l.partition(topic, partition)
+	if err != nil {
+		return ReadResult{}, err
+	}
+	sp := l.getScratch()
+	defer l.scratch.Put(sp)
+	return p.read(offset, int64(maxBytes), atLeastOne, buf[:0], *sp)
+}
+
+func (l *Log) getScratch() *[]byte {
+	if sp, ok := l.scratch.Get().(*[]byte); ok {
+		return sp
+	}
+	b := make([]byte, scratchBytes)
+	return &b
+}
+
+// readPlan is where one segment's part of a read lies, found under mu.
+type readPlan struct {
+	f     segmentFile
+	path  string
+	start int64 // a batch position at or before the batch holding the offset
+	limit int64 // bytes of the segment readers may see
+}
+
+// plan finds the segment holding offset, with the result's offsets. ok is
+// false at or past the high watermark.
+func (p *partition) plan(offset int64) (rp readPlan, res ReadResult, ok bool, err error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return rp, res, false, ErrClosed
+	}
+	res.HighWatermark, res.LogStartOffset = p.durable.end, p.segments[0].base
+	if offset < res.LogStartOffset || offset > res.HighWatermark {
+		return rp, res, false, fmt.Errorf("%w: partition %s: offset %d outside [%d, %d]",
+			ErrOffsetOutOfRange, p, offset, res.LogStartOffset, res.HighWatermark)
+	}
+	if offset == res.HighWatermark {
+		return rp, res, false, nil
+	}
+	i := sort.Search(len(p.segments), func(i int) bool { return p.segments[i].base > offset }) - 1
+	s := p.segments[i]
+	rp = readPlan{f: s.f, path: s.path, start: s.offsetFloor(offset), limit: s.size}
+	if s == p.durable.seg {
+		rp.limit = p.durable.size
+	}
+	return rp, res, true, nil
+}
+
+// read is Read on one partition; scratch is a window for header scans.
+// It continues into the next segment while the budget allows.
+func (p *partition) read(offset, maxBytes int64, atLeastOne bool, out, scratch []byte) (ReadResult, error) {
+	var res ReadResult
+	for first := true; ; first = false {
+		rp, r, ok, err := p.plan(offset)
+		if first {
+			res = r
+			if err != nil {
+				return res, err
+			}
+		}
+		if err != nil || !ok {
+			break // the high watermark, or Close: return what we have
+		}
+		added, next, more, err := p.readSegment(rp, offset, maxBytes-int64(len(out)), atLeastOne && len(out) == 0, &out, scratch)
+		if err != nil {
+			if len(out) > 0 {
+				break
+			}
+			if p.l.closed.Load() {
+				return res, ErrClosed
+			}
+			if offset < p.logStart.Load() {
+				return res, fmt.Errorf("%w: partition %s: offset %d deleted by retention while read", ErrOffsetOutOfRange, p, offset)
+			}
+			return res, fmt.Errorf("%w: partition %s: read %s: %w", ErrStorage, p, rp.path, err)
+		}
+		if added == 0 || !more {
+			break
+		}
+		offset = next
+	}
+	res.Records = out
+	return res, nil
+}
+
+// readSegment appends to out the whole batches of one segment from the
+// one holding offset, within budget bytes (or the first batch whole, with
+// atLeastOne). It returns how many bytes it added, the offset after them,
+// and whether it reached the segment's readable end (so the next segment
+// may follow).
+func (p *partition) readSegment(rp readPlan, offset, budget int64, atLeastOne bool, out *[]byte, scratch []byte) (added, next int64, more bool, err error) {
+	w := fileScanner{f: rp.f, limit: rp.limit, buf: scratch}
+	pos := rp.start
+	var h header
+	for {
+		if pos >= rp.limit {
+			return 0, offset, true, nil
+		}
+		if h, err = w.header(pos); err != nil {
+			return 0, offset, false, err
+		}
+		if h.lastOffset() >= offset {
+			break
+		}
+		pos += h.size()
+	}
+	n := min(budget, rp.limit-pos)
+	if n < h.size() {
+		if !atLeastOne {
+			return 0, offset, false, nil
+		}
+		n = h.size()
+	}
+	old := len(*out)
+	buf := slices.Grow(*out, int(n))[:old+int(n)]
+	if m, rerr := rp.f.ReadAt(buf[old:], pos); int64(m) < n {
+		if rerr == nil || rerr == io.EOF {
+			rerr = io.ErrUnexpectedEOF
+		}
+		return 0, offset, false, rerr
+	}
+	// Keep whole batches only.
+	k := int64(0)
+	next = offset
+	for k+batchHeaderBytes <= n {
+		b := buf[old+int(k):]
+		size := int64(int32(binary.BigEndian.Uint32(b[offLength:]))) + logOverhead
+		if size < batchHeaderBytes || k+size > n {
+			break
+		}
+		hb := parseHeader(b)
+		next = hb.nextOffset()
+		k += size
+	}
+	*out = buf[:old+int(k)]
+	return k, next, pos+k >= rp.limit, nil
+}

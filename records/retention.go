@@ -1,0 +1,50 @@
+package records
+
+import "slices"
+
+// retain applies Config.RetentionBytes after a flush: it takes whole
+// oldest segments off the log while the partition would still hold at
+// least RetentionBytes without them, as Kafka's
+// UnifiedLog.deleteRetentionSizeBreachedSegments does, and moves the log
+// start offset to the first segment left. Only segments wholly below the
+// high watermark go, so the active segment never does. It returns the
+// segments to close and delete, which the caller does after releasing mu.
+// Called with mu held.
+func (p *partition) retain() []*segment {
+	limit := p.l.cfg.RetentionBytes
+	if limit < 0 {
+		return nil
+	}
+	n := 0
+	bytes := p.bytes
+	for n < len(p.segments)-1 {
+		s := p.segments[n]
+		if s == p.durable.seg || s.next > p.durable.end || bytes-s.size < limit {
+			break
+		}
+		bytes -= s.size
+		n++
+	}
+	if n == 0 {
+		return nil
+	}
+	drop := slices.Clone(p.segments[:n])
+	p.segments = slices.Delete(p.segments, 0, n)
+	p.bytes = bytes
+	p.logStart.Store(p.segments[0].base)
+	p.l.stats.segmentsDeleted.Add(int64(n))
+	return drop
+}
+
+// remove closes and deletes segments retention took off the log. A
+// reader still reading one gets an error and finds its offset below the
+// log start. A file that cannot be removed comes back at the next Open,
+// below the log start it had: harmless, and logged.
+func (p *partition) remove(drop []*segment) {
+	for _, s := range drop {
+		_ = s.f.Close()
+		if err := p.l.fs.Remove(s.path); err != nil {
+			p.l.cfg.Logger.Warn("cannot delete segment past retention", "file", s.path, "err", err)
+		}
+	}
+}
