@@ -33,6 +33,7 @@ import (
 	"github.com/minibroker/minibroker/internal/catalog"
 	"github.com/minibroker/minibroker/internal/datadir"
 	"github.com/minibroker/minibroker/offsets"
+	"github.com/minibroker/minibroker/records"
 	"github.com/minibroker/minibroker/server"
 )
 
@@ -51,6 +52,7 @@ type Broker struct {
 	manual  *clock.Manual // nil on the system clock
 	catalog *catalog.Catalog
 	store   offsetStore
+	log     *records.Log
 	coord   *coordinator.Coordinator
 
 	lock      *datadir.Dir // nil in memory; released once stopped
@@ -109,7 +111,11 @@ func Start(ctx context.Context, cfg Config) (_ *Broker, err error) {
 		b.manual = clock.NewManual(time.UnixMilli(0))
 		b.clock, expiry = b.manual, 0
 	}
-	if b.catalog, err = openCatalog(cfg, b.logger); err != nil {
+	if b.log, err = openLog(cfg, b.logger); err != nil {
+		return nil, err
+	}
+	cleanup = append(cleanup, b.log.Close)
+	if b.catalog, err = openCatalog(cfg, b.logger, b.log); err != nil {
 		return nil, err
 	}
 	// The recorder comes before the store, the coordinator and the server,
@@ -142,7 +148,8 @@ func Start(ctx context.Context, cfg Config) (_ *Broker, err error) {
 		return nil, err
 	}
 	srvCfg := server.Config{
-		Coordinator: b.coord, Catalog: b.catalog, Logger: b.logger, Advertise: cfg.Advertise,
+		Coordinator: b.coord, Catalog: b.catalog, Log: b.log, Logger: b.logger, Advertise: cfg.Advertise,
+		AutoCreateTopics: !cfg.NoAutoCreateTopics, DefaultPartitions: cfg.DefaultPartitions, MaxFetchBytes: cfg.MaxFetchBytes,
 		MaxFrameBytes: cfg.MaxFrameBytes, MaxInFlightBytes: cfg.MaxInFlightBytes, ExpiryInterval: expiry, MaxFetchWait: cfg.MaxFetchWait,
 		MaxConnections: cfg.MaxConnections, IdleTimeout: cfg.IdleTimeout, FrameReadTimeout: cfg.FrameReadTimeout,
 		TLS: cfg.TLS,
@@ -215,6 +222,9 @@ func (b *Broker) serve(ctx context.Context, cfg Config, srv *server.Server, adm 
 		if err := b.store.Close(); err != nil {
 			all = append(all, fmt.Errorf("flush offsets: %w", err))
 		}
+		if err := b.log.Close(); err != nil {
+			all = append(all, fmt.Errorf("close partition logs: %w", err))
+		}
 		if b.lock != nil {
 			if err := b.lock.Release(); err != nil {
 				all = append(all, err)
@@ -269,6 +279,10 @@ func (b *Broker) Wait() error {
 // Coordinator returns the broker's coordinator, for tests and tools that
 // look behind the wire.
 func (b *Broker) Coordinator() *coordinator.Coordinator { return b.coord }
+
+// Log returns the broker's partition logs, for tests and tools that look
+// behind the wire.
+func (b *Broker) Log() *records.Log { return b.log }
 
 // Catalog returns the broker's topic catalog.
 func (b *Broker) Catalog() *catalog.Catalog { return b.catalog }

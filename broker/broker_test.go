@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"io"
 	"net"
 	"net/http"
@@ -306,16 +307,17 @@ func TestOneBrokerPerDataDir(t *testing.T) {
 	require.Equal(t, int64(6), fetchOffset(t, dial(t, again), "g", 1))
 }
 
-// readDir returns every file of dir with its contents.
+// readDir returns every file under dir with its contents, by path.
 func readDir(t *testing.T, dir string) map[string]string {
 	t.Helper()
 	out := map[string]string{}
-	entries, err := os.ReadDir(dir)
-	require.NoError(t, err)
-	for _, e := range entries {
-		data, err := os.ReadFile(filepath.Join(dir, e.Name()))
-		require.NoError(t, err)
-		out[e.Name()] = string(data)
-	}
+	require.NoError(t, filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, err := os.ReadFile(path)
+		out[path] = string(data)
+		return err
+	}))
 	return out
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/minibroker/minibroker/clock"
 	"github.com/minibroker/minibroker/coordinator"
 	"github.com/minibroker/minibroker/internal/atomicfile"
+	"github.com/minibroker/minibroker/internal/catalog"
 )
 
 // Config configures a broker. Zero fields mean the default; every field
@@ -76,6 +77,22 @@ type Config struct {
 	FrameReadTimeout time.Duration
 	MaxFetchWait     time.Duration
 
+	// Records, as records.Config documents them: the segment size, the
+	// bytes each partition retains (0: unlimited, the default), the
+	// largest batch a producer may send.
+	SegmentBytes    int64
+	RetentionBytes  int64
+	MaxMessageBytes int32
+	// NoAutoCreateTopics turns off Kafka's auto.create.topics.enable: by
+	// default a Metadata request that allows it creates the topics it
+	// names that do not exist, with DefaultPartitions partitions (default
+	// 1, Kafka's num.partitions).
+	NoAutoCreateTopics bool
+	DefaultPartitions  int32
+	// MaxFetchBytes caps one Fetch answer, whatever it asks for (Kafka's
+	// fetch.max.bytes, 55 MiB there). Default server.DefaultMaxFetchBytes.
+	MaxFetchBytes int32
+
 	// Admin is the address of the admin HTTP API, /metrics and the live
 	// page. Default: off.
 	Admin string
@@ -121,6 +138,12 @@ func (cfg *Config) Validate() error {
 		if host, _, _ := net.SplitHostPort(cfg.Admin); !admin.IsLoopbackHost(host) {
 			return fmt.Errorf("broker: the admin API on %s, not a loopback address, needs an AdminToken (--admin-token)", cfg.Admin)
 		}
+	}
+	if cfg.DefaultPartitions < 0 || cfg.DefaultPartitions > catalog.MaxPartitions {
+		return fmt.Errorf("broker: DefaultPartitions %d is outside [1, %d]", cfg.DefaultPartitions, catalog.MaxPartitions)
+	}
+	if cfg.RetentionBytes < 0 {
+		return fmt.Errorf("broker: RetentionBytes %d must not be negative (0 is unlimited)", cfg.RetentionBytes)
 	}
 	for name, n := range cfg.Topics {
 		if n < 1 {

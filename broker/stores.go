@@ -3,19 +3,48 @@ package broker
 import (
 	"log/slog"
 	"maps"
+	"path/filepath"
 	"slices"
 
 	"github.com/minibroker/minibroker/admin"
 	"github.com/minibroker/minibroker/internal/catalog"
 	"github.com/minibroker/minibroker/offsets"
+	"github.com/minibroker/minibroker/records"
 )
 
-// openCatalog opens the topic catalog and creates the configured topics
-// that are missing. A topic that exists keeps its partition count.
-func openCatalog(cfg Config, logger *slog.Logger) (*catalog.Catalog, error) {
-	cat, err := catalog.Open(catalog.Config{Dir: cfg.DataDir, Logger: logger})
+// openLog opens the partition logs of <data-dir>/logs, or logs in memory.
+func openLog(cfg Config, logger *slog.Logger) (*records.Log, error) {
+	logCfg := records.Config{
+		SegmentBytes: cfg.SegmentBytes, RetentionBytes: cfg.RetentionBytes, MaxMessageBytes: cfg.MaxMessageBytes,
+		Logger: logger,
+	}
+	if logCfg.RetentionBytes == 0 {
+		logCfg.RetentionBytes = -1 // unlimited
+	}
+	if cfg.DataDir != "" {
+		logCfg.Dir = filepath.Join(cfg.DataDir, LogsDir)
+	}
+	return records.Open(logCfg)
+}
+
+// LogsDir is the data directory's folder of partition logs.
+const LogsDir = "logs"
+
+// openCatalog opens the topic catalog, gives every topic it holds a
+// partition log, and creates the configured topics that are missing. A
+// topic that exists keeps its partition count. A topic created later gets
+// its logs before anybody sees it (catalog.Config.Prepare).
+func openCatalog(cfg Config, logger *slog.Logger, log *records.Log) (*catalog.Catalog, error) {
+	cat, err := catalog.Open(catalog.Config{Dir: cfg.DataDir, Logger: logger, Prepare: func(t catalog.Topic) error {
+		return log.CreatePartitions(t.Name, t.Partitions)
+	}})
 	if err != nil {
 		return nil, err
+	}
+	for _, t := range cat.List() {
+		if err := log.CreatePartitions(t.Name, t.Partitions); err != nil {
+			return nil, err
+		}
 	}
 	for _, name := range slices.Sorted(maps.Keys(cfg.Topics)) {
 		want := cfg.Topics[name]

@@ -8,17 +8,19 @@ type VersionRange struct {
 	Max int16
 }
 
-// supportedVersions is the one table of what we implement (docs/design.md section
-// 4), sorted by key. It is never modified: callers get copies. Not listed, so
-// never advertised: Produce (a client that sees no Produce entry skips its
-// "broker too old" check; kgo then sends unadvertised APIs at its own versions) and the versions that
-// name topics only by id (OffsetCommit and OffsetFetch v10+, Fetch v13+).
-// ConsumerGroupHeartbeat v1 is what makes kgo use the KIP-848 protocol
-// (with kgo.ServerSideBalancer; docs/design.md section 9).
+// supportedVersions is the one table of what we implement (docs/design.md
+// section 4), sorted by key. It is never modified: callers get copies. Not
+// listed, so never advertised: the versions that name topics only by id
+// (Produce v13+, Fetch v13+, OffsetCommit and OffsetFetch v10+) and
+// whatever needs transactions. Produce v3+ is advertised beside Fetch v4+:
+// librdkafka enables record batches (and fetches at all) only when it
+// sees both. ConsumerGroupHeartbeat v1 is what makes kgo use the KIP-848
+// protocol (with kgo.ServerSideBalancer; docs/design.md section 9).
 //
 // Lower bounds: OffsetFetch v0 read offsets from ZooKeeper and Fetch v0-3
-// predate the record batch format, so neither is served.
+// and Produce v0-2 predate the record batch format, so none is served.
 var supportedVersions = [...]VersionRange{
+	{Key: 0, Min: 3, Max: 12}, // Produce; v3 is the first of record batches, v13+ uses topic ids
 	{Key: 1, Min: 4, Max: 12}, // Fetch; v13+ uses topic ids
 	{Key: 2, Min: 0, Max: 7},  // ListOffsets
 	{Key: 3, Min: 0, Max: 12}, // Metadata; v10+ topic ids; v13 adds a top-level error code
@@ -33,6 +35,7 @@ var supportedVersions = [...]VersionRange{
 	{Key: 16, Min: 0, Max: 5}, // ListGroups
 	{Key: 18, Min: 0, Max: 4}, // ApiVersions; v5 adds ClusterID/NodeID
 	{Key: 19, Min: 0, Max: 7}, // CreateTopics
+	{Key: 22, Min: 0, Max: 4}, // InitProducerId; v5 adds transaction.version 2
 	{Key: 68, Min: 0, Max: 1}, // ConsumerGroupHeartbeat (KIP-848); v1 client-made member ids
 	{Key: 69, Min: 0, Max: 1}, // ConsumerGroupDescribe (KIP-848)
 }

@@ -240,3 +240,15 @@ func (x *xerialReader) Read(p []byte) (int, error) {
 	x.pos += n
 	return n, nil
 }
+
+// PeekCodec returns the compression codec a produced batch's header
+// names, without validating anything else; ok is false when raw is too
+// short to hold a header or is not magic 2. ProduceRequest.validateRecords
+// refuses zstd before Produce v7 before it looks at anything else, so the
+// server asks this before Validate.
+func PeekCodec(raw []byte) (codec Codec, ok bool) {
+	if len(raw) < batchHeaderBytes || raw[offMagic] != 2 {
+		return 0, false
+	}
+	return Codec(binary.BigEndian.Uint16(raw[offAttributes:]) & attrCodecMask), true
+}

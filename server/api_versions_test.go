@@ -25,13 +25,20 @@ func TestApiVersionsAdvertisesTheTable(t *testing.T) {
 	}
 }
 
-func TestApiVersionsNotAdvertised(t *testing.T) {
+// TestApiVersionsAdvertisesRecords: Produce v3+ beside Fetch v4+, which
+// is what makes librdkafka use record batches and fetch at all.
+func TestApiVersionsAdvertisesRecords(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	resp := call[*kmsg.ApiVersionsResponse](e, "c", apiVersionsRequest(4))
+	got := map[int16][2]int16{}
 	for _, k := range resp.ApiKeys {
-		assert.NotEqual(t, int16(kmsg.Produce), k.ApiKey, "no Produce: kgo then skips its broker-too-old check")
+		got[k.ApiKey] = [2]int16{k.MinVersion, k.MaxVersion}
 	}
+	assert.Equal(t, [2]int16{3, 12}, got[int16(kmsg.Produce)])
+	assert.Equal(t, [2]int16{4, 12}, got[int16(kmsg.Fetch)])
+	assert.Equal(t, [2]int16{0, 7}, got[int16(kmsg.ListOffsets)])
+	assert.Equal(t, [2]int16{0, 4}, got[int16(kmsg.InitProducerID)])
 }
 
 // TestApiVersionsAdvertisesKIP848: kgo speaks the consumer protocol only to

@@ -50,6 +50,7 @@ type request struct {
 	logger   *slog.Logger
 	clientID string
 	host     string // the client's address as Kafka reports it: "/127.0.0.1"
+	key      kmsg.Key
 	version  int16
 	// code is the first non-zero error code the handler answered with
 	// (setCode), what the observer is told the request ended with.
@@ -145,11 +146,13 @@ func (s *Server) serveConn(ctx context.Context, conn net.Conn) {
 		}
 		// Before the write, so a client that has read the response can
 		// count on the observer having seen it.
-		s.observer.RequestDone(resp.Key(), resp.GetVersion(), r.code, time.Since(start))
-		// A large answer was reserved: room for it at once, not by
-		// append's doubling copies.
-		out = slices.Grow(out, int(r.reserved))
-		out = protocol.AppendResponse(out, corr, resp)
+		s.observer.RequestDone(int16(r.key), r.version, r.code, time.Since(start))
+		if resp != nil { // nil: a produce with acks 0, which is not answered
+			// A large answer was reserved: room for it at once, not by
+			// append's doubling copies.
+			out = slices.Grow(out, int(r.reserved))
+			out = protocol.AppendResponse(out, corr, resp)
+		}
 		if len(out) < coalesceBytes && frameBuffered(br) {
 			continue
 		}
@@ -245,7 +248,7 @@ func (s *Server) handleFrame(ctx context.Context, logger *slog.Logger, host stri
 	if err != nil {
 		return nil, 0, nil, err
 	}
-	r = &request{ctx: ctx, logger: logger, host: host, version: h.APIVersion, budget: s.budget, frameTimeout: s.frameTimeout}
+	r = &request{ctx: ctx, logger: logger, host: host, key: kmsg.Key(h.APIKey), version: h.APIVersion, budget: s.budget, frameTimeout: s.frameTimeout}
 	req, err := protocol.DecodeRequest(h, body)
 	if err != nil {
 		if h.APIKey == int16(kmsg.ApiVersions) && errors.Is(err, protocol.ErrUnsupportedVersion) {

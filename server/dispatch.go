@@ -9,7 +9,8 @@ import (
 )
 
 // handler answers one decoded request. Handlers never fail: request-level
-// problems become error codes in the response.
+// problems become error codes in the response. The one answer that is
+// not sent is a produce's with acks 0: its handler returns nil.
 type handler func(s *Server, r *request, req kmsg.Request) kmsg.Response
 
 // typed adapts a handler of one concrete request type.
@@ -37,6 +38,8 @@ func handlers() map[kmsg.Key]handler {
 		kmsg.CreateTopics:    typed((*Server).handleCreateTopics),
 		kmsg.ListOffsets:     typed((*Server).handleListOffsets),
 		kmsg.Fetch:           typed((*Server).handleFetch),
+		kmsg.Produce:         typed((*Server).handleProduce),
+		kmsg.InitProducerID:  typed((*Server).handleInitProducerID),
 
 		kmsg.ConsumerGroupHeartbeat: typed((*Server).handleConsumerGroupHeartbeat),
 		kmsg.ConsumerGroupDescribe:  typed((*Server).handleConsumerGroupDescribe),

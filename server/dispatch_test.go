@@ -15,6 +15,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/minibroker/minibroker/protocol"
+	"github.com/minibroker/minibroker/records"
 )
 
 // TestHandlersMatchTheVersionTable: one handler per advertised API, and
@@ -34,6 +35,9 @@ func TestHandlersMatchTheVersionTable(t *testing.T) {
 			req.SetVersion(v)
 			if f, ok := req.(*kmsg.FetchRequest); ok {
 				f.MaxWaitMillis = 0
+			}
+			if p, ok := req.(*kmsg.ProduceRequest); ok {
+				p.Acks = -1 // acks 0 is not answered
 			}
 			resp := fn(e.srv, e.req("c", v), req)
 			assert.Equal(t, vr.Key, resp.Key(), "%s v%d", kmsg.NameForKey(vr.Key), v)
@@ -115,7 +119,21 @@ func fuzzSeed(key, version int16) kmsg.Request {
 		r.SetVersion(version)
 		return r
 	case int16(kmsg.Fetch):
-		return fetchRequest(version, 0, "orders", 0, 9)
+		return fetchRequest(version, 0, "orders", 0, 0, 9)
+	case int16(kmsg.Produce):
+		r := kmsg.NewPtrProduceRequest()
+		r.Acks, r.TimeoutMillis = -1, 1000
+		r.Topics = []kmsg.ProduceRequestTopic{{Topic: "orders", Partitions: []kmsg.ProduceRequestTopicPartition{
+			{Partition: 0, Records: records.EncodeBatch(records.BatchSpec{FirstTimestamp: time.Now().UnixMilli(), Records: []records.Record{{Value: []byte("v")}}})},
+			{Partition: 9, Records: []byte{1, 2, 3}},
+		}}}
+		r.SetVersion(version)
+		return r
+	case int16(kmsg.InitProducerID):
+		r := kmsg.NewPtrInitProducerIDRequest()
+		r.ProducerID, r.ProducerEpoch = -1, -1
+		r.SetVersion(version)
+		return r
 	case int16(kmsg.ConsumerGroupHeartbeat):
 		r := consumerHeartbeatRequest(version, "k", "k1", 1, "orders", "payments")
 		r.Topics = []kmsg.ConsumerGroupHeartbeatRequestTopic{{Partitions: []int32{0, 1}}}

@@ -8,6 +8,7 @@ import (
 	"github.com/minibroker/minibroker/coordinator"
 	"github.com/minibroker/minibroker/internal/catalog"
 	"github.com/minibroker/minibroker/offsets"
+	"github.com/minibroker/minibroker/records"
 )
 
 // errorCodes is the only map from errors to Kafka codes, checked in order
@@ -48,6 +49,23 @@ var errorCodes = [...]struct {
 	{coordinator.ErrStaleMemberEpoch, kerr.StaleMemberEpoch},
 	{coordinator.ErrUnsupportedAssignor, kerr.UnsupportedAssignor},
 	{coordinator.ErrUnsupportedVersion, kerr.UnsupportedVersion},
+	// Records (records.Log), in LogValidator's terms.
+	{records.ErrCorruptMessage, kerr.CorruptMessage},
+	{records.ErrInvalidRecord, kerr.InvalidRecord},
+	{records.ErrMessageTooLarge, kerr.MessageTooLarge},
+	{records.ErrUnknownPartition, kerr.UnknownTopicOrPartition},
+	{records.ErrOffsetOutOfRange, kerr.OffsetOutOfRange},
+	{records.ErrOutOfOrderSequence, kerr.OutOfOrderSequenceNumber},
+	{records.ErrInvalidProducerEpoch, kerr.InvalidProducerEpoch},
+	{records.ErrInvalidTimestamp, kerr.InvalidTimestamp},
+	// Transactions are out of scope. The code is not retriable, so a
+	// transactional producer stops at once and says why; the broker logs
+	// the refusal at Warn (docs/behavior-matrix.md).
+	{records.ErrTransactional, kerr.TransactionalIDAuthorizationFailed},
+	{records.ErrStorage, kerr.KafkaStorageError},
+	{records.ErrClosed, kerr.NotLeaderForPartition},
+	// Only Open returns it; mapped so that every sentinel has a code.
+	{records.ErrCorrupt, kerr.KafkaStorageError},
 	{catalog.ErrInvalidTopic, kerr.InvalidTopicException},
 	{catalog.ErrTopicExists, kerr.TopicAlreadyExists},
 	{catalog.ErrInvalidPartitions, kerr.InvalidPartitions},

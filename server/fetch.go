@@ -2,49 +2,103 @@ package server
 
 // Fetch (key 1), versions 4-12.
 //
-// Topics hold no records, so a fetch waits up to its MaxWaitMillis (capped
-// by Config.MaxFetchWait, and cut short by shutdown) and answers every
-// requested partition with no records, high watermark 0 and NONE, whatever
-// the fetch offset: stock consumers then idle cleanly instead of resetting
-// offsets. Kafka would answer OFFSET_OUT_OF_RANGE for an offset past the
-// end. v7 adds fetch sessions (KIP-227): we answer session id 0, which
-// tells clients to send full requests; v9 current leader epochs; v11 rack;
-// v12 is flexible. Unknown topics or partitions get
-// UNKNOWN_TOPIC_OR_PARTITION without waiting.
+// Each partition answers whole stored batches from the one that holds the
+// fetch offset (the client skips the records before it), at most its
+// PartitionMaxBytes, all of them at most MaxBytes (capped by
+// Config.MaxFetchBytes), except that the first partition with data gets at
+// least one whole batch however large (KIP-74). Nothing above the high
+// watermark, which is the durable log end: no consumer sees a record a
+// crash could take back. An offset below the log start or above the high
+// watermark is OFFSET_OUT_OF_RANGE. With fewer than MinBytes to give, the
+// fetch waits up to MaxWaitMillis (capped by Config.MaxFetchWait; cut
+// short by shutdown) for a produce to any partition it names, then answers
+// what there is. An error on any partition answers at once, as Kafka does.
+//
+// v4 adds the last stable offset (here the high watermark: there are no
+// transactions); v5 the log start offset; v7 fetch sessions (KIP-227): we
+// answer session id 0, which tells clients to send full requests; v9
+// current leader epochs (there is one leader, at epoch 0: not checked);
+// v11 racks; v12 is flexible. The answer reserves its size of the memory
+// budget before it is read from disk.
 
 import (
+	"errors"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/minibroker/minibroker/records"
 )
 
 func (s *Server) handleFetch(r *request, req *kmsg.FetchRequest) kmsg.Response {
 	resp := req.ResponseKind().(*kmsg.FetchResponse)
-	unknown := false
+	maxBytes := s.maxFetch
+	if req.MaxBytes > 0 {
+		maxBytes = min(req.MaxBytes, maxBytes)
+	}
+	if !r.reserve(int64(maxBytes)) {
+		return resp
+	}
+	total, ready := s.fetchOnce(r, req, resp, maxBytes)
+	wait := min(time.Duration(max(req.MaxWaitMillis, 0))*time.Millisecond, s.maxFetchWait)
+	if ready || total >= int64(req.MinBytes) || wait == 0 {
+		return resp
+	}
+	watch := make([]records.WatchOffset, 0, len(req.Topics))
 	for _, t := range req.Topics {
-		rt := kmsg.FetchResponseTopic{Topic: t.Topic}
+		for _, p := range t.Partitions {
+			watch = append(watch, records.WatchOffset{Topic: t.Topic, Partition: p.Partition, Offset: p.FetchOffset})
+		}
+	}
+	w := s.log.Watch(watch...)
+	defer w.Close()
+	timer := time.NewTimer(wait)
+	defer timer.Stop()
+	select {
+	case <-w.C():
+	case <-timer.C:
+		return resp
+	case <-r.ctx.Done():
+		return resp
+	}
+	resp.Topics = resp.Topics[:0]
+	s.fetchOnce(r, req, resp, maxBytes)
+	return resp
+}
+
+// fetchOnce reads every requested partition into resp and returns the
+// record bytes it holds and whether an error makes the fetch answer now.
+func (s *Server) fetchOnce(r *request, req *kmsg.FetchRequest, resp *kmsg.FetchResponse, maxBytes int32) (total int64, ready bool) {
+	for _, t := range req.Topics {
+		rt := kmsg.NewFetchResponseTopic()
+		rt.Topic = t.Topic
 		for _, p := range t.Partitions {
 			rp := kmsg.NewFetchResponseTopicPartition()
 			rp.Partition = p.Partition
-			rp.HighWatermark, rp.LastStableOffset, rp.LogStartOffset = 0, 0, 0
 			if !s.partitionExists(t.Topic, p.Partition) {
 				r.setCode(&rp.ErrorCode, kerr.UnknownTopicOrPartition.Code)
 				rp.HighWatermark, rp.LastStableOffset, rp.LogStartOffset = -1, -1, -1
-				unknown = true
+				rt.Partitions = append(rt.Partitions, rp)
+				ready = true
+				continue
 			}
+			room := max(int64(maxBytes)-total, 0)
+			limit := int32(min(int64(p.PartitionMaxBytes), room))
+			res, err := s.log.Read(t.Topic, p.Partition, p.FetchOffset, limit, total == 0, nil)
+			rp.HighWatermark, rp.LastStableOffset, rp.LogStartOffset = res.HighWatermark, res.HighWatermark, res.LogStartOffset
+			if err != nil {
+				r.setCode(&rp.ErrorCode, s.code(err))
+				if !errors.Is(err, records.ErrOffsetOutOfRange) {
+					r.logger.Error("fetch failed", "topic", t.Topic, "partition", p.Partition, "err", err)
+				}
+				ready = true
+			}
+			rp.RecordBatches = res.Records
+			total += int64(len(res.Records))
 			rt.Partitions = append(rt.Partitions, rp)
 		}
 		resp.Topics = append(resp.Topics, rt)
 	}
-	if !unknown {
-		wait := min(time.Duration(max(req.MaxWaitMillis, 0))*time.Millisecond, s.maxFetchWait)
-		t := time.NewTimer(wait)
-		select {
-		case <-t.C:
-		case <-r.ctx.Done():
-			t.Stop()
-		}
-	}
-	return resp
+	return total, ready
 }

@@ -24,6 +24,7 @@ import (
 	"github.com/minibroker/minibroker/internal/testutil"
 	"github.com/minibroker/minibroker/offsets"
 	"github.com/minibroker/minibroker/protocol"
+	"github.com/minibroker/minibroker/records"
 )
 
 // testTimeout bounds every wait of a test on the network or on a poll.
@@ -41,6 +42,7 @@ type env struct {
 	srv   *Server
 	coord *coordinator.Coordinator
 	cat   *catalog.Catalog
+	log   *records.Log
 	clock *clock.Manual // nil with a real clock
 	store *offsets.Memory
 	logs  *testutil.LogRecorder
@@ -70,7 +72,15 @@ func newEnvWith(t *testing.T, opts envOptions) *env {
 		e.clock = clock.NewManual(time.UnixMilli(0))
 		clk = e.clock
 	}
-	cat, err := catalog.Open(opts.catalog)
+	log, err := records.Open(records.Config{})
+	require.NoError(t, err)
+	t.Cleanup(func() { log.Close() })
+	e.log = log
+	catCfg := opts.catalog
+	if catCfg.Prepare == nil {
+		catCfg.Prepare = func(tp catalog.Topic) error { return log.CreatePartitions(tp.Name, tp.Partitions) }
+	}
+	cat, err := catalog.Open(catCfg)
 	require.NoError(t, err)
 	for _, name := range slices.Sorted(maps.Keys(topics)) {
 		_, err := cat.Create(name, topics[name])
@@ -80,7 +90,7 @@ func newEnvWith(t *testing.T, opts envOptions) *env {
 	coord, err := coordinator.New(coordinator.Config{Clock: clk, Store: e.store, Topics: cat})
 	require.NoError(t, err)
 	e.coord = coord
-	cfg := Config{Coordinator: coord, Catalog: cat, Logger: e.logs.Logger()}
+	cfg := Config{Coordinator: coord, Catalog: cat, Log: log, Logger: e.logs.Logger()}
 	if opts.config != nil {
 		opts.config(&cfg)
 	}

@@ -2,15 +2,30 @@ package server
 
 // ListOffsets (key 2), versions 0-7.
 //
-// Topics hold no records here, so every partition's earliest, latest and
-// by-timestamp offset is 0. v0 answers a list of old-style offsets; v1
-// a single offset and timestamp; v2 adds isolation level; v4 leader epochs;
-// v6 is flexible; v7 (KIP-734) max-timestamp lookups. An unknown topic or
-// partition gets UNKNOWN_TOPIC_OR_PARTITION.
+// Timestamp -2 asks for the log start offset, -1 for the high watermark
+// (the durable log end), -3 (v7, KIP-734) for the record with the largest
+// timestamp, and a timestamp t >= 0 for the first record whose timestamp
+// is at least t (offset -1 when there is none). v0 answers a list of
+// old-style offsets (just the one); v1 a single offset and timestamp; v2
+// adds the isolation level (read_committed reads as read_uncommitted:
+// there are no transactions); v4 leader epochs (0: one leader); v6 is
+// flexible. An unknown topic or partition gets UNKNOWN_TOPIC_OR_PARTITION;
+// another negative timestamp, or -3 before v7, INVALID_REQUEST.
 
 import (
+	"fmt"
+
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/minibroker/minibroker/records"
+)
+
+// The special timestamps of ListOffsets.
+const (
+	listLatest       = -1
+	listEarliest     = -2
+	listMaxTimestamp = -3
 )
 
 func (s *Server) handleListOffsets(r *request, req *kmsg.ListOffsetsRequest) kmsg.Response {
@@ -18,12 +33,17 @@ func (s *Server) handleListOffsets(r *request, req *kmsg.ListOffsetsRequest) kms
 	for _, t := range req.Topics {
 		rt := kmsg.ListOffsetsResponseTopic{Topic: t.Topic}
 		for _, p := range t.Partitions {
-			rp := kmsg.ListOffsetsResponseTopicPartition{Partition: p.Partition, Timestamp: -1, Offset: 0, LeaderEpoch: 0}
-			if !s.partitionExists(t.Topic, p.Partition) {
-				r.setCode(&rp.ErrorCode, kerr.UnknownTopicOrPartition.Code)
-				rp.Offset, rp.LeaderEpoch = -1, -1
-			} else if req.Version == 0 {
-				rp.OldStyleOffsets = []int64{0}
+			rp := kmsg.NewListOffsetsResponseTopicPartition()
+			rp.Partition = p.Partition
+			offset, ts, err := s.listOffset(req.Version, t.Topic, p.Partition, p.Timestamp)
+			if err != nil {
+				r.setCode(&rp.ErrorCode, s.code(err))
+				offset, ts = -1, -1
+				rp.LeaderEpoch = -1
+			}
+			rp.Offset, rp.Timestamp = offset, ts
+			if req.Version == 0 && err == nil {
+				rp.OldStyleOffsets = []int64{offset}
 			}
 			rt.Partitions = append(rt.Partitions, rp)
 		}
@@ -31,3 +51,27 @@ func (s *Server) handleListOffsets(r *request, req *kmsg.ListOffsetsRequest) kms
 	}
 	return resp
 }
+
+// listOffset answers one partition's lookup: the offset and, for the
+// timestamp lookups, the timestamp found (-1 otherwise).
+func (s *Server) listOffset(version int16, topic string, partition int32, ts int64) (offset, timestamp int64, err error) {
+	if !s.partitionExists(topic, partition) {
+		return 0, 0, fmt.Errorf("%w: %s-%d", records.ErrUnknownPartition, topic, partition)
+	}
+	switch {
+	case ts == listEarliest || ts == listLatest:
+		start, hw, err := s.log.Offsets(topic, partition)
+		if ts == listEarliest {
+			return start, -1, err
+		}
+		return hw, -1, err
+	case ts == listMaxTimestamp && version >= 7:
+		return s.log.MaxTimestamp(topic, partition)
+	case ts >= 0:
+		return s.log.OffsetForTime(topic, partition, ts)
+	}
+	return 0, 0, fmt.Errorf("%w: timestamp %d at ListOffsets v%d", errBadTimestamp, ts, version)
+}
+
+// errBadTimestamp is a ListOffsets timestamp no version we serve knows.
+var errBadTimestamp = fmt.Errorf("%w: unknown special timestamp", kerr.InvalidRequest)

@@ -8,13 +8,22 @@ package server
 // ids: the catalog's, stable across restarts, which KIP-848 clients need
 // to read their assignments; v12 makes topic names nullable, so a topic
 // can be asked for by id (an unknown id is UNKNOWN_TOPIC_ID, as Kafka's
-// KafkaApis.handleTopicMetadataRequest answers). An
-// unknown topic gets UNKNOWN_TOPIC_OR_PARTITION: topics are created only by
-// CreateTopics or the command line, never automatically.
+// KafkaApis.handleTopicMetadataRequest answers). A topic a request names
+// that does not exist is created, with Config.DefaultPartitions
+// partitions, when the broker auto-creates topics and the request allows
+// it (v4+; every request before v4), as Kafka's auto.create.topics.enable
+// does; otherwise it gets UNKNOWN_TOPIC_OR_PARTITION, and the broker logs
+// it (once a minute per topic) so a consumer left waiting is not silent.
 
 import (
+	"errors"
+	"sync"
+	"time"
+
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/minibroker/minibroker/internal/catalog"
 )
 
 func (s *Server) handleMetadata(r *request, req *kmsg.MetadataRequest) kmsg.Response {
@@ -54,10 +63,21 @@ func (s *Server) handleMetadata(r *request, req *kmsg.MetadataRequest) kmsg.Resp
 	if !r.reserve(estimate) {
 		return resp
 	}
+	// Kafka auto-creates what a request names and allows (v4+; before
+	// v4 every request allowed it), when the broker does.
+	allowCreate := s.autoCreate && !all && (req.Version < 4 || req.AllowAutoTopicCreation)
 	for _, name := range names {
 		topic := kmsg.MetadataResponseTopic{Topic: &name}
 		t, ok := s.catalog.Lookup(name)
-		if !ok {
+		switch {
+		case ok:
+		case allowCreate:
+			var err error
+			if t, err = s.autoCreateTopic(r, name); err != nil {
+				r.setCode(&topic.ErrorCode, s.code(err))
+			}
+		default:
+			s.unknown.log(r, name)
 			r.setCode(&topic.ErrorCode, kerr.UnknownTopicOrPartition.Code)
 		}
 		topic.TopicID = t.ID // zero for an unknown topic, as Kafka
@@ -75,4 +95,56 @@ func (s *Server) handleMetadata(r *request, req *kmsg.MetadataRequest) kmsg.Resp
 func (s *Server) partitionExists(topic string, p int32) bool {
 	n, ok := s.catalog.Partitions(topic)
 	return ok && p >= 0 && p < n
+}
+
+// autoCreateTopic creates a topic a Metadata request named, with the
+// default partition count, as Kafka's auto.create.topics.enable does. The
+// topic is answered at once, whole: Kafka answers LEADER_NOT_AVAILABLE
+// until its controller has placed the partitions, which one broker need
+// not (docs/behavior-matrix.md).
+func (s *Server) autoCreateTopic(r *request, name string) (catalog.Topic, error) {
+	t, err := s.catalog.Create(name, s.defaultParts)
+	switch {
+	case err == nil:
+		r.logger.Info("topic created on first use", "topic", name, "partitions", t.Partitions, "client", r.clientID)
+		return t, nil
+	case errors.Is(err, catalog.ErrTopicExists): // created meanwhile
+		t, _ = s.catalog.Lookup(name)
+		return t, nil
+	case errors.Is(err, catalog.ErrStorage):
+		r.logger.Error("auto-creating a topic failed", "topic", name, "err", err)
+	}
+	return catalog.Topic{}, err
+}
+
+// unknownTopics rate-limits the log line of a Metadata request for a
+// topic that does not exist: a client waiting for one asks every few
+// hundred milliseconds. One line per topic per minute; the map is
+// forgotten when it grows past a bound, so names a peer invents cannot
+// grow it without end.
+type unknownTopics struct {
+	mu   sync.Mutex
+	last map[string]time.Time // guarded by mu
+}
+
+const (
+	unknownTopicEvery = time.Minute
+	unknownTopicNames = 1024
+)
+
+func (u *unknownTopics) log(r *request, name string) {
+	now := time.Now()
+	u.mu.Lock()
+	if u.last == nil || len(u.last) >= unknownTopicNames {
+		u.last = make(map[string]time.Time)
+	}
+	prev, seen := u.last[name]
+	if seen && now.Sub(prev) < unknownTopicEvery {
+		u.mu.Unlock()
+		return
+	}
+	u.last[name] = now
+	u.mu.Unlock()
+	r.logger.Info("metadata for a topic that does not exist: a consumer of it waits until it is created (CreateTopics, --topic, or a producer with topic auto-creation)",
+		"topic", name, "client", r.clientID)
 }

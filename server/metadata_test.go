@@ -121,3 +121,31 @@ func TestMetadataTopicIDs(t *testing.T) {
 	assert.NotZero(t, orders.ID)
 	assert.NotEqual(t, orders.ID, payments.ID)
 }
+
+// TestMetadataAutoCreatesTopics: a topic a request names and allows is
+// created with the default partitions, only when the broker auto-creates.
+func TestMetadataAutoCreatesTopics(t *testing.T) {
+	t.Parallel()
+	auto := newEnvWith(t, envOptions{config: func(cfg *Config) { cfg.AutoCreateTopics, cfg.DefaultPartitions = true, 3 }})
+	req := metadataRequest(12, []string{"fresh", "bad name"})
+	req.AllowAutoTopicCreation = true
+	resp := call[*kmsg.MetadataResponse](auto, "p", req)
+	require.Len(t, resp.Topics, 2)
+	assert.Zero(t, resp.Topics[0].ErrorCode)
+	assert.Len(t, resp.Topics[0].Partitions, 3)
+	assert.NotEqual(t, [16]byte{}, resp.Topics[0].TopicID)
+	assert.Equal(t, kerr.InvalidTopicException.Code, resp.Topics[1].ErrorCode)
+	require.Len(t, auto.logs.Find("topic created on first use"), 1)
+
+	req = metadataRequest(12, []string{"other"}) // does not allow it
+	resp = call[*kmsg.MetadataResponse](auto, "c", req)
+	assert.Equal(t, kerr.UnknownTopicOrPartition.Code, resp.Topics[0].ErrorCode)
+	assert.Len(t, auto.logs.Find("metadata for a topic that does not exist: a consumer of it waits until it is created (CreateTopics, --topic, or a producer with topic auto-creation)"), 1)
+	call[*kmsg.MetadataResponse](auto, "c", req)
+	assert.Len(t, auto.logs.Find("metadata for a topic that does not exist: a consumer of it waits until it is created (CreateTopics, --topic, or a producer with topic auto-creation)"), 1, "once a minute per topic")
+
+	off := newEnv(t)
+	req = metadataRequest(3, []string{"fresh"}) // v3: every request allows it
+	resp = call[*kmsg.MetadataResponse](off, "p", req)
+	assert.Equal(t, kerr.UnknownTopicOrPartition.Code, resp.Topics[0].ErrorCode, "the broker does not auto-create")
+}

@@ -17,6 +17,7 @@ import (
 	"github.com/minibroker/minibroker/coordinator"
 	"github.com/minibroker/minibroker/internal/catalog"
 	"github.com/minibroker/minibroker/protocol"
+	"github.com/minibroker/minibroker/records"
 )
 
 // Config configures a Server. Zero fields mean the default.
@@ -26,6 +27,19 @@ type Config struct {
 	// Catalog holds the topics: Metadata lists them, CreateTopics adds to
 	// them. Required.
 	Catalog *catalog.Catalog
+	// Log holds the partitions' records: Produce appends to it, Fetch and
+	// ListOffsets read it, InitProducerId hands out its producer ids.
+	// Required.
+	Log *records.Log
+	// AutoCreateTopics creates, with DefaultPartitions partitions, a topic
+	// a Metadata request names and allows to be created (Kafka's
+	// auto.create.topics.enable, on by default there; off when zero here:
+	// the broker package sets it).
+	AutoCreateTopics  bool
+	DefaultPartitions int32
+	// MaxFetchBytes caps one Fetch answer's records, whatever it asks for
+	// (Kafka's fetch.max.bytes). Default DefaultMaxFetchBytes.
+	MaxFetchBytes int32
 	// Logger receives connection and request events. Default: discard.
 	Logger *slog.Logger
 	// Advertise is the host:port that Metadata and FindCoordinator return.
@@ -86,6 +100,9 @@ type Config struct {
 
 // Defaults for Config's zero fields.
 const (
+	// DefaultMaxFetchBytes is Kafka's fetch.max.bytes (55 MiB). The
+	// memory budget bounds how many such answers are built at once.
+	DefaultMaxFetchBytes    = 55 << 20
 	DefaultMaxConnections   = 10_000
 	DefaultIdleTimeout      = 10 * time.Minute
 	DefaultFrameReadTimeout = 30 * time.Second
@@ -107,6 +124,12 @@ func (cfg *Config) Validate() error {
 	}
 	if cfg.Catalog == nil {
 		return errors.New("server: Config.Catalog is required")
+	}
+	if cfg.Log == nil {
+		return errors.New("server: Config.Log is required")
+	}
+	if cfg.DefaultPartitions < 0 || cfg.MaxFetchBytes < 0 {
+		return errors.New("server: DefaultPartitions and MaxFetchBytes must not be negative")
 	}
 	if cfg.MaxFrameBytes < 0 {
 		return fmt.Errorf("server: MaxFrameBytes %d must not be negative", cfg.MaxFrameBytes)
@@ -142,6 +165,11 @@ type Server struct {
 	maxFrame     int32
 	expiry       time.Duration
 	catalog      *catalog.Catalog
+	log          *records.Log
+	autoCreate   bool
+	defaultParts int32
+	maxFetch     int32
+	unknown      unknownTopics
 	maxFetchWait time.Duration
 	observer     Observer
 	handlers     map[kmsg.Key]handler
@@ -170,6 +198,10 @@ func New(cfg Config) (*Server, error) {
 		maxFrame:     cfg.MaxFrameBytes,
 		expiry:       cfg.ExpiryInterval,
 		catalog:      cfg.Catalog,
+		log:          cfg.Log,
+		autoCreate:   cfg.AutoCreateTopics,
+		defaultParts: cmp.Or(cfg.DefaultPartitions, 1),
+		maxFetch:     cmp.Or(cfg.MaxFetchBytes, DefaultMaxFetchBytes),
 		maxFetchWait: cfg.MaxFetchWait,
 		observer:     cfg.Observer,
 		maxConns:     cmp.Or(cfg.MaxConnections, DefaultMaxConnections),

@@ -21,6 +21,7 @@ import (
 	"github.com/minibroker/minibroker/coordinator"
 	"github.com/minibroker/minibroker/internal/catalog"
 	"github.com/minibroker/minibroker/protocol"
+	"github.com/minibroker/minibroker/records"
 )
 
 func TestConfigValidate(t *testing.T) {
@@ -29,6 +30,9 @@ func TestConfigValidate(t *testing.T) {
 	require.NoError(t, err)
 	cat, err := catalog.Open(catalog.Config{})
 	require.NoError(t, err)
+	log, err := records.Open(records.Config{})
+	require.NoError(t, err)
+	t.Cleanup(func() { log.Close() })
 	tests := []struct {
 		name    string
 		cfg     Config
@@ -36,6 +40,7 @@ func TestConfigValidate(t *testing.T) {
 	}{
 		{"minimal", Config{Coordinator: coord}, ""},
 		{"no catalog", Config{Coordinator: coord}, "Catalog is required"},
+		{"no log", Config{Coordinator: coord}, "Log is required"},
 		{"everything set", Config{Coordinator: coord, Advertise: "broker.example:19092", MaxFrameBytes: 1024,
 			ExpiryInterval: time.Second, MaxFetchWait: time.Second}, ""},
 		{"ipv6 advertise", Config{Coordinator: coord, Advertise: "[::1]:9092"}, ""},
@@ -58,6 +63,9 @@ func TestConfigValidate(t *testing.T) {
 	for i := range tests {
 		if tests[i].name != "no catalog" && tests[i].cfg.Coordinator != nil {
 			tests[i].cfg.Catalog = cat
+		}
+		if tests[i].name != "no log" && tests[i].cfg.Coordinator != nil {
+			tests[i].cfg.Log = log
 		}
 	}
 	for _, tc := range tests {
@@ -84,7 +92,10 @@ func TestNewDefaults(t *testing.T) {
 	require.NoError(t, err)
 	cat, err := catalog.Open(catalog.Config{})
 	require.NoError(t, err)
-	srv, err := New(Config{Coordinator: coord, Catalog: cat})
+	log, err := records.Open(records.Config{})
+	require.NoError(t, err)
+	t.Cleanup(func() { log.Close() })
+	srv, err := New(Config{Coordinator: coord, Catalog: cat, Log: log})
 	require.NoError(t, err)
 	assert.NotNil(t, srv.logger)
 	assert.Equal(t, int32(protocol.DefaultMaxFrameBytes), srv.maxFrame)
@@ -114,8 +125,8 @@ func serverStacks() []string {
 // waiting in a long Fetch and one idle: Serve returns, every client sees
 // EOF, and no goroutine is left. Not parallel: it counts goroutines.
 func TestServeShutdown(t *testing.T) {
-	baseline := runtime.NumGoroutine()
 	e := newEnvWith(t, envOptions{realClock: true, config: func(cfg *Config) { cfg.ExpiryInterval = time.Millisecond }})
+	baseline := runtime.NumGoroutine() // the env's own (the log's flusher) included
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	addr := ln.Addr().String()
@@ -137,7 +148,7 @@ func TestServeShutdown(t *testing.T) {
 		readErr <- err
 	}()
 	fetch := kmsg.NewPtrFetchRequest()
-	fetch.Version, fetch.MaxWaitMillis = 12, int32(testTimeout/time.Millisecond)
+	fetch.Version, fetch.MaxWaitMillis, fetch.MinBytes = 12, int32(testTimeout/time.Millisecond), 1
 	fetch.Topics = []kmsg.FetchRequestTopic{{Topic: "orders", Partitions: []kmsg.FetchRequestTopicPartition{{Partition: 0}}}}
 	require.NoError(t, fetcher.Send(rawRequest(fetch, 0, "fetcher")))
 	eventually(t, testTimeout, func() bool { return len(e.logs.Find("request")) >= 3 || stackHas("(*Server).handleFetch") },
