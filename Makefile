@@ -69,11 +69,14 @@ bench: build
 fuzz:
 	@./scripts/fuzz.sh $(FUZZTIME)
 
-## lab: every lab of the chapter, against an in-process broker.
+## lab: every lab of the chapter, against an in-process broker: the classic
+## protocol's, then the consumer protocol's (KIP-848).
 lab: build
 	./bin/minibroker lab rebalance
 	./bin/minibroker lab fencing
 	./bin/minibroker lab expiry
+	./bin/minibroker lab rebalance-848
+	./bin/minibroker lab fencing-848
 
 ## compare: the scenarios against minibroker and kfake side by side.
 compare: build

@@ -3,7 +3,9 @@ package admin
 // GET /v1/groups and GET /v1/groups/{group}: the coordinator's view of
 // each group (coordinator.Describe), its committed offsets
 // (coordinator.Committed) and who owns each partition of the topics its
-// members subscribe to.
+// members subscribe to. A consumer (KIP-848) group also shows its epochs
+// and assignor, and each member its epoch and its share of the target
+// beside what it holds now (docs/design.md section 9).
 
 import (
 	"fmt"
@@ -32,11 +34,22 @@ type groupAtJSON struct {
 
 // groupJSON is one group.
 type groupJSON struct {
-	Group      string `json:"group"`
-	State      string `json:"state"` // Empty, PreparingRebalance, Stable
+	Group string `json:"group"`
+	// Type is the protocol the members speak: "classic" or "consumer"
+	// (KIP-848).
+	Type  string `json:"type"`
+	State string `json:"state"` // Empty, PreparingRebalance, Stable; Reconciling (consumer groups)
+	// Generation is a classic group's generation, or a consumer group's
+	// group epoch.
 	Generation int32  `json:"generation"`
-	Protocol   string `json:"protocol"` // the chosen assignor protocol; "" when Empty
-	Leader     string `json:"leader"`
+	Protocol   string `json:"protocol"` // classic: the chosen assignor protocol; "" when Empty
+	Leader     string `json:"leader"`   // classic only
+	// GroupEpoch, AssignmentEpoch and Assignor: consumer groups only (absent
+	// for classic ones). The assignment epoch is the epoch of the target
+	// assignment; Assignor is the server assignor the group uses.
+	GroupEpoch      *int32 `json:"group_epoch,omitzero"`
+	AssignmentEpoch *int32 `json:"assignment_epoch,omitzero"`
+	Assignor        string `json:"assignor,omitzero"`
 	// Members are sorted by member id.
 	Members []memberJSON `json:"members"`
 	// Ownership lists every partition of every topic a member subscribes
@@ -47,7 +60,8 @@ type groupJSON struct {
 }
 
 // memberJSON is one member: its subscription, its session lease and its
-// assignment in the current generation.
+// assignment in the current generation (a consumer group member: what it
+// holds at its member epoch).
 type memberJSON struct {
 	MemberID         string `json:"member_id"`
 	ClientID         string `json:"client_id"`
@@ -59,6 +73,11 @@ type memberJSON struct {
 	DeadlineMS   int64                 `json:"deadline_ms"`
 	Subscription []string              `json:"subscription"`
 	Assignment   []topicPartitionsJSON `json:"assignment"`
+	// MemberEpoch and TargetAssignment: consumer groups only (absent for
+	// classic ones). A member whose epoch lags the group epoch gets its
+	// target, whole, at its next heartbeat.
+	MemberEpoch      *int32                `json:"member_epoch,omitzero"`
+	TargetAssignment []topicPartitionsJSON `json:"target_assignment,omitzero"`
 }
 
 // topicPartitionsJSON is a topic and some of its partitions, sorted.
@@ -67,11 +86,15 @@ type topicPartitionsJSON struct {
 	Partitions []int32 `json:"partitions"`
 }
 
-// ownerJSON is one partition and the member it is assigned to.
+// ownerJSON is one partition and the member it is assigned to. In a
+// consumer group Owner is the member that holds it now and Target the
+// member the target assignment gives it (the same once every member has
+// caught up; absent for classic groups).
 type ownerJSON struct {
-	Topic     string `json:"topic"`
-	Partition int32  `json:"partition"`
-	Owner     string `json:"owner"`
+	Topic     string  `json:"topic"`
+	Partition int32   `json:"partition"`
+	Owner     string  `json:"owner"`
+	Target    *string `json:"target,omitzero"`
 }
 
 // committedJSON is one committed offset (offsets.Entry).
@@ -110,6 +133,7 @@ func (s *Server) handleGroup(w http.ResponseWriter, r *http.Request) {
 func (s *Server) group(v coordinator.GroupView, topics map[string]int32) groupJSON {
 	g := groupJSON{
 		Group:      v.Group,
+		Type:       v.Type.String(),
 		State:      v.State.String(),
 		Generation: v.Generation,
 		Protocol:   v.Protocol,
@@ -118,11 +142,15 @@ func (s *Server) group(v coordinator.GroupView, topics map[string]int32) groupJS
 		Ownership:  []ownerJSON{},
 		Committed:  []committedJSON{},
 	}
-	owner := map[assignor.TopicPartition]string{}
+	consumer := v.Type == coordinator.ConsumerGroup
+	if consumer {
+		g.GroupEpoch, g.AssignmentEpoch, g.Assignor = &v.Generation, &v.AssignmentEpoch, v.Assignor
+	}
+	owner, target := map[assignor.TopicPartition]string{}, map[assignor.TopicPartition]string{}
 	var subscribed []string
 	for _, m := range v.Members {
 		deadline, deadlineMS := stamp(m.Deadline)
-		g.Members = append(g.Members, memberJSON{
+		mj := memberJSON{
 			MemberID:         m.MemberID,
 			ClientID:         m.ClientID,
 			ClientHost:       m.ClientHost,
@@ -131,16 +159,29 @@ func (s *Server) group(v coordinator.GroupView, topics map[string]int32) groupJS
 			DeadlineMS:       deadlineMS,
 			Subscription:     append([]string{}, m.Topics...),
 			Assignment:       byTopic(m.Assignment),
-		})
+		}
+		if consumer {
+			mj.MemberEpoch, mj.TargetAssignment = &m.MemberEpoch, byTopic(m.TargetAssignment)
+		}
+		g.Members = append(g.Members, mj)
 		for _, tp := range m.Assignment {
 			owner[tp] = m.MemberID
+		}
+		for _, tp := range m.TargetAssignment {
+			target[tp] = m.MemberID
 		}
 		subscribed = append(subscribed, m.Topics...)
 	}
 	slices.Sort(subscribed)
 	for _, t := range slices.Compact(subscribed) {
 		for p := range topics[t] {
-			g.Ownership = append(g.Ownership, ownerJSON{Topic: t, Partition: p, Owner: owner[assignor.TopicPartition{Topic: t, Partition: p}]})
+			tp := assignor.TopicPartition{Topic: t, Partition: p}
+			o := ownerJSON{Topic: t, Partition: p, Owner: owner[tp]}
+			if consumer {
+				to := target[tp]
+				o.Target = &to
+			}
+			g.Ownership = append(g.Ownership, o)
 		}
 	}
 	for _, e := range s.coord.Committed(v.Group) {

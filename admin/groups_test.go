@@ -1,19 +1,21 @@
 package admin
 
 import (
+	"encoding/json"
 	"net/http"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/minibroker/minibroker/coordinator"
 	"github.com/minibroker/minibroker/offsets"
 )
 
 // appGroup is the JSON of group "app" after twoMembers, without the
 // clock's reading.
 const appGroup = `
-	"group": "app", "state": "Stable", "generation": 2, "protocol": "", "leader": "a",
+	"group": "app", "type": "classic", "state": "Stable", "generation": 2, "protocol": "", "leader": "a",
 	"members": [
 		{"member_id": "a", "client_id": "", "client_host": "", "session_timeout_ms": 100,
 		 "deadline": "1970-01-01T00:00:00.1Z", "deadline_ms": 100, "subscription": ["orders"],
@@ -64,7 +66,7 @@ func TestGroupsListsEveryGroupInDetail(t *testing.T) {
 	require.Equal(t, http.StatusOK, code)
 	requireJSON(t, `{"now": "1970-01-01T00:00:00.04Z", "now_ms": 40, "clock": "manual", "groups": [
 		{`+appGroup+`},
-		{"group": "manual", "state": "Empty", "generation": 0, "protocol": "", "leader": "",
+		{"group": "manual", "type": "classic", "state": "Empty", "generation": 0, "protocol": "", "leader": "",
 		 "members": [], "ownership": [],
 		 "committed": [{"topic": "orders", "partition": 1, "offset": 3, "metadata": "", "leader_epoch": 7}]}
 	]}`, body)
@@ -91,9 +93,99 @@ func TestGroupAfterExpiry(t *testing.T) {
 	code, body := f.do(t, "GET", "/v1/groups/app", "")
 	require.Equal(t, http.StatusOK, code)
 	requireJSON(t, `{"now": "1970-01-01T00:00:01.04Z", "now_ms": 1040,
-		"group": "app", "state": "Empty", "generation": 3, "protocol": "", "leader": "",
+		"group": "app", "type": "classic", "state": "Empty", "generation": 3, "protocol": "", "leader": "",
 		"members": [], "ownership": [],
 		"committed": [{"topic": "orders", "partition": 0, "offset": 6, "metadata": "m", "leader_epoch": -1}]}`, body)
+}
+
+// consumerGroup builds consumer (KIP-848) group "cg" the way the
+// rebalance-848 lab does: a joins (epoch 1, all of orders), b joins
+// (group epoch 2: a keeps orders-0 and orders-2, b gets orders-1 and
+// orders-3), a's heartbeat moves it to epoch 2, then b leaves (group
+// epoch 3): a's target is all of orders, but until its next heartbeat it
+// holds only what it had.
+func consumerGroup(t *testing.T, f *fixture) {
+	t.Helper()
+	uniform := coordinator.UniformAssignor
+	beat := func(member string, epoch int32, topics ...string) {
+		t.Helper()
+		req := coordinator.ConsumerHeartbeatRequest{Group: "cg", MemberID: member, MemberEpoch: epoch, Topics: topics}
+		if epoch == coordinator.JoinEpoch {
+			req.Assignor = &uniform
+		}
+		_, err := f.coord.ConsumerHeartbeat(req)
+		require.NoError(t, err)
+	}
+	beat("a", coordinator.JoinEpoch, "orders")
+	beat("b", coordinator.JoinEpoch, "orders")
+	beat("a", 1)
+	beat("b", coordinator.LeaveEpoch)
+}
+
+// TestGroupConsumerProtocol: a consumer group shows its type, its group
+// and assignment epochs and its assignor; each member its epoch, what it
+// holds and its share of the target; the ownership grid who holds each
+// partition and who the target gives it to.
+func TestGroupConsumerProtocol(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	consumerGroup(t, f)
+	code, body := f.do(t, "GET", "/v1/groups/cg", "")
+	require.Equal(t, http.StatusOK, code)
+	requireJSON(t, `{"now": "1970-01-01T00:00:00Z", "now_ms": 0,
+		"group": "cg", "type": "consumer", "state": "Reconciling", "generation": 3, "protocol": "", "leader": "",
+		"group_epoch": 3, "assignment_epoch": 3, "assignor": "uniform",
+		"members": [
+			{"member_id": "a", "client_id": "", "client_host": "", "session_timeout_ms": 45000,
+			 "deadline": "1970-01-01T00:00:45Z", "deadline_ms": 45000, "subscription": ["orders"],
+			 "assignment": [{"topic": "orders", "partitions": [0, 2]}],
+			 "member_epoch": 2,
+			 "target_assignment": [{"topic": "orders", "partitions": [0, 1, 2, 3]}]}
+		],
+		"ownership": [
+			{"topic": "orders", "partition": 0, "owner": "a", "target": "a"},
+			{"topic": "orders", "partition": 1, "owner": "", "target": "a"},
+			{"topic": "orders", "partition": 2, "owner": "a", "target": "a"},
+			{"topic": "orders", "partition": 3, "owner": "", "target": "a"}
+		],
+		"committed": []}`, body)
+
+	// Its heartbeat catches a up: Stable, target and assignment the same.
+	_, err := f.coord.ConsumerHeartbeat(coordinator.ConsumerHeartbeatRequest{Group: "cg", MemberID: "a", MemberEpoch: 2})
+	require.NoError(t, err)
+	_, body = f.do(t, "GET", "/v1/groups", "")
+	var list struct {
+		Groups []struct {
+			Type       string
+			State      string
+			GroupEpoch int32 `json:"group_epoch"`
+			Members    []struct {
+				MemberEpoch      int32 `json:"member_epoch"`
+				Assignment       []topicPartitionsJSON
+				TargetAssignment []topicPartitionsJSON `json:"target_assignment"`
+			}
+		}
+	}
+	require.NoError(t, json.Unmarshal([]byte(body), &list))
+	require.Len(t, list.Groups, 1)
+	g := list.Groups[0]
+	require.Equal(t, "consumer", g.Type)
+	require.Equal(t, "Stable", g.State)
+	require.Equal(t, int32(3), g.GroupEpoch)
+	require.Equal(t, int32(3), g.Members[0].MemberEpoch)
+	require.Equal(t, g.Members[0].TargetAssignment, g.Members[0].Assignment)
+}
+
+// TestGroupClassicHasNoConsumerFields: the consumer-group fields are
+// absent from a classic group and its members, not zero.
+func TestGroupClassicHasNoConsumerFields(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	twoMembers(t, f)
+	_, body := f.do(t, "GET", "/v1/groups/app", "")
+	for _, field := range []string{"group_epoch", "assignment_epoch", "assignor", "member_epoch", "target_assignment", `"target"`} {
+		require.NotContains(t, body, field)
+	}
 }
 
 func TestGroupNotFound(t *testing.T) {

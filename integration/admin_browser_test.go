@@ -26,6 +26,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/minibroker/minibroker/protocol"
 )
@@ -187,5 +188,50 @@ func adminScreenshot(t *testing.T, b *testBroker, ac, bc *protocol.Client, a, bm
 		require.NoError(t, os.MkdirAll(filepath.Dir(dst), 0o755))
 		require.NoError(t, os.WriteFile(dst, data, 0o644))
 		t.Logf("updated %s", dst)
+	}
+}
+
+// TestAdminBrowserShowsConsumerGroup: a consumer (KIP-848) group on the
+// live page. a joins, b joins, a catches up, b leaves: the group is
+// Reconciling at group epoch 3, and a, at epoch 2, holds orders-0 and
+// orders-2 while its target is all of orders. The page shows the type, the
+// epochs and the assignor, marks a's epoch as lagging, and shows the
+// target beside what a holds, in the members table and in the grid.
+func TestAdminBrowserShowsConsumerGroup(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs chromium")
+	}
+	t.Parallel()
+	b := startBroker(t, adminConfig())
+	c := adminDial(t, b.Addr(), "k848")
+	beat := func(member string, epoch int32) {
+		t.Helper()
+		req := kmsg.NewPtrConsumerGroupHeartbeatRequest()
+		req.Version, req.Group, req.MemberID, req.MemberEpoch = 1, "cg", member, epoch
+		if epoch == 0 {
+			uniform := "uniform"
+			req.RebalanceTimeoutMillis, req.ServerAssignor = 60000, &uniform
+			req.SubscribedTopicNames, req.Topics = []string{"orders"}, []kmsg.ConsumerGroupHeartbeatRequestTopic{}
+		}
+		resp := adminRequest[*kmsg.ConsumerGroupHeartbeatResponse](t, c, req)
+		require.Zero(t, resp.ErrorCode, "%s at epoch %d: %v", member, epoch, resp.ErrorMessage)
+	}
+	beat("a", 0)
+	beat("b", 0)
+	beat("a", 1)
+	beat("b", -1)
+
+	html := adminChromium(t, "--virtual-time-budget=1500", "--dump-dom", b.adminURL()+"/")
+	for _, want := range []string{
+		`data-group="cg" data-state="Reconciling" data-generation="3" data-type="consumer"`,
+		`<span class="badge type-consumer" title="consumer protocol (KIP-848)">consumer</span>`,
+		`<span class="generation" data-generation="3">group epoch 3</span>`,
+		`data-assignment-epoch="3">assignment epoch 3 · assignor uniform</span>`,
+		`data-member-epoch="2" title="behind group epoch 3: catches up at its next heartbeat">2 → 3</td>`,
+		`orders 0,2<div class="target" data-target="orders 0,1,2,3"`,
+		`data-partition="orders-1" data-owner="" style=""><span class="p">p1</span><span class="o">unowned</span><span class="o target" data-target="a">→ a</span>`,
+		`<b>epoch 3</b>`,
+	} {
+		require.Contains(t, html, want, "page:\n%s", adminTail(html, 8000))
 	}
 }

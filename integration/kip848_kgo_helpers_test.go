@@ -6,6 +6,7 @@ package integration
 
 import (
 	"context"
+	"fmt"
 	"maps"
 	"slices"
 	"sync"
@@ -19,16 +20,17 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/minibroker/minibroker/assignor"
-	mbroker "github.com/minibroker/minibroker/broker"
+	"github.com/minibroker/minibroker/broker"
 	"github.com/minibroker/minibroker/coordinator"
 )
 
-// k848KgoConfig is the broker of these tests: the real clock and its
-// expiry ticker, and a 100 ms heartbeat so that a test sees many in a
-// second. The session is long enough that a live member never expires
-// under -race on two cores.
-func k848KgoConfig() mbroker.Config {
-	return mbroker.Config{ConsumerSessionTimeout: 3 * time.Second, ConsumerHeartbeatInterval: 100 * time.Millisecond}
+// k848RealClock adjusts startBroker's broker for these tests: the real
+// clock and its expiry ticker, and a 100 ms heartbeat so that a test sees
+// many in a second. The session is long enough that a live member never
+// expires under -race on two cores.
+func k848RealClock(cfg *broker.Config) {
+	cfg.ManualClock = false
+	cfg.ConsumerSessionTimeout, cfg.ConsumerHeartbeatInterval = 3*time.Second, 100*time.Millisecond
 }
 
 // k848Member is one kgo consumer in a KIP-848 group and the assignment its
@@ -43,7 +45,7 @@ type k848Member struct {
 
 // k848NewMember starts a kgo consumer of topics in group with
 // kgo.ServerSideBalancer and balancer; it is closed at cleanup.
-func k848NewMember(t *testing.T, b *mbroker.Broker, group, name string, balancer kgo.GroupBalancer, topics ...string) *k848Member {
+func k848NewMember(t *testing.T, b *testBroker, group, name string, balancer kgo.GroupBalancer, topics ...string) *k848Member {
 	t.Helper()
 	m := &k848Member{name: name, owned: map[string][]int32{}}
 	cl, err := kgo.NewClient(
@@ -111,7 +113,7 @@ func k848ByTopic(parts []assignor.TopicPartition) map[string][]int32 {
 // k848Converged reports whether group is Stable with exactly members, each
 // at the group epoch on both sides, and each member's callbacks agreeing
 // with the coordinator's view of its assignment.
-func k848Converged(b *mbroker.Broker, group string, members ...*k848Member) bool {
+func k848Converged(b *testBroker, group string, members ...*k848Member) bool {
 	v, ok := b.Coordinator().Describe(group)
 	if !ok || v.State != coordinator.Stable || len(v.Members) != len(members) {
 		return false
@@ -130,9 +132,9 @@ func k848Converged(b *mbroker.Broker, group string, members ...*k848Member) bool
 }
 
 // k848AwaitConverged waits until k848Converged holds and returns the view.
-func k848AwaitConverged(t *testing.T, b *mbroker.Broker, group string, members ...*k848Member) coordinator.GroupView {
+func k848AwaitConverged(t *testing.T, b *testBroker, group string, members ...*k848Member) coordinator.GroupView {
 	t.Helper()
-	k848Eventually(t, func() bool { return k848Converged(b, group, members...) }, "group %s never converged on %d members", group, len(members))
+	eventually(t, func() bool { return k848Converged(b, group, members...) }, fmt.Sprintf("group %s never converged on %d members", group, len(members)))
 	v, _ := b.Coordinator().Describe(group)
 	return v
 }
@@ -140,11 +142,11 @@ func k848AwaitConverged(t *testing.T, b *mbroker.Broker, group string, members .
 // k848AssertStable checks that the converged group stays at its epoch, with
 // the same members and assignment, while every member heartbeats beats
 // more times (seen as its session deadline moving on).
-func k848AssertStable(t *testing.T, b *mbroker.Broker, group string, beats int) {
+func k848AssertStable(t *testing.T, b *testBroker, group string, beats int) {
 	t.Helper()
 	start, _ := b.Coordinator().Describe(group)
 	deadlines := map[string]map[time.Time]bool{}
-	k848Eventually(t, func() bool {
+	eventually(t, func() bool {
 		v, _ := b.Coordinator().Describe(group)
 		require.Equal(t, start.Generation, v.Generation, "the group epoch moved while the group was idle")
 		require.Equal(t, coordinator.Stable, v.State)
@@ -160,7 +162,7 @@ func k848AssertStable(t *testing.T, b *mbroker.Broker, group string, beats int) 
 			done = done && len(deadlines[m.MemberID]) > beats
 		}
 		return done
-	}, "members of %s did not heartbeat %d times", group, beats)
+	}, fmt.Sprintf("members of %s did not heartbeat %d times", group, beats))
 }
 
 // k848Subscriptions is the view's subscriptions and the partition counts of
@@ -170,7 +172,7 @@ func k848Subscriptions(v coordinator.GroupView) (map[string][]string, map[string
 	for _, m := range v.Members {
 		subs[m.MemberID] = m.Topics
 	}
-	return subs, k848Topics()
+	return subs, defaultTopics()
 }
 
 // k848CommitOwned commits offset 100+p of every partition p the member
@@ -189,7 +191,7 @@ func k848CommitOwned(t *testing.T, m *k848Member) map[string]map[int32]int64 {
 	}
 	var resp *kmsg.OffsetCommitResponse
 	var err error
-	ctx, cancel := context.WithTimeout(t.Context(), k848Wait)
+	ctx, cancel := context.WithTimeout(t.Context(), waitTimeout)
 	defer cancel()
 	m.cl.CommitOffsetsSync(ctx, offsets, func(_ *kgo.Client, _ *kmsg.OffsetCommitRequest, r *kmsg.OffsetCommitResponse, e error) {
 		resp, err = r, e
@@ -212,7 +214,7 @@ func k848CommitOwned(t *testing.T, m *k848Member) map[string]map[int32]int64 {
 // k848FetchCommitted reads the group's committed offsets back with kadm.
 func k848FetchCommitted(t *testing.T, cl *kgo.Client, group string) map[string]map[int32]int64 {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), k848Wait)
+	ctx, cancel := context.WithTimeout(t.Context(), waitTimeout)
 	defer cancel()
 	resps, err := kadm.NewClient(cl).FetchOffsets(ctx, group)
 	require.NoError(t, err)

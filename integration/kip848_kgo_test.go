@@ -22,6 +22,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/minibroker/minibroker/assignor"
+	"github.com/minibroker/minibroker/broker"
 	"github.com/minibroker/minibroker/coordinator"
 )
 
@@ -32,7 +33,7 @@ import (
 // partitions.
 func TestK848KgoRangeConvergesCommitsAndTakesOverOnClose(t *testing.T) {
 	t.Parallel()
-	b := k848Start(t, k848KgoConfig())
+	b := startBroker(t, k848RealClock)
 	const group = "k848-range"
 	members := []*k848Member{
 		k848NewMember(t, b, group, "a", kgo.RangeBalancer(), "orders", "payments"),
@@ -86,7 +87,7 @@ func TestK848KgoRangeConvergesCommitsAndTakesOverOnClose(t *testing.T) {
 // member id, and the group converges again.
 func TestK848KgoStickyConvergesAndTakesOverOnExpiry(t *testing.T) {
 	t.Parallel()
-	b := k848Start(t, k848KgoConfig())
+	b := startBroker(t, k848RealClock)
 	const group = "k848-sticky"
 	members := []*k848Member{
 		k848NewMember(t, b, group, "a", kgo.StickyBalancer(), "orders"),
@@ -104,7 +105,7 @@ func TestK848KgoStickyConvergesAndTakesOverOnExpiry(t *testing.T) {
 
 	expiredID, _ := members[2].cl.GroupMetadata()
 	require.NoError(t, b.ExpireMember(group, expiredID))
-	k848Eventually(t, func() bool {
+	eventually(t, func() bool {
 		id, _ := members[2].cl.GroupMetadata()
 		return id != expiredID && k848Converged(b, group, members...)
 	}, "the expired member never came back under a new id")
@@ -119,7 +120,7 @@ func TestK848KgoStickyConvergesAndTakesOverOnExpiry(t *testing.T) {
 	assert.Len(t, k848FetchCommitted(t, members[0].cl, group)["orders"], 4)
 
 	// kadm describes the group through ConsumerGroupDescribe, topics by name.
-	ctx, cancel := context.WithTimeout(t.Context(), k848Wait)
+	ctx, cancel := context.WithTimeout(t.Context(), waitTimeout)
 	defer cancel()
 	described, err := kadm.NewClient(members[0].cl).DescribeConsumerGroups(ctx, group)
 	require.NoError(t, err)
@@ -143,9 +144,7 @@ func TestK848KgoStickyConvergesAndTakesOverOnExpiry(t *testing.T) {
 // passed, and the kgo members take its partitions.
 func TestK848KgoTakeOverWhenASessionEnds(t *testing.T) {
 	t.Parallel()
-	cfg := k848KgoConfig()
-	cfg.ConsumerSessionTimeout = time.Second
-	b := k848Start(t, cfg)
+	b := startBroker(t, k848RealClock, func(cfg *broker.Config) { cfg.ConsumerSessionTimeout = time.Second })
 	const group = "k848-session"
 	members := []*k848Member{
 		k848NewMember(t, b, group, "a", kgo.RangeBalancer(), "orders"),
@@ -153,7 +152,7 @@ func TestK848KgoTakeOverWhenASessionEnds(t *testing.T) {
 	}
 	k848AwaitConverged(t, b, group, members...)
 
-	c := k848Dial(t, b, "quiet")
+	c := b.dial(t, "quiet")
 	quiet := k848Join(t, c, group, "quiet", "range", "orders")
 	require.Len(t, quiet.Assignment.Topics, 1)
 	assert.NotEmpty(t, quiet.Assignment.Topics[0].Partitions, "range gives each of three members a share of orders(4)")
@@ -173,7 +172,7 @@ func TestK848KgoTakeOverWhenASessionEnds(t *testing.T) {
 		}
 	}
 	assert.Len(t, all, 4, "the kgo members hold every partition again")
-	resp := k848Do[*kmsg.ConsumerGroupHeartbeatResponse](t, c, k848Keepalive(group, "quiet", quiet.MemberEpoch))
+	resp := do[*kmsg.ConsumerGroupHeartbeatResponse](t, c, k848Keepalive(group, "quiet", quiet.MemberEpoch))
 	assert.Equal(t, kerr.UnknownMemberID.Code, resp.ErrorCode, "its session ended")
 }
 
@@ -182,12 +181,12 @@ func TestK848KgoTakeOverWhenASessionEnds(t *testing.T) {
 // protocol: they join a classic group.
 func TestK848KgoClassicClientsStayClassic(t *testing.T) {
 	t.Parallel()
-	b := k848Start(t, k848KgoConfig())
+	b := startBroker(t, k848RealClock)
 	cl, err := kgo.NewClient(kgo.SeedBrokers(b.Addr()), kgo.ConsumerGroup("k848-classic"), kgo.ConsumeTopics("orders"),
 		kgo.Balancers(kgo.RangeBalancer()), kgo.DisableAutoCommit())
 	require.NoError(t, err)
 	t.Cleanup(cl.Close)
-	k848Eventually(t, func() bool {
+	eventually(t, func() bool {
 		v, ok := b.Coordinator().Describe("k848-classic")
 		return ok && v.State == coordinator.Stable && len(v.Members) == 1
 	}, "the classic member never joined")
@@ -204,7 +203,7 @@ func TestK848KgoClassicClientsStayClassic(t *testing.T) {
 // then fail every join, and consume nothing, until the topic existed.)
 func TestK848KgoSubscriptionToATopicCreatedLater(t *testing.T) {
 	t.Parallel()
-	b := k848Start(t, k848KgoConfig())
+	b := startBroker(t, k848RealClock)
 	const group = "k848-later"
 	m := k848NewMember(t, b, group, "a", kgo.RangeBalancer(), "orders", "later")
 	v := k848AwaitConverged(t, b, group, m)
@@ -212,7 +211,7 @@ func TestK848KgoSubscriptionToATopicCreatedLater(t *testing.T) {
 	assert.Equal(t, []string{"later", "orders"}, v.Members[0].Topics)
 
 	require.NoError(t, b.CreateTopic("later", 2))
-	k848Eventually(t, func() bool {
+	eventually(t, func() bool {
 		return k848Converged(b, group, m) && len(m.assigned()["later"]) == 2
 	}, "the new topic was never assigned")
 	v, _ = b.Coordinator().Describe(group)
@@ -229,7 +228,7 @@ func TestK848KgoSubscriptionToATopicCreatedLater(t *testing.T) {
 // here a subscription change back): the group converges again.
 func TestK848KgoRecoversFromFencedMemberEpoch(t *testing.T) {
 	t.Parallel()
-	b := k848Start(t, k848KgoConfig())
+	b := startBroker(t, k848RealClock)
 	const group = "k848-fenced"
 	members := []*k848Member{
 		k848NewMember(t, b, group, "a", kgo.RangeBalancer(), "orders"),
@@ -238,11 +237,11 @@ func TestK848KgoRecoversFromFencedMemberEpoch(t *testing.T) {
 	v := k848AwaitConverged(t, b, group, members...)
 	id, epoch := members[0].cl.GroupMetadata()
 
-	c := k848Dial(t, b, "impostor")
+	c := b.dial(t, "impostor")
 	resp := k848Join(t, c, group, id, "range", "orders", "payments")
 	require.Equal(t, v.Generation+1, resp.MemberEpoch)
 
-	k848Eventually(t, func() bool {
+	eventually(t, func() bool {
 		now, _ := b.Coordinator().Describe(group)
 		return now.Generation >= v.Generation+2 && k848Converged(b, group, members...)
 	}, "kgo never re-joined after being fenced")

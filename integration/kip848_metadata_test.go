@@ -1,13 +1,15 @@
 package integration
 
 import (
+	"maps"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	mbroker "github.com/minibroker/minibroker/broker"
+	"github.com/minibroker/minibroker/broker"
 )
 
 // TestK848MetadataTopicIDsStableAcrossRestart: the consumer protocol names
@@ -17,11 +19,11 @@ import (
 func TestK848MetadataTopicIDsStableAcrossRestart(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	b, err := mbroker.Start(t.Context(), mbroker.Config{DataDir: dir, Topics: k848Topics()})
-	require.NoError(t, err)
-	c := k848Dial(t, b, "k848")
+	onDir := func(cfg *broker.Config) { cfg.DataDir = dir }
+	b := startBroker(t, onDir)
+	c := b.dial(t, "k848")
 	ids := k848TopicIDs(t, c)
-	require.Equal(t, []string{"orders", "payments"}, k848SortedKeys(ids))
+	require.Equal(t, []string{"orders", "payments"}, slices.Sorted(maps.Keys(ids)))
 	assert.NotZero(t, ids["orders"])
 	assert.NotZero(t, ids["payments"])
 	assert.NotEqual(t, ids["orders"], ids["payments"])
@@ -38,13 +40,13 @@ func TestK848MetadataTopicIDsStableAcrossRestart(t *testing.T) {
 		req := kmsg.NewPtrMetadataRequest()
 		req.Version = v
 		req.Topics = []kmsg.MetadataRequestTopic{{Topic: kmsg.StringPtr("orders")}}
-		mr := k848Do[*kmsg.MetadataResponse](t, c, req)
+		mr := do[*kmsg.MetadataResponse](t, c, req)
 		require.Len(t, mr.Topics, 1)
 		assert.Equal(t, ids["orders"], mr.Topics[0].TopicID, "v%d", v)
 	}
 	c.Close()
 	require.NoError(t, b.Close())
 
-	again := k848Start(t, mbroker.Config{DataDir: dir, Topics: k848Topics()})
-	assert.Equal(t, created, k848TopicIDs(t, k848Dial(t, again, "k848")), "kept in the data dir")
+	again := startBroker(t, onDir)
+	assert.Equal(t, created, k848TopicIDs(t, again.dial(t, "k848")), "kept in the data dir")
 }

@@ -12,14 +12,18 @@ import (
 	labs "github.com/minibroker/minibroker/tools/lab"
 )
 
-const labUsage = `usage: minibroker lab rebalance|fencing|expiry [--broker ADDR]
+const labUsage = `usage: minibroker lab rebalance|fencing|expiry|rebalance-848|fencing-848 [--broker ADDR]
 
 Runs one of the chapter's experiments over a real TCP socket and prints each
-step with the Kafka requests sent and the answers received.
+step with the Kafka requests sent and the answers received. rebalance,
+fencing and expiry speak the classic group protocol (JoinGroup, SyncGroup,
+Heartbeat); rebalance-848 and fencing-848 are the same experiments over
+Kafka 4's consumer protocol (KIP-848: ConsumerGroupHeartbeat), where a
+member learns of a rebalance from its next heartbeat's answer.
 
 By default the lab starts its own broker in this process (ephemeral port,
 temporary data dir, manual clock), so the output is the same on every run.
---broker ADDR runs rebalance or fencing against a running minibroker instead;
+--broker ADDR runs any lab but expiry against a running minibroker instead;
 member ids then depend on that broker. The expiry lab moves the broker's
 manual clock and runs its expiry step from inside the process, so it has no
 --broker form.

@@ -44,6 +44,8 @@ func TestLabCommandUsageErrors(t *testing.T) {
 		{"expiry on a remote broker", []string{"expiry", "--broker", "127.0.0.1:1"}, 2, "needs the in-process broker"},
 		{"unreachable broker", []string{"fencing", "--broker", "127.0.0.1:1"}, 1, "connection refused"},
 		{"help", []string{"-h"}, 0, "--broker ADDR"},
+		{"help names the consumer-protocol labs", []string{"-h"}, 0, "rebalance-848|fencing-848"},
+		{"unreachable broker, consumer protocol", []string{"rebalance-848", "--broker", "127.0.0.1:1"}, 1, "connection refused"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -66,6 +68,8 @@ func TestLabCommandAgainstARunningBroker(t *testing.T) {
 	for _, args := range [][]string{
 		{"lab", "rebalance", "--broker", b.Addr()},
 		{"lab", "--broker", b.Addr(), "fencing"},
+		{"lab", "rebalance-848", "--broker", b.Addr()},
+		{"lab", "--broker", b.Addr(), "fencing-848"},
 	} {
 		var stdout, stderr bytes.Buffer
 		require.Equal(t, 0, run(t.Context(), args, &stdout, &stderr), stderr.String())

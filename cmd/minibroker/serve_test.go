@@ -368,7 +368,7 @@ func TestServeShutdownUnderLoad(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 	const clients = 100
 	dir := t.TempDir()
-	addr, logs, cancel, code := serveInProcess(t, "--data-dir", dir, "--topic", "storm:"+strconv.Itoa(clients))
+	addr, logs, cancel, code := serveInProcess(t, "--listen", "127.0.0.1:0", "--data-dir", dir, "--topic", "storm:"+strconv.Itoa(clients))
 	defer cancel()
 
 	acked := make([]atomic.Int64, clients) // highest offset acknowledged with NONE, per partition

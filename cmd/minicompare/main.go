@@ -23,11 +23,13 @@ import (
 
 const usage = `usage: minicompare [--broker ADDR]
 
-Runs the same scripted consumer-group scenarios against minibroker and
-against kfake (franz-go's in-process Kafka fake) over real sockets, and
-prints each side's answer, whether they agree, and the row of
-docs/behavior-matrix.md that explains them. Answers that differ from the
-documented ones are marked "!" and make the command exit 1.
+Runs the same scripted consumer-group scenarios, over the classic group
+protocol and over Kafka 4's consumer protocol (KIP-848, the kip848-*
+scenarios), against minibroker and against kfake (franz-go's in-process
+Kafka fake) over real sockets, and prints each side's answer, whether they
+agree, and the row of docs/behavior-matrix.md that explains them; answers
+too long for the table follow it. Answers that differ from the documented
+ones are marked "!" and make the command exit 1.
 
 By default both brokers run in this process. --broker ADDR runs the
 minibroker side against a running minibroker instead (it needs the real

@@ -68,26 +68,45 @@ func Run(ctx context.Context, addrs map[Side]string) []Result {
 	return results
 }
 
+// longAnswer is the widest answer WriteTable prints in the table; a
+// longer one (a scenario that tells a story, such as kip848-two-owners)
+// is printed below it, so that the table stays readable.
+const longAnswer = 82
+
 // WriteTable prints results as a table: scenario, minibroker's answer,
 // kfake's, whether they agree, and the behaviour-matrix row that explains
-// them. An answer that is not the documented one is marked with "!", and
-// a closing line counts agreements and surprises. It returns the number of
-// surprises.
+// them. Answers longer than longAnswer are printed after the table, one
+// scenario at a time. An answer that is not the documented one is marked
+// with "!", and a closing line counts agreements and surprises. It
+// returns the number of surprises.
 func WriteTable(w io.Writer, results []Result) (unexpected int, err error) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "SCENARIO\tMINIBROKER\tKAFKA (KFAKE)\tSAME\tMATRIX ROW")
 	same := 0
 	var surprises []string
+	var long strings.Builder
 	for _, r := range results {
 		cells := make([]string, 0, 2)
+		below := false
+		for _, side := range Sides() {
+			below = below || len(r.Answer[side]) > longAnswer
+		}
+		if below {
+			fmt.Fprintf(&long, "\n%s (%s):\n", r.Scenario.Name, r.Scenario.Row)
+		}
 		for _, side := range Sides() {
 			cell := r.Answer[side]
+			mark := ""
 			if !r.Expected(side) {
-				cell = "! " + cell
+				mark = "! "
 				unexpected++
 				surprises = append(surprises, fmt.Sprintf("  %s on %s: got %q, documented %q", r.Scenario.Name, side, r.Answer[side], r.Scenario.Want(side)))
 			}
-			cells = append(cells, cell)
+			if below {
+				fmt.Fprintf(&long, "  %-11s %s%s\n", side+":", mark, cell)
+				cell = "(below)"
+			}
+			cells = append(cells, mark+cell)
 		}
 		verdict := "different"
 		if r.Same() {
@@ -98,6 +117,9 @@ func WriteTable(w io.Writer, results []Result) (unexpected int, err error) {
 	}
 	if err := tw.Flush(); err != nil {
 		return unexpected, err
+	}
+	if long.Len() > 0 {
+		fmt.Fprintf(w, "%s", long.String())
 	}
 	fmt.Fprintf(w, "\n%d scenarios: %d same, %d different. Rows are in docs/behavior-matrix.md.\n", len(results), same, len(results)-same)
 	if unexpected == 0 {

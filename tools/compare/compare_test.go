@@ -29,6 +29,19 @@ func TestCompareWriteTable(t *testing.T) {
 	require.Contains(t, out.String(), "2 scenarios: 1 same, 1 different.")
 	require.Contains(t, out.String(), "Every answer is the documented one.")
 
+	story := strings.Repeat("a long answer ", 10)
+	results = append(results, Result{Scenario: Scenario{Name: "c", Row: "row-c", Minibroker: story, Kfake: "short"},
+		Answer: map[Side]string{Minibroker: story, Kfake: "short"}})
+	out.Reset()
+	unexpected, err = WriteTable(&out, results)
+	require.NoError(t, err)
+	require.Zero(t, unexpected)
+	lines = strings.Split(out.String(), "\n")
+	require.Regexp(t, `^c +\(below\) +\(below\) +different +row-c$`, lines[3], "a long answer leaves the table")
+	require.Contains(t, out.String(), "\nc (row-c):\n  minibroker: "+story+"\n  kfake:      short\n")
+	require.Contains(t, out.String(), "3 scenarios: 1 same, 2 different.")
+
+	results = results[:2]
 	results[1].Answer[Kfake] = "error: boom"
 	out.Reset()
 	unexpected, err = WriteTable(&out, results)

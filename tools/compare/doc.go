@@ -16,4 +16,11 @@
 // meet at the barrier run concurrently, and the leader sends a plan in its
 // SyncGroup (minibroker ignores it). Against minibroker the same scripts
 // never wait: every join completes on its own.
+//
+// The kip848-* scenarios speak Kafka 4's consumer protocol
+// (ConsumerGroupHeartbeat, through lab.ConsumerMember), which kfake also
+// implements. There nobody waits on either side; what differs is when a
+// moved partition reaches its new owner: kfake revokes it from the old
+// owner first, minibroker hands both members their new assignments at
+// their next heartbeats (docs/design.md section 9).
 package compare

@@ -202,5 +202,50 @@ func Scenarios() []Scenario {
 			Minibroker: "connection closed",
 			Kfake:      "connection closed",
 		},
+		{
+			Name: "kip848-two-owners", Row: "kip848-no-revocation", Run: twoOwners,
+			Minibroker: "joiner gets orders-2,orders-3 at its join; both own orders-2,orders-3; old owner's commit of orders-2 REBALANCE_IN_PROGRESS, not stored; its heartbeat: epoch 2 orders-0,orders-1; joiner then orders-2,orders-3; after the old owner's next heartbeat (epoch 2) orders-2,orders-3",
+			Kfake:      "joiner gets (none) at its join; both own (none); old owner's commit of orders-2 NONE, stored; its heartbeat: epoch 1 orders-0,orders-1; joiner then (none); after the old owner's next heartbeat (epoch 2) orders-2,orders-3",
+		},
+		{
+			Name: "kip848-previous-epoch-heartbeat", Row: "kip848-heartbeat-fencing", Run: previousEpochHeartbeat,
+			Minibroker: "previous epoch FENCED_MEMBER_EPOCH; epoch ahead FENCED_MEMBER_EPOCH",
+			Kfake:      "previous epoch NONE at epoch 2; epoch ahead FENCED_MEMBER_EPOCH",
+		},
+		{
+			Name: "kip848-previous-epoch-commit", Row: "kip848-commit-epoch", Run: previousEpochCommit,
+			Minibroker: "previous epoch STALE_MEMBER_EPOCH, not stored; epoch ahead STALE_MEMBER_EPOCH",
+			Kfake:      "previous epoch NONE, stored; epoch ahead STALE_MEMBER_EPOCH",
+		},
+		{
+			Name: "kip848-unknown-group", Row: "kip848-unknown-group", Run: consumerUnknownGroup,
+			Minibroker: "heartbeat UNKNOWN_MEMBER_ID; then described: GROUP_ID_NOT_FOUND",
+			Kfake:      "heartbeat UNKNOWN_MEMBER_ID; then described: Empty with 0 members",
+		},
+		{
+			Name: "kip848-leave-unknown-member", Row: "kip848-leave-unknown-member", Run: consumerLeaveUnknownMember,
+			Minibroker: "known group NONE; unknown group NONE",
+			Kfake:      "known group UNKNOWN_MEMBER_ID; unknown group UNKNOWN_MEMBER_ID",
+		},
+		{
+			Name: "kip848-assignors", Row: "kip848-assignors", Run: consumerAssignors,
+			Minibroker: `cooperative-sticky UNSUPPORTED_ASSIGNOR; default described as "uniform"; it splits orders member-1 orders-0,orders-2, member-2 orders-1,orders-3`,
+			Kfake:      `cooperative-sticky UNSUPPORTED_ASSIGNOR; default described as ""; it splits orders member-1 orders-0,orders-1, member-2 orders-2,orders-3`,
+		},
+		{
+			Name: "kip848-describe-topic-ids", Row: "kip848-describe", Run: consumerDescribeTopicIDs,
+			Minibroker: "Stable at epoch 1 (assignment epoch 1); orders by its Metadata id and by name",
+			Kfake:      "Stable at epoch 1 (assignment epoch 1); orders by its Metadata id, no name",
+		},
+		{
+			Name: "kip848-rejoin-known-id", Row: "kip848-rejoin", Run: consumerRejoinKnownID,
+			Minibroker: "NONE at epoch 1 with orders-0,orders-1,orders-2,orders-3",
+			Kfake:      "NONE at epoch 1 with orders-0,orders-1,orders-2,orders-3",
+		},
+		{
+			Name: "kip848-classic-group", Row: "kip848-group-type", Run: consumerClassicGroup,
+			Minibroker: "heartbeat join into a classic group GROUP_ID_NOT_FOUND; JoinGroup into a consumer group INCONSISTENT_GROUP_PROTOCOL",
+			Kfake:      "heartbeat join into a classic group GROUP_ID_NOT_FOUND; JoinGroup into a consumer group NONE",
+		},
 	}
 }

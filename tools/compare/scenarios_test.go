@@ -29,6 +29,8 @@ func TestCompareScenarioTableIsWellFormed(t *testing.T) {
 		"stale-generation-commit", "ownership-violation", "stale-heartbeat", "heartbeat-unknown-member",
 		"leave-unknown-member", "direct-commit-with-members", "commit-empty-group", "unknown-group",
 		"unchanged-rejoin", "changed-rejoin", "session-expiry",
+		"kip848-two-owners", "kip848-previous-epoch-heartbeat", "kip848-previous-epoch-commit",
+		"kip848-unknown-group", "kip848-leave-unknown-member", "kip848-assignors", "kip848-describe-topic-ids",
 	} {
 		require.True(t, seen[name], "the issue asks for scenario %s", name)
 	}

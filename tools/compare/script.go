@@ -10,15 +10,19 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 
 	"github.com/minibroker/minibroker/assignor"
+	"github.com/minibroker/minibroker/protocol"
 	"github.com/minibroker/minibroker/tools/lab"
 )
 
 // Script is one scenario's run against one broker: the group it owns and
-// the members it dialled, which Close makes leave.
+// the members it dialled, which Close makes leave, and the raw connections
+// it opened, which Close closes.
 type Script struct {
-	addr    string
-	group   string
-	members []*lab.Member
+	addr      string
+	group     string
+	members   []*lab.Member
+	consumers []*lab.ConsumerMember // consumer-protocol (KIP-848) members
+	conns     []*protocol.Client
 }
 
 // pollInterval is how often a script re-asks while it waits for a broker
@@ -77,6 +81,15 @@ func (s *Script) Close() {
 			m.Leave(ctx)
 		}
 		m.Close()
+	}
+	for _, m := range s.consumers {
+		if m.Epoch > 0 {
+			m.Leave(ctx)
+		}
+		m.Close()
+	}
+	for _, c := range s.conns {
+		c.Close()
 	}
 }
 
@@ -250,9 +263,15 @@ func commitCode(ctx context.Context, m *lab.Member, memberID string, generation 
 	return lab.CodeName(code), nil
 }
 
+// fetcher reads a group's committed offsets: a lab.Member or a
+// lab.ConsumerMember.
+type fetcher interface {
+	Fetch(ctx context.Context, parts ...assignor.TopicPartition) (int16, []lab.PartitionOffset, error)
+}
+
 // storedWord reports whether the group's committed offsets for offs are
 // exactly offs ("stored"), all absent ("not stored"), or something else.
-func storedWord(ctx context.Context, m *lab.Member, offs ...lab.PartitionOffset) (string, error) {
+func storedWord(ctx context.Context, m fetcher, offs ...lab.PartitionOffset) (string, error) {
 	parts := make([]assignor.TopicPartition, len(offs))
 	for i, po := range offs {
 		parts[i] = po.TopicPartition

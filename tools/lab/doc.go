@@ -1,18 +1,22 @@
 // Package lab runs the chapter's experiments ("Consumer Groups": the
 // rebalance lab and exercises 2 to 4) against minibroker over a real TCP
 // socket, and prints every Kafka request it sends with the answer it gets,
-// so a reader sees the rules at work on the wire.
+// so a reader sees the rules at work on the wire. rebalance, fencing and
+// expiry speak the classic group protocol; rebalance-848 and fencing-848
+// run the same experiments over the consumer protocol (KIP-848,
+// docs/design.md section 9).
 //
-// It also holds the two pieces the labs are built from and that the
-// comparison scenarios (package compare) reuse: Member, a consumer-group
-// member that speaks raw kmsg requests through protocol.Client, and
-// StartBroker, an in-process broker on an ephemeral loopback port with a
-// temporary data directory.
+// It also holds the pieces the labs are built from and that the
+// comparison scenarios (package compare) reuse: Member, a classic
+// consumer-group member that speaks raw kmsg requests through
+// protocol.Client; ConsumerMember, its consumer-protocol counterpart; and
+// StartBroker, an in-process broker on an ephemeral loopback port.
 //
-// Lab output is deterministic against a fresh in-process broker: member ids
-// come from the broker's sequence ("lab-000001"), the clock is manual, and
-// nothing prints a port, a time of day or a path. The golden files in
-// testdata pin it byte for byte.
+// Lab output is deterministic against a fresh in-process broker: classic
+// member ids come from the broker's sequence ("lab-000001"),
+// consumer-protocol members name themselves ("member-1"), the clock is
+// manual, and nothing prints a port, a time of day, a path or a topic id.
+// The golden files in testdata pin it byte for byte.
 //
 // lab is a client of the broker: it may import server and coordinator to
 // start one in process, but the labs themselves talk to it only through

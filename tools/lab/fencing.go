@@ -116,6 +116,12 @@ func expectFetch(ctx context.Context, m *Member, parts []assignor.TopicPartition
 	if err != nil {
 		return err
 	}
+	return checkFetch(code, got, parts, want)
+}
+
+// checkFetch checks an OffsetFetch answer for parts: NONE, and the
+// committed offsets want.
+func checkFetch(code int16, got []PartitionOffset, parts []assignor.TopicPartition, want []int64) error {
 	if code != 0 || len(got) != len(want) {
 		return fmt.Errorf("lab: OffsetFetch answered %s with %d partitions, want NONE with %d", CodeName(code), len(got), len(want))
 	}

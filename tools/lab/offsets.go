@@ -8,6 +8,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/minibroker/minibroker/assignor"
+	"github.com/minibroker/minibroker/protocol"
 )
 
 // PartitionOffset is one partition's offset in a commit or a fetch: the
@@ -47,9 +48,16 @@ func (m *Member) Commit(ctx context.Context, generation int32, offs ...Partition
 // with a manual assignment). It returns each partition's code in request
 // order.
 func (m *Member) CommitAs(ctx context.Context, memberID string, generation int32, offs ...PartitionOffset) ([]PartitionCode, error) {
+	return sendCommit(ctx, m.conn, m.tracef, m.cfg.Group, memberID, "generation", generation, offs)
+}
+
+// sendCommit sends one OffsetCommit v9 on conn for group, naming memberID
+// and generation (a consumer-protocol member's epoch, which label names in
+// the trace), and returns each partition's code in request order.
+func sendCommit(ctx context.Context, conn *protocol.Client, tracef func(string, ...any), group, memberID, label string, generation int32, offs []PartitionOffset) ([]PartitionCode, error) {
 	req := kmsg.NewPtrOffsetCommitRequest()
 	req.Version = OffsetCommitVersion
-	req.Group = m.cfg.Group
+	req.Group = group
 	req.MemberID = memberID
 	req.Generation = generation
 	for _, po := range offs {
@@ -64,8 +72,8 @@ func (m *Member) CommitAs(ctx context.Context, memberID string, generation int32
 		p.Partition, p.Offset = po.Partition, po.Offset
 		req.Topics[n-1].Partitions = append(req.Topics[n-1].Partitions, p)
 	}
-	m.tracef("  > OffsetCommit v%d member=%s generation=%d %s", req.Version, quoteID(memberID), generation, offsetList(offs))
-	resp, err := Request[*kmsg.OffsetCommitResponse](ctx, m.conn, req)
+	tracef("  > OffsetCommit v%d member=%s %s=%d %s", req.Version, quoteID(memberID), label, generation, offsetList(offs))
+	resp, err := Request[*kmsg.OffsetCommitResponse](ctx, conn, req)
 	if err != nil {
 		return nil, err
 	}
@@ -78,7 +86,7 @@ func (m *Member) CommitAs(ctx context.Context, memberID string, generation int32
 			fmt.Fprintf(&b, " %s=%s", tp, CodeName(p.ErrorCode))
 		}
 	}
-	m.tracef("  < OffsetCommit v%d%s", resp.Version, b.String())
+	tracef("  < OffsetCommit v%d%s", resp.Version, b.String())
 	return codes, nil
 }
 
@@ -86,10 +94,16 @@ func (m *Member) CommitAs(ctx context.Context, memberID string, generation int32
 // group's error code and the committed offset of each named partition
 // (-1 for none), in request order.
 func (m *Member) Fetch(ctx context.Context, parts ...assignor.TopicPartition) (int16, []PartitionOffset, error) {
+	return sendFetch(ctx, m.conn, m.tracef, m.cfg.Group, parts)
+}
+
+// sendFetch sends one OffsetFetch v8 on conn for group's committed offsets
+// of parts, as an admin reads them (no member id, epoch -1).
+func sendFetch(ctx context.Context, conn *protocol.Client, tracef func(string, ...any), group string, parts []assignor.TopicPartition) (int16, []PartitionOffset, error) {
 	req := kmsg.NewPtrOffsetFetchRequest()
 	req.Version = OffsetFetchVersion
 	g := kmsg.NewOffsetFetchRequestGroup()
-	g.Group = m.cfg.Group
+	g.Group = group
 	for _, tp := range parts {
 		n := len(g.Topics)
 		if n == 0 || g.Topics[n-1].Topic != tp.Topic {
@@ -101,8 +115,8 @@ func (m *Member) Fetch(ctx context.Context, parts ...assignor.TopicPartition) (i
 		g.Topics[n-1].Partitions = append(g.Topics[n-1].Partitions, tp.Partition)
 	}
 	req.Groups = []kmsg.OffsetFetchRequestGroup{g}
-	m.tracef("  > OffsetFetch v%d group=%s %s", req.Version, m.cfg.Group, compact(parts))
-	resp, err := Request[*kmsg.OffsetFetchResponse](ctx, m.conn, req)
+	tracef("  > OffsetFetch v%d group=%s %s", req.Version, group, compact(parts))
+	resp, err := Request[*kmsg.OffsetFetchResponse](ctx, conn, req)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -119,6 +133,6 @@ func (m *Member) Fetch(ctx context.Context, parts ...assignor.TopicPartition) (i
 			})
 		}
 	}
-	m.tracef("  < OffsetFetch v%d %s %s", resp.Version, CodeName(rg.ErrorCode), offsetList(out))
+	tracef("  < OffsetFetch v%d %s %s", resp.Version, CodeName(rg.ErrorCode), offsetList(out))
 	return rg.ErrorCode, out, nil
 }

@@ -16,7 +16,9 @@ import (
 var ErrUnknownLab = errors.New("unknown lab")
 
 // Names returns the labs, in the order `make lab` runs them.
-func Names() []string { return []string{"rebalance", "fencing", "expiry"} }
+func Names() []string {
+	return []string{"rebalance", "fencing", "expiry", "rebalance-848", "fencing-848"}
+}
 
 // Group returns the group id a lab uses against a fresh in-process broker.
 func Group(name string) string { return "lab-" + name }
@@ -58,6 +60,10 @@ func runOn(ctx context.Context, name string, w io.Writer, b *broker.Broker, addr
 		return Rebalance(ctx, w, addr, group)
 	case "fencing":
 		return Fencing(ctx, w, addr, group)
+	case "rebalance-848":
+		return Rebalance848(ctx, w, addr, group)
+	case "fencing-848":
+		return Fencing848(ctx, w, addr, group)
 	default:
 		return Expiry(ctx, w, b, group)
 	}

@@ -31,7 +31,8 @@ func TestLabAgainstRunningBroker(t *testing.T) {
 	b, err := broker.Start(testContext(t), broker.Config{})
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, b.Close()) })
-	for _, name := range []string{"rebalance", "fencing", "rebalance", "fencing"} {
+	wire := []string{"rebalance", "fencing", "rebalance-848", "fencing-848"}
+	for _, name := range append(wire, wire...) {
 		var out bytes.Buffer
 		require.NoError(t, Run(testContext(t), name, &out, b.Addr()), "lab %s:\n%s", name, out.String())
 		require.Contains(t, out.String(), "group "+Group(name)+"-")
