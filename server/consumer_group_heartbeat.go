@@ -51,7 +51,7 @@ func (s *Server) handleConsumerGroupHeartbeat(r *request, req *kmsg.ConsumerGrou
 		r.setCode(&resp.ErrorCode, s.code(err))
 		msg := err.Error()
 		resp.ErrorMessage = &msg
-		s.fenced(r.logger, kmsg.ConsumerGroupHeartbeat, req.Group, req.MemberID, req.MemberEpoch, resp.ErrorCode)
+		s.fenced(r.logger, kmsg.ConsumerGroupHeartbeat, req.Group, req.MemberID, req.MemberEpoch, err)
 		return resp
 	}
 	if err := checkConsumerHeartbeatShape(req); err != nil {

@@ -149,9 +149,10 @@ func TestConsumerGroupHeartbeatCodes(t *testing.T) {
 	}
 	fenced := obs.snapshot().fenced
 	require.Len(t, fenced, 3, "FENCED_MEMBER_EPOCH and both UNKNOWN_MEMBER_IDs reach the observer")
-	assert.Equal(t, FencingEvent{Group: "g", MemberID: "a", API: "ConsumerGroupHeartbeat", Generation: 2, Code: kerr.FencedMemberEpoch.Code}, fenced[0])
+	assert.Equal(t, FencingEvent{Group: "g", MemberID: "a", API: "ConsumerGroupHeartbeat", Generation: 2, Code: kerr.FencedMemberEpoch.Code, Reason: "stale member epoch"}, fenced[0])
 	assert.Equal(t, kerr.UnknownMemberID.Code, fenced[1].Code)
 	assert.Equal(t, kerr.UnknownMemberID.Code, fenced[2].Code)
+	assert.Equal(t, "unknown member", fenced[2].Reason)
 }
 
 func TestConsumerGroupHeartbeatLeave(t *testing.T) {

@@ -14,7 +14,8 @@ import (
 
 func (s *Server) handleHeartbeat(r *request, req *kmsg.HeartbeatRequest) kmsg.Response {
 	resp := req.ResponseKind().(*kmsg.HeartbeatResponse)
-	r.setCode(&resp.ErrorCode, s.code(s.coord.Heartbeat(req.Group, req.MemberID, req.Generation)))
-	s.fenced(r.logger, kmsg.Heartbeat, req.Group, req.MemberID, req.Generation, resp.ErrorCode)
+	err := s.coord.Heartbeat(req.Group, req.MemberID, req.Generation)
+	r.setCode(&resp.ErrorCode, s.code(err))
+	s.fenced(r.logger, kmsg.Heartbeat, req.Group, req.MemberID, req.Generation, err)
 	return resp
 }

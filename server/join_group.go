@@ -61,7 +61,11 @@ func (s *Server) handleJoinGroup(r *request, req *kmsg.JoinGroupRequest) kmsg.Re
 		if errors.Is(err, coordinator.ErrInconsistentGroupProtocol) || errors.Is(err, coordinator.ErrGroupMaxSizeReached) {
 			resp.MemberID = "" // as Kafka answers both
 		}
-		s.fenced(r.logger, kmsg.JoinGroup, req.Group, req.MemberID, -1, resp.ErrorCode)
+		s.fenced(r.logger, kmsg.JoinGroup, req.Group, req.MemberID, -1, err)
+		if errors.Is(err, coordinator.ErrUnknownTopic) {
+			r.logger.Info("join refused: a subscribed topic does not exist", "group", req.Group, "member", req.MemberID,
+				"client", r.clientID, "err", err)
+		}
 		return resp
 	}
 	protocolType, protocolName := coordinator.ConsumerProtocolType, res.Protocol

@@ -7,9 +7,11 @@ package server
 // can count on the observer having seen it.
 
 import (
+	"errors"
 	"log/slog"
 	"time"
 
+	"github.com/minibroker/minibroker/coordinator"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -46,6 +48,9 @@ type FencingEvent struct {
 	// member's OffsetCommit; -1 for JoinGroup.
 	Generation int32
 	Code       int16
+	// Reason says why, in words: "stale generation", "unknown member",
+	// "not the owner", "group rebalancing" or "stale member epoch".
+	Reason string
 }
 
 // nopObserver is the Observer of a server nobody watches.
@@ -57,26 +62,43 @@ func (nopObserver) Fenced(FencingEvent)                            {}
 func (nopObserver) ConnOpened()                                    {}
 func (nopObserver) ConnClosed()                                    {}
 
-// isFencingCode reports whether code is one of the codes by which the
-// coordinator fences a stale or unknown member.
-func isFencingCode(code int16) bool {
-	switch code {
-	case kerr.IllegalGeneration.Code, kerr.UnknownMemberID.Code, kerr.RebalanceInProgress.Code,
-		kerr.FencedMemberEpoch.Code, kerr.StaleMemberEpoch.Code:
-		return true
-	}
-	return false
+// fencingReasons name why the coordinator turned a member away, for the
+// log, the observer and the live page: each fencing sentinel and its
+// reason, checked in order with errors.Is.
+var fencingReasons = [...]struct {
+	err    error
+	reason string
+}{
+	{coordinator.ErrNotPartitionOwner, "not the owner"},
+	{coordinator.ErrIllegalGeneration, "stale generation"},
+	{coordinator.ErrFencedMemberEpoch, "stale member epoch"},
+	{coordinator.ErrStaleMemberEpoch, "stale member epoch"},
+	{coordinator.ErrUnknownMemberID, "unknown member"},
+	{coordinator.ErrRebalanceInProgress, "group rebalancing"},
 }
 
-// fenced logs and reports a fencing rejection when code is one; any other
-// code is ignored.
-func (s *Server) fenced(logger *slog.Logger, api kmsg.Key, group, memberID string, generation int32, code int16) {
-	if !isFencingCode(code) {
+// fencingReason returns why err fenced a member, and false when err is no
+// fencing rejection.
+func fencingReason(err error) (string, bool) {
+	for _, f := range fencingReasons {
+		if errors.Is(err, f.err) {
+			return f.reason, true
+		}
+	}
+	return "", false
+}
+
+// fenced logs and reports a fencing rejection when err is one; any other
+// error, or none, is ignored.
+func (s *Server) fenced(logger *slog.Logger, api kmsg.Key, group, memberID string, generation int32, err error) {
+	reason, ok := fencingReason(err)
+	if !ok {
 		return
 	}
+	code := s.code(err)
 	logger.Info("fencing rejection", "group", group, "member", memberID, "api", api.Name(),
-		"generation", generation, "code", CodeName(code))
-	s.observer.Fenced(FencingEvent{Group: group, MemberID: memberID, API: api.Name(), Generation: generation, Code: code})
+		"generation", generation, "code", CodeName(code), "reason", reason)
+	s.observer.Fenced(FencingEvent{Group: group, MemberID: memberID, API: api.Name(), Generation: generation, Code: code, Reason: reason})
 }
 
 // CodeName returns Kafka's name for an error code: "NONE" for 0,

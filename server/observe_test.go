@@ -120,12 +120,12 @@ func TestObserverFencingRejections(t *testing.T) {
 	require.Equal(t, kerr.MemberIDRequired.Code, call[*kmsg.JoinGroupResponse](e, "c", joinRequest(9, "g", "", "orders")).ErrorCode)
 
 	want := []FencingEvent{
-		{Group: "g", MemberID: a, API: "Heartbeat", Generation: 1, Code: kerr.IllegalGeneration.Code},
-		{Group: "g", MemberID: a, API: "SyncGroup", Generation: 1, Code: kerr.IllegalGeneration.Code},
-		{Group: "g", MemberID: a, API: "OffsetCommit", Generation: 1, Code: kerr.IllegalGeneration.Code},
-		{Group: "g", MemberID: a, API: "OffsetCommit", Generation: 2, Code: kerr.RebalanceInProgress.Code},
-		{Group: "g", MemberID: "ghost", API: "Heartbeat", Generation: 2, Code: kerr.UnknownMemberID.Code},
-		{Group: "g", MemberID: "ghost", API: "JoinGroup", Generation: -1, Code: kerr.UnknownMemberID.Code},
+		{Group: "g", MemberID: a, API: "Heartbeat", Generation: 1, Code: kerr.IllegalGeneration.Code, Reason: "stale generation"},
+		{Group: "g", MemberID: a, API: "SyncGroup", Generation: 1, Code: kerr.IllegalGeneration.Code, Reason: "stale generation"},
+		{Group: "g", MemberID: a, API: "OffsetCommit", Generation: 1, Code: kerr.IllegalGeneration.Code, Reason: "stale generation"},
+		{Group: "g", MemberID: a, API: "OffsetCommit", Generation: 2, Code: kerr.RebalanceInProgress.Code, Reason: "not the owner"},
+		{Group: "g", MemberID: "ghost", API: "Heartbeat", Generation: 2, Code: kerr.UnknownMemberID.Code, Reason: "unknown member"},
+		{Group: "g", MemberID: "ghost", API: "JoinGroup", Generation: -1, Code: kerr.UnknownMemberID.Code, Reason: "unknown member"},
 	}
 	got := obs.snapshot()
 	require.Equal(t, want, got.fenced)
@@ -137,7 +137,7 @@ func TestObserverFencingRejections(t *testing.T) {
 		require.Equal(t, slog.LevelInfo, logs[i].Level)
 		require.Equal(t, map[string]string{
 			"group": w.Group, "member": w.MemberID, "api": w.API,
-			"generation": strconv.Itoa(int(w.Generation)), "code": CodeName(w.Code),
+			"generation": strconv.Itoa(int(w.Generation)), "code": CodeName(w.Code), "reason": w.Reason,
 		}, logs[i].Attrs)
 	}
 }

@@ -32,7 +32,7 @@ func (s *Server) handleSyncGroup(r *request, req *kmsg.SyncGroupRequest) kmsg.Re
 	}
 	if err != nil {
 		r.setCode(&resp.ErrorCode, s.code(err))
-		s.fenced(r.logger, kmsg.SyncGroup, req.Group, req.MemberID, req.Generation, resp.ErrorCode)
+		s.fenced(r.logger, kmsg.SyncGroup, req.Group, req.MemberID, req.Generation, err)
 		return resp
 	}
 	resp.ProtocolType, resp.Protocol = req.ProtocolType, req.Protocol // checked equal to the group's
