@@ -1,0 +1,11 @@
+// Package clients drives a broker with the real Kafka clients minibroker is
+// judged by: sarama, segmentio kafka-go, librdkafka (through
+// confluent-kafka-go) and kcat, with kadm reading back what they commit.
+//
+// The tests talk to the broker only over loopback sockets, through the
+// address startBroker (broker_test.go) returns. Until minibroker stores
+// records, startBroker runs kfake, franz-go's in-memory Kafka; switching it to
+// minibroker's embedded broker is a change to that one function.
+// observe_test.go is the exception: it hooks kfake's request handling to
+// record what each client sends, and stays on kfake.
+package clients
