@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -46,7 +47,7 @@ func newClientLog(t *testing.T, name string) *clientLog {
 	t.Helper()
 	l := &clientLog{name: name}
 	t.Cleanup(func() {
-		if !t.Failed() {
+		if !t.Failed() && os.Getenv("CLIENTS_LOG") == "" {
 			return
 		}
 		l.mu.Lock()

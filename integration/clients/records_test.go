@@ -49,12 +49,22 @@ type stored struct {
 	ProducerID int64
 }
 
-// readTopic reads every record of topic up to its current end offsets with a
-// plain kgo consumer (no group, no commits): the neutral view of what a
-// producer wrote. Records come back sorted by partition, then offset.
-func readTopic(t *testing.T, addr string, adm *kadm.Client, topic string) []stored {
+// readTopic waits until topic's end offsets add up to total (a producer
+// with acks=0 returns before the broker has appended), then reads every
+// record up to them with a plain kgo consumer (no group, no commits): the
+// neutral view of what a producer wrote. Records come back sorted by
+// partition, then offset.
+func readTopic(t *testing.T, addr string, adm *kadm.Client, topic string, total int) []stored {
 	t.Helper()
-	ends := endOffsets(t, adm, topic)
+	var ends map[int32]int64
+	poll(t, fmt.Sprintf("%d records in %s", total, topic), func(context.Context) (bool, string) {
+		ends = endOffsets(t, adm, topic)
+		sum := int64(0)
+		for _, o := range ends {
+			sum += o
+		}
+		return sum >= int64(total), fmt.Sprintf("end offsets %v", ends)
+	})
 	from := make(map[int32]kgo.Offset)
 	left := 0
 	for p, end := range ends {

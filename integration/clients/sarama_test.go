@@ -189,7 +189,7 @@ func TestSaramaProduce(t *testing.T) {
 			adm := newAdmin(t, addr)
 			want := makeRecords(0, 200)
 			saramaProduce(tc.tune)(t, addr, topic, want)
-			byKey := checkStored(t, readTopic(t, addr, adm, topic), want)
+			byKey := checkStored(t, readTopic(t, addr, adm, topic, len(want)), want)
 
 			hash := sarama.NewHashPartitioner(topic)
 			for _, r := range want {

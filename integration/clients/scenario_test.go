@@ -45,7 +45,7 @@ func testGroupOnce(t *testing.T, c client) {
 
 	want := makeRecords(0, 200)
 	c.produce(t, addr, topic, want)
-	st := readTopic(t, addr, adm, topic)
+	st := readTopic(t, addr, adm, topic, len(want))
 	checkStored(t, st, want)
 
 	l.wait(t, len(want))
@@ -117,7 +117,7 @@ func testGroupRebalance(t *testing.T, c client) {
 		}
 	}
 	all := makeRecords(0, 300)
-	st := readTopic(t, addr, adm, topic)
+	st := readTopic(t, addr, adm, topic, len(all))
 	checkStored(t, st, all)
 	checkConsumed(t, got, st)
 	if want, have := nextOffsets(got), committed(t, adm, group, topic); !maps.Equal(have, want) {
