@@ -239,4 +239,3 @@ func endOffsets(t *testing.T, adm *kadm.Client, topic string) map[int32]int64 {
 	}
 	return out
 }
-

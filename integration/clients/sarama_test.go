@@ -42,9 +42,11 @@ func (r *saramaRouter) each(fn func(*clientLog)) {
 	}
 }
 
-func (r *saramaRouter) Print(v ...any)                 { r.each(func(l *clientLog) { l.Print(v...) }) }
-func (r *saramaRouter) Println(v ...any)               { r.each(func(l *clientLog) { l.Println(v...) }) }
-func (r *saramaRouter) Printf(format string, v ...any) { r.each(func(l *clientLog) { l.Printf(format, v...) }) }
+func (r *saramaRouter) Print(v ...any)   { r.each(func(l *clientLog) { l.Print(v...) }) }
+func (r *saramaRouter) Println(v ...any) { r.each(func(l *clientLog) { l.Println(v...) }) }
+func (r *saramaRouter) Printf(format string, v ...any) {
+	r.each(func(l *clientLog) { l.Printf(format, v...) })
+}
 
 // saramaLog registers a log for this test's sarama output.
 func saramaLog(t *testing.T) {
@@ -220,4 +222,3 @@ func TestSaramaRebalance(t *testing.T) {
 	t.Parallel()
 	testGroupRebalance(t, saramaClient())
 }
-
