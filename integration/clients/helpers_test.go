@@ -129,46 +129,31 @@ func poll(t *testing.T, what string, check func(ctx context.Context) (done bool,
 // the shares disjoint and covering all of them. It returns each member's
 // partitions, sorted. It asserts no particular split: the broker or the
 // client's assignor chooses it (minibroker's coordinator assigns round-robin
-// itself and ignores the leader's plan).
-func waitSplit(t *testing.T, adm *kadm.Client, group, topic string, partitions int32, ids ...string) map[string][]int32 {
+// itself and ignores the leader's plan). consumerProtocol selects KIP-848's
+// ConsumerGroupDescribe over the classic DescribeGroups.
+func waitSplit(t *testing.T, adm *kadm.Client, consumerProtocol bool, group, topic string, partitions int32, ids ...string) map[string][]int32 {
 	t.Helper()
+	describe := describeClassic
+	if consumerProtocol {
+		describe = describeConsumer
+	}
 	var split map[string][]int32
 	poll(t, fmt.Sprintf("group %s split over %v", group, ids), func(ctx context.Context) (bool, string) {
-		described, err := adm.DescribeGroups(ctx, group)
+		var err error
+		split, err = describe(ctx, adm, group, topic)
 		if err != nil {
 			return false, err.Error()
 		}
-		g := described[group]
-		if g.Err != nil {
-			return false, g.Err.Error()
-		}
-		if g.State != "Stable" {
-			return false, "state " + g.State
-		}
-		split = make(map[string][]int32)
 		seen := make(map[int32]string)
-		for _, m := range g.Members {
-			a, ok := m.Assigned.AsConsumer()
-			if !ok {
-				return false, fmt.Sprintf("member %s has no consumer assignment", m.ClientID)
-			}
-			var mine []int32
-			for _, at := range a.Topics {
-				if at.Topic == topic {
-					mine = append(mine, at.Partitions...)
-				}
-			}
-			for _, p := range mine {
+		for id, ps := range split {
+			for _, p := range ps {
 				if other, dup := seen[p]; dup {
-					return false, fmt.Sprintf("partition %d held by %s and %s", p, other, m.ClientID)
+					return false, fmt.Sprintf("partition %d held by %s and %s", p, other, id)
 				}
-				seen[p] = m.ClientID
+				seen[p] = id
 			}
-			slices.Sort(mine)
-			split[m.ClientID] = mine
 		}
-		members := slices.Sorted(maps.Keys(split))
-		if !slices.Equal(members, slices.Sorted(slices.Values(ids))) {
+		if !slices.Equal(slices.Sorted(maps.Keys(split)), slices.Sorted(slices.Values(ids))) {
 			return false, fmt.Sprintf("members %v", split)
 		}
 		for id, ps := range split {
@@ -182,6 +167,72 @@ func waitSplit(t *testing.T, adm *kadm.Client, group, topic string, partitions i
 		return true, ""
 	})
 	return split
+}
+
+// describeClassic reads a classic group's members with DescribeGroups:
+// client id -> sorted partitions of topic. The group must be Stable.
+func describeClassic(ctx context.Context, adm *kadm.Client, group, topic string) (map[string][]int32, error) {
+	described, err := adm.DescribeGroups(ctx, group)
+	if err != nil {
+		return nil, err
+	}
+	g := described[group]
+	if g.Err != nil {
+		return nil, g.Err
+	}
+	if g.State != "Stable" {
+		return nil, fmt.Errorf("state %s", g.State)
+	}
+	split := make(map[string][]int32)
+	for _, m := range g.Members {
+		a, ok := m.Assigned.AsConsumer()
+		if !ok {
+			return nil, fmt.Errorf("member %s has no consumer assignment", m.ClientID)
+		}
+		var mine []int32
+		for _, at := range a.Topics {
+			if at.Topic == topic {
+				mine = append(mine, at.Partitions...)
+			}
+		}
+		slices.Sort(mine)
+		split[m.ClientID] = mine
+	}
+	return split, nil
+}
+
+// describeConsumer reads a KIP-848 group's members with
+// ConsumerGroupDescribe: client id -> sorted partitions. The group must be
+// Stable and every member reconciled (its assignment is its target, at the
+// group's epoch). Assignments name topics by id (kfake sends no names), so
+// every assigned partition counts: the scenarios subscribe to one topic.
+func describeConsumer(ctx context.Context, adm *kadm.Client, group, _ string) (map[string][]int32, error) {
+	described, err := adm.DescribeConsumerGroups(ctx, group)
+	if err != nil {
+		return nil, err
+	}
+	g := described[group]
+	if g.Err != nil {
+		return nil, g.Err
+	}
+	if g.State != "Stable" {
+		return nil, fmt.Errorf("state %s", g.State)
+	}
+	split := make(map[string][]int32)
+	for _, m := range g.Members {
+		if m.MemberEpoch != g.Epoch || !maps.EqualFunc(m.Assignment, m.TargetAssignment, maps.Equal) {
+			return nil, fmt.Errorf("member %s at epoch %d (group %d) holds %v, target %v", m.ClientID, m.MemberEpoch, g.Epoch, m.Assignment, m.TargetAssignment)
+		}
+		var mine []int32
+		for _, ps := range m.Assignment {
+			for p := range ps {
+				mine = append(mine, p)
+			}
+		}
+		slices.Sort(mine)
+		split[m.ClientID] = mine
+	}
+	return split, nil
 }
 
 // committed reads group's committed offsets for topic with kadm

@@ -25,6 +25,9 @@ type client struct {
 	// client down (committing what the client commits on close, then
 	// leaving the group) and returns once it has.
 	join func(t *testing.T, addr, group, topic, id string, l *ledger) (leave func())
+	// consumerProtocol says the members use KIP-848's consumer protocol
+	// (ConsumerGroupHeartbeat) instead of the classic one.
+	consumerProtocol bool
 }
 
 // testGroupOnce: two members join, the partitions split between them, 200
@@ -40,7 +43,7 @@ func testGroupOnce(t *testing.T, c client) {
 	l := newLedger()
 	leaveA := c.join(t, addr, group, topic, a, l)
 	leaveB := c.join(t, addr, group, topic, b, l)
-	split := waitSplit(t, adm, group, topic, partitions, a, b)
+	split := waitSplit(t, adm, c.consumerProtocol, group, topic, partitions, a, b)
 	t.Logf("split %v", split)
 
 	want := makeRecords(0, 200)
@@ -74,7 +77,7 @@ func testGroupRebalance(t *testing.T, c client) {
 
 	// a alone owns every partition.
 	leaveA := c.join(t, addr, group, topic, a, l)
-	alone := waitSplit(t, adm, group, topic, partitions, a)
+	alone := waitSplit(t, adm, c.consumerProtocol, group, topic, partitions, a)
 	c.produce(t, addr, topic, makeRecords(0, 100))
 	l.wait(t, 100)
 	waitCommitted(t, adm, group, topic, endOffsets(t, adm, topic))
@@ -82,7 +85,7 @@ func testGroupRebalance(t *testing.T, c client) {
 
 	// b joins: the partitions split, both consume.
 	leaveB := c.join(t, addr, group, topic, b, l)
-	split := waitSplit(t, adm, group, topic, partitions, a, b)
+	split := waitSplit(t, adm, c.consumerProtocol, group, topic, partitions, a, b)
 	t.Logf("split after %s joined: %v", b, split)
 	c.produce(t, addr, topic, makeRecords(100, 100))
 	l.wait(t, 200)
@@ -97,7 +100,7 @@ func testGroupRebalance(t *testing.T, c client) {
 	// b leaves: a takes b's partitions over from b's commits.
 	leaveB()
 	handedOver := committed(t, adm, group, topic)
-	waitSplit(t, adm, group, topic, partitions, a)
+	waitSplit(t, adm, c.consumerProtocol, group, topic, partitions, a)
 	c.produce(t, addr, topic, makeRecords(200, 100))
 	l.wait(t, 300)
 	leaveA()
