@@ -71,6 +71,13 @@ func (l *clientLog) Write(p []byte) (int, error) {
 	return l.buf.Write(p)
 }
 
+// String returns the log so far.
+func (l *clientLog) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.String()
+}
+
 // Printf appends one line with a timestamp.
 func (l *clientLog) Printf(format string, args ...any) {
 	line := time.Now().Format("15:04:05.000 ") + fmt.Sprintf(format, args...)

@@ -225,4 +225,3 @@ func rdkafka848Client() client {
 		consumerProtocol: true,
 	}
 }
-
