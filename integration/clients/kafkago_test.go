@@ -50,7 +50,22 @@ func kafkagoProduce(t *testing.T, addr, topic string, recs []kv) {
 // loggers, the test's heartbeat interval and MaxWait differ from kafka-go's
 // defaults: Close waits for the fetch in flight, and with the default
 // MaxWait (10 s) every leave would take that long.
-func kafkagoJoin(t *testing.T, addr, group, topic, id string, l *ledger) func() {
+//
+// policy chooses StartOffset, where a member starts when the group has no
+// commit: FirstOffset (the default) or LastOffset. kafka-go has no reset
+// policy for an out-of-range commit: below the log start it skips to the
+// first offset, past the end it waits (see observe_test.go).
+func kafkagoJoin(policy string) joinFunc {
+	start := kafka.FirstOffset
+	if policy == "latest" {
+		start = kafka.LastOffset
+	}
+	return func(t *testing.T, addr, group, topic, id string, l *ledger) func() {
+		return kafkagoMember(t, addr, group, topic, id, l, start)
+	}
+}
+
+func kafkagoMember(t *testing.T, addr, group, topic, id string, l *ledger, start int64) func() {
 	t.Helper()
 	log := newClientLog(t, "kafka-go "+id)
 	r := kafka.NewReader(kafka.ReaderConfig{
@@ -58,6 +73,7 @@ func kafkagoJoin(t *testing.T, addr, group, topic, id string, l *ledger) func() 
 		GroupID:           group,
 		Topic:             topic,
 		Dialer:            &kafka.Dialer{ClientID: id, Timeout: 10 * time.Second},
+		StartOffset:       start,
 		HeartbeatInterval: heartbeat,
 		MaxWait:           500 * time.Millisecond,
 		Logger:            kafka.LoggerFunc(log.Printf),
@@ -91,7 +107,7 @@ func kafkagoJoin(t *testing.T, addr, group, topic, id string, l *ledger) func() 
 }
 
 func kafkagoClient() client {
-	return client{name: "kafkago", produce: kafkagoProduce, join: kafkagoJoin}
+	return client{name: "kafkago", produce: kafkagoProduce, join: kafkagoJoin("earliest"), reset: kafkagoJoin}
 }
 
 // TestKafkaGoProduce: 200 keyed records from a default Writer land once each,

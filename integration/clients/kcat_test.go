@@ -110,12 +110,19 @@ func parseKcat(id, line string) (consumed, error) {
 	return consumed{id, int32(p), o, []byte(f[2]), []byte(f[3])}, nil
 }
 
-// kcatJoin runs kcat -G as a long-lived member; leave sends it SIGTERM, on
-// which kcat closes its consumer (a final commit, then LeaveGroup) and exits.
-func kcatJoin(t *testing.T, addr, group, topic, id string, l *ledger) func() {
+// kcatJoin returns a joinFunc running kcat -G as a long-lived member that
+// resets to policy (auto.offset.reset); leave sends it SIGTERM, on which
+// kcat closes its consumer (a final commit, then LeaveGroup) and exits.
+func kcatJoin(policy string) joinFunc {
+	return func(t *testing.T, addr, group, topic, id string, l *ledger) func() {
+		return kcatMember(t, addr, group, topic, id, l, policy)
+	}
+}
+
+func kcatMember(t *testing.T, addr, group, topic, id string, l *ledger, policy string) func() {
 	t.Helper()
 	log := newClientLog(t, "kcat "+id)
-	args := append(kcatGroupArgs(addr, group, id), "-d", "cgrp", topic)
+	args := append(kcatGroupArgs(addr, group, id), "-X", "auto.offset.reset="+policy, "-d", "cgrp", topic)
 	cmd := exec.Command(kcatPath(t), args...)
 	cmd.Stderr = log
 	stdout, err := cmd.StdoutPipe()
@@ -166,7 +173,7 @@ func kcatJoin(t *testing.T, addr, group, topic, id string, l *ledger) func() {
 }
 
 func kcatClient() client {
-	return client{name: "kcat", produce: kcatProduce(), join: kcatJoin}
+	return client{name: "kcat", produce: kcatProduce(), join: kcatJoin("earliest"), reset: kcatJoin}
 }
 
 // TestKcatProduceFromFile: kcat -P -l sends a file of 200 key:value lines;

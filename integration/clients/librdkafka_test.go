@@ -150,7 +150,19 @@ func rdkafkaJoin(extra kafka.ConfigMap) func(t *testing.T, addr, group, topic, i
 }
 
 func rdkafkaClient() client {
-	return client{name: "rdkafka", produce: rdkafkaProduce(nil), join: rdkafkaJoin(nil)}
+	return client{name: "rdkafka", produce: rdkafkaProduce(nil), join: rdkafkaJoin(nil), reset: rdkafkaReset(nil)}
+}
+
+// rdkafkaReset returns joinFuncs with auto.offset.reset=policy added to
+// extra.
+func rdkafkaReset(extra kafka.ConfigMap) func(policy string) joinFunc {
+	return func(policy string) joinFunc {
+		cfg := kafka.ConfigMap{"auto.offset.reset": policy}
+		for k, v := range extra {
+			cfg[k] = v
+		}
+		return rdkafkaJoin(cfg)
+	}
 }
 
 // TestLibrdkafkaProduce: 200 keyed records from librdkafka's producer, with
@@ -218,10 +230,12 @@ func TestLibrdkafkaRebalance(t *testing.T) {
 // rdkafka848Client is librdkafka on KIP-848's consumer protocol: the broker
 // assigns, and heartbeat and session settings are the broker's.
 func rdkafka848Client() client {
+	kip848 := kafka.ConfigMap{"group.protocol": "consumer"}
 	return client{
 		name:             "rdkafka848",
 		produce:          rdkafkaProduce(nil),
-		join:             rdkafkaJoin(kafka.ConfigMap{"group.protocol": "consumer"}),
+		join:             rdkafkaJoin(kip848),
+		reset:            rdkafkaReset(kip848),
 		consumerProtocol: true,
 	}
 }

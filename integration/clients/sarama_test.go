@@ -125,15 +125,26 @@ func (h saramaHandler) ConsumeClaim(sess sarama.ConsumerGroupSession, claim sara
 	}
 }
 
-// saramaJoin starts a sarama ConsumerGroup member. It sets the oldest offset
-// as the start (the default is the newest, which would race the producer),
-// and the test's heartbeat interval.
-func saramaJoin(t *testing.T, addr, group, topic, id string, l *ledger) func() {
+// saramaJoin returns a joinFunc for sarama ConsumerGroup members that reset
+// to policy: Consumer.Offsets.Initial OffsetOldest or OffsetNewest (the
+// default; the scenarios use oldest, as newest would race the producer). It
+// also sets the test's heartbeat interval and a 100 ms auto commit.
+func saramaJoin(policy string) joinFunc {
+	initial := sarama.OffsetOldest
+	if policy == "latest" {
+		initial = sarama.OffsetNewest
+	}
+	return func(t *testing.T, addr, group, topic, id string, l *ledger) func() {
+		return saramaMember(t, addr, group, topic, id, l, initial)
+	}
+}
+
+func saramaMember(t *testing.T, addr, group, topic, id string, l *ledger, initial int64) func() {
 	t.Helper()
 	saramaLog(t)
 	cfg := sarama.NewConfig()
 	cfg.ClientID = id
-	cfg.Consumer.Offsets.Initial = sarama.OffsetOldest
+	cfg.Consumer.Offsets.Initial = initial
 	cfg.Consumer.Group.Heartbeat.Interval = heartbeat
 	cfg.Consumer.Offsets.AutoCommit.Interval = 100 * time.Millisecond
 	cg, err := sarama.NewConsumerGroup([]string{addr}, group, cfg)
@@ -165,7 +176,7 @@ func saramaJoin(t *testing.T, addr, group, topic, id string, l *ledger) func() {
 }
 
 func saramaClient() client {
-	return client{name: "sarama", produce: saramaProduce(nil), join: saramaJoin}
+	return client{name: "sarama", produce: saramaProduce(nil), join: saramaJoin("earliest"), reset: saramaJoin}
 }
 
 // TestSaramaProduce: 200 keyed records from a SyncProducer, with sarama's

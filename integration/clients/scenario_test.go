@@ -18,17 +18,24 @@ type client struct {
 	// produce writes recs to topic with the client's producer, in order,
 	// and returns once every record is acknowledged.
 	produce func(t *testing.T, addr, topic string, recs []kv)
-	// join starts one member of group with client id id, subscribed to
-	// topic, starting from the earliest offset where the group has no
-	// commit, and reports each record it hands the application to l. The
-	// returned leave closes the member the way an application shuts the
-	// client down (committing what the client commits on close, then
-	// leaving the group) and returns once it has.
-	join func(t *testing.T, addr, group, topic, id string, l *ledger) (leave func())
+	// join starts a member that resets to the earliest offset (see
+	// joinFunc).
+	join joinFunc
+	// reset returns a joinFunc whose members reset to "earliest" or
+	// "latest" where the group has no commit, or its commit is out of
+	// range (for the clients that reset then).
+	reset func(policy string) joinFunc
 	// consumerProtocol says the members use KIP-848's consumer protocol
 	// (ConsumerGroupHeartbeat) instead of the classic one.
 	consumerProtocol bool
 }
+
+// joinFunc starts one member of group with client id id, subscribed to
+// topic, and reports each record it hands the application to l. The
+// returned leave closes the member the way an application shuts the client
+// down (committing what the client commits on close, then leaving the
+// group) and returns once it has.
+type joinFunc func(t *testing.T, addr, group, topic, id string, l *ledger) (leave func())
 
 // testGroupOnce: two members join, the partitions split between them, 200
 // records are produced and each is consumed exactly once, in order within its
