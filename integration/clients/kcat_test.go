@@ -82,8 +82,9 @@ func kcatProduce(extra ...string) func(t *testing.T, addr, topic string, recs []
 }
 
 // kcatGroupArgs are the -G consumer's arguments: earliest start (the
-// default, latest, would race the producer), the test's heartbeat,
-// partition/offset/key/value lines, unbuffered. The auto commit interval
+// default, latest, would race the producer), the test's heartbeat, fetches
+// that wait at most 100 ms for data (kcat's close waits for the fetch in
+// flight), partition/offset/key/value lines, unbuffered. The auto commit interval
 // stays librdkafka's 5 s: kcat 1.7.1 applies -X auto.commit.interval.ms to
 // the deprecated topic-level property of that name (-X dump shows both), so
 // the scenarios' waits for kcat's commits take up to 5 s.
@@ -93,6 +94,7 @@ func kcatGroupArgs(addr, group, id string) []string {
 		"-X", "client.id=" + id,
 		"-X", "auto.offset.reset=earliest",
 		"-X", "heartbeat.interval.ms=" + strconv.Itoa(int(heartbeat/time.Millisecond)),
+		"-X", "fetch.wait.max.ms=100",
 	}
 }
 

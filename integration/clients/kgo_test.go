@@ -10,6 +10,7 @@ import (
 	"context"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
 )
@@ -39,7 +40,9 @@ func kgoProduce(t *testing.T, addr, topic string, recs []kv) {
 	}
 }
 
-// kgoJoin returns a joinFunc for kgo group members resetting to policy.
+// kgoJoin returns a joinFunc for kgo group members resetting to policy
+// (ConsumeResetOffset), with the test's heartbeat interval and a 100 ms
+// auto commit instead of 5 s.
 func kgoJoin(policy string) joinFunc {
 	reset := kgo.NewOffset().AtStart()
 	if policy == "latest" {
@@ -52,6 +55,7 @@ func kgoJoin(policy string) joinFunc {
 			kgo.SeedBrokers(addr), kgo.ClientID(id),
 			kgo.ConsumerGroup(group), kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(reset),
 			kgo.HeartbeatInterval(heartbeat),
+			kgo.AutoCommitInterval(100*time.Millisecond),
 			kgo.WithLogger(kgo.BasicLogger(log, kgo.LogLevelDebug, nil)),
 		)
 		if err != nil {

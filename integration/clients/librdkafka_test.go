@@ -99,7 +99,8 @@ func rdkafkaProduce(extra kafka.ConfigMap) func(t *testing.T, addr, topic string
 // auto.offset.reset=earliest (the default, latest, would race the
 // producer) and, on the classic protocol, the test's heartbeat interval;
 // auto commits run every 100 ms instead of 5 s so that the scenarios' waits
-// for commits are short. extra is added last.
+// for commits are short, and fetches wait at most 100 ms instead of 500 ms
+// for data (Close waits for the fetch in flight). extra is added last.
 func rdkafkaJoin(extra kafka.ConfigMap) func(t *testing.T, addr, group, topic, id string, l *ledger) func() {
 	return func(t *testing.T, addr, group, topic, id string, l *ledger) func() {
 		t.Helper()
@@ -107,6 +108,7 @@ func rdkafkaJoin(extra kafka.ConfigMap) func(t *testing.T, addr, group, topic, i
 		cfg["group.id"] = group
 		cfg["auto.offset.reset"] = "earliest"
 		cfg["auto.commit.interval.ms"] = 100
+		cfg["fetch.wait.max.ms"] = 100
 		if extra["group.protocol"] != "consumer" {
 			cfg["heartbeat.interval.ms"] = int(heartbeat / time.Millisecond)
 		}

@@ -323,10 +323,16 @@ func observeOutOfRange(t *testing.T, oc observedClient, rec *recorder, adm *kadm
 		}
 	}
 	res := oorResult{bad: make(map[int32]int64)}
-	want := 0 // what an earliest reset reads
+	want := 0                          // what an earliest reset reads
+	newStarts := make(map[int32]int64) // the log starts the member resets against
 	for p, end := range ends {
+		newStarts[p] = end - 1
+		if empty {
+			newStarts[p] = end
+		}
 		switch cs.mode {
 		case commitPastEnd:
+			newStarts[p] = starts[p]
 			res.bad[p] = pastEnd
 			want += int(end - starts[p])
 		case commitBelowStart:
@@ -398,17 +404,35 @@ func observeOutOfRange(t *testing.T, oc observedClient, rec *recorder, adm *kadm
 		})
 	} else {
 		// A reset with nothing to read shows only as fetches at the log
-		// end.
+		// end. A member that fetched below the end after all (reading
+		// from the log start) must also have handed those records over:
+		// leaving while the client still delivers them would race its
+		// commit with its delivery.
 		poll(t, group+" reset to the log end, or stalled", func(context.Context) (bool, string) {
 			res.stalled = stalled()
 			at := rec.fetched(phase, func(p int32, o int64) bool { return o == ends[p] })
+			next := nextOffsets(l.all())
+			for p, end := range ends {
+				read := rec.fetched(phase, func(q int32, o int64) bool { return q == p && o >= newStarts[p] && o < end })
+				if read[p] > 0 && next[p] != end {
+					return false, fmt.Sprintf("partition %d fetched from %d, handed over up to %d of %d", p, newStarts[p], next[p], end)
+				}
+			}
 			return res.stalled || len(at) == len(ends), fmt.Sprintf("fetches at the ends %v: %v", ends, at)
 		})
 		if !res.stalled && !cs.idle {
 			rec.setPhase(admin)
 			produceOnePerPartition(t, addr, "late")
 			rec.setPhase(phase)
-			l.wait(t, len(ends))
+			poll(t, group+" reading the late records", func(context.Context) (bool, string) {
+				n := 0
+				for _, r := range l.all() {
+					if string(r.Key) == "late" {
+						n++
+					}
+				}
+				return n == len(ends), fmt.Sprintf("%d of %d late records", n, len(ends))
+			})
 		}
 	}
 	leave()
