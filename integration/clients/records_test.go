@@ -148,15 +148,6 @@ func checkStored(t *testing.T, got []stored, want []kv) map[string]stored {
 	return byKey
 }
 
-// perPartition counts records by partition.
-func perPartition(got []stored) map[int32]int {
-	out := make(map[int32]int)
-	for _, s := range got {
-		out[s.Partition]++
-	}
-	return out
-}
-
 // consumed is one record as a client under test handed it to the
 // application.
 type consumed struct {
