@@ -10,18 +10,24 @@ import (
 // starts one broker on 127.0.0.1 with a port the kernel picks (never a fixed
 // one: make test must pass while another broker holds 9092), creates topics
 // (name -> partitions), stops the broker when the test ends and returns its
-// bootstrap address. Nothing else in the package knows which broker runs.
+// bootstrap address. Nothing else in the package knows which broker runs
+// (observe_test.go aside, which stays on kfake).
 //
 // It starts kfake today, because minibroker has no records yet. Once
 // Produce, Fetch, ListOffsets and InitProducerId land (DESIGN.md section 8),
-// this function will start minibroker's embedded broker instead (section 7):
+// this function will start minibroker's embedded broker instead (package
+// broker, section 7): in memory, on the real clock, with the KIP-848
+// heartbeat interval at 500 ms as here (the --consumer-heartbeat-interval
+// setting; take the field names from package broker once it exists):
 //
 //	b, err := broker.Start(t.Context(), broker.Config{
 //		Topics:                    topics,
 //		ConsumerHeartbeatInterval: 500 * time.Millisecond,
 //	})
-//	require.NoError(t, err)
-//	t.Cleanup(func() { require.NoError(t, b.Close()) })
+//	if err != nil {
+//		t.Fatalf("broker.Start: %v", err)
+//	}
+//	t.Cleanup(func() { _ = b.Close() })
 //	return b.Addr()
 func startBroker(t *testing.T, topics map[string]int32) (addr string) {
 	t.Helper()

@@ -8,4 +8,9 @@
 // minibroker's embedded broker is a change to that one function.
 // observe_test.go is the exception: it hooks kfake's request handling to
 // record what each client sends, and stays on kfake.
+//
+// Each client's debug output is collected per test and written to the
+// test's output only when the test fails (CLIENTS_LOG=1 writes it always).
+// The kcat tests need Debian's kcat on PATH (scripts/kcat.sh installs it)
+// and skip under -short.
 package clients

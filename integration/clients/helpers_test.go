@@ -118,14 +118,18 @@ func poll(t *testing.T, what string, check func(ctx context.Context) (done bool,
 	defer cancel()
 	tick := time.NewTicker(pollInterval)
 	defer tick.Stop()
+	last := ""
 	for {
 		done, why := check(ctx)
 		if done {
 			return
 		}
+		if ctx.Err() == nil || last == "" {
+			last = why // not the deadline's own error
+		}
 		select {
 		case <-ctx.Done():
-			t.Fatalf("%s: not within %v: %s", what, waitTimeout, why)
+			t.Fatalf("%s: not within %v: %s", what, waitTimeout, last)
 		case <-tick.C:
 		}
 	}

@@ -361,9 +361,6 @@ type observedFacts struct {
 	latestFromStart []string
 }
 
-// noCases is an empty case list, for readability of the table.
-var noCases []string
-
 // TestObserveClients records what each client sends and asserts the facts
 // below. In every case and for every client it also asserts that no member
 // commits a negative offset: none of these clients commits the reset
@@ -384,7 +381,6 @@ func TestObserveClients(t *testing.T) {
 				"OffsetCommit": {10}, "JoinGroup": {9},
 			},
 			idempotentByDefault: true,
-			stalls:              noCases, keepsCommit: noCases, latestFromStart: noCases,
 		}},
 		{observedClient{saramaClient(), saramaProduce(saramaIdempotent)}, observedFacts{
 			versions: map[string][]int16{
@@ -394,9 +390,7 @@ func TestObserveClients(t *testing.T) {
 			// sarama's offset manager marks only offsets above the one
 			// it fetched (1000): it reads everything again and commits
 			// none of it.
-			keepsCommit:     []string{"past-end-earliest", "past-end-latest"},
-			stalls:          noCases,
-			latestFromStart: noCases,
+			keepsCommit: []string{"past-end-earliest", "past-end-latest"},
 		}},
 		{observedClient{kafkagoClient(), nil}, observedFacts{
 			// No InitProducerId: kafka-go has no idempotent producer.
@@ -409,14 +403,12 @@ func TestObserveClients(t *testing.T) {
 			// says (StartOffset only applies without a commit).
 			stalls:          []string{"past-end-earliest", "past-end-latest", "past-end-latest-idle"},
 			latestFromStart: []string{"below-start-latest", "below-start-latest-idle", "moved-latest", "moved-latest-idle"},
-			keepsCommit:     noCases,
 		}},
 		{observedClient{rdkafkaClient(), rdkafkaProduce(idempotent)}, observedFacts{
 			versions: map[string][]int16{
 				"Produce": {10}, "InitProducerID": {4}, "Fetch": {16}, "ListOffsets": {7},
 				"OffsetCommit": {9}, "JoinGroup": {5},
 			},
-			stalls: noCases, keepsCommit: noCases, latestFromStart: noCases,
 		}},
 		{observedClient{rdkafka848Client(), rdkafkaProduce(idempotent)}, observedFacts{
 			// KIP-848: ConsumerGroupHeartbeat instead of JoinGroup.
@@ -424,7 +416,6 @@ func TestObserveClients(t *testing.T) {
 				"Produce": {10}, "InitProducerID": {4}, "Fetch": {16}, "ListOffsets": {7},
 				"OffsetCommit": {9}, "ConsumerGroupHeartbeat": {1},
 			},
-			stalls: noCases, keepsCommit: noCases, latestFromStart: noCases,
 		}},
 		{observedClient{kcatClient(), kcatProduce("enable.idempotence=true")}, observedFacts{
 			// kcat's librdkafka is 2.0.2: older versions than 2.11's.
@@ -432,7 +423,6 @@ func TestObserveClients(t *testing.T) {
 				"Produce": {7}, "InitProducerID": {4}, "Fetch": {11}, "ListOffsets": {2},
 				"OffsetCommit": {7}, "JoinGroup": {5},
 			},
-			stalls: noCases, keepsCommit: noCases, latestFromStart: noCases,
 		}},
 	} {
 		t.Run(tc.oc.name, func(t *testing.T) {
