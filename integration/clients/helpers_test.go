@@ -94,6 +94,11 @@ func (l *clientLog) Println(args ...any) { l.Printf("%s", fmt.Sprintln(args...))
 // Print appends its arguments as one line.
 func (l *clientLog) Print(args ...any) { l.Printf("%s", fmt.Sprint(args...)) }
 
+// kgoLogger is a kgo logger writing timestamped lines to l.
+func kgoLogger(l *clientLog, level kgo.LogLevel) kgo.Logger {
+	return kgo.BasicLogger(l, level, func() string { return time.Now().Format("15:04:05.000 ") })
+}
+
 // newAdmin returns a kadm client for addr, closed at cleanup. kadm is the
 // neutral reader of group state and commits in every scenario.
 func newAdmin(t *testing.T, addr string) *kadm.Client {
@@ -101,7 +106,7 @@ func newAdmin(t *testing.T, addr string) *kadm.Client {
 	log := newClientLog(t, "kadm")
 	cl, err := kgo.NewClient(
 		kgo.SeedBrokers(addr),
-		kgo.WithLogger(kgo.BasicLogger(log, kgo.LogLevelInfo, nil)),
+		kgo.WithLogger(kgoLogger(log, kgo.LogLevelInfo)),
 	)
 	if err != nil {
 		t.Fatalf("kgo.NewClient: %v", err)

@@ -24,7 +24,7 @@ func kgoClient() client {
 func kgoProduce(t *testing.T, addr, topic string, recs []kv) {
 	t.Helper()
 	log := newClientLog(t, "kgo producer")
-	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.DefaultProduceTopic(topic), kgo.WithLogger(kgo.BasicLogger(log, kgo.LogLevelInfo, nil)))
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.DefaultProduceTopic(topic), kgo.WithLogger(kgoLogger(log, kgo.LogLevelInfo)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,8 +41,11 @@ func kgoProduce(t *testing.T, addr, topic string, recs []kv) {
 }
 
 // kgoJoin returns a joinFunc for kgo group members resetting to policy
-// (ConsumeResetOffset), with the test's heartbeat interval and a 100 ms
-// auto commit instead of 5 s.
+// (ConsumeResetOffset), with the test's heartbeat interval, a 100 ms auto
+// commit instead of 5 s, metadata refreshes allowed every 250 ms instead of
+// 5 s (kgo resets an out-of-range partition after a metadata refresh), and
+// fetches that wait at most 100 ms instead of 5 s for data (a partition
+// reset while a fetch waits is fetched only once that fetch returns).
 func kgoJoin(policy string) joinFunc {
 	reset := kgo.NewOffset().AtStart()
 	if policy == "latest" {
@@ -56,7 +59,9 @@ func kgoJoin(policy string) joinFunc {
 			kgo.ConsumerGroup(group), kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(reset),
 			kgo.HeartbeatInterval(heartbeat),
 			kgo.AutoCommitInterval(100*time.Millisecond),
-			kgo.WithLogger(kgo.BasicLogger(log, kgo.LogLevelDebug, nil)),
+			kgo.MetadataMinAge(250*time.Millisecond),
+			kgo.FetchMaxWait(100*time.Millisecond),
+			kgo.WithLogger(kgoLogger(log, kgo.LogLevelDebug)),
 		)
 		if err != nil {
 			t.Fatal(err)

@@ -48,7 +48,9 @@ type recorder struct {
 	// partitions: "phase/request name" -> partition -> the fetch offsets
 	// (Fetch) or timestamps (ListOffsets) asked for
 	partitions map[string]map[int32][]int64
-	hold       chan struct{} // non-nil: fetches sleep until it closes
+	hold       chan struct{}      // non-nil: fetches sleep until it closes
+	acks       map[string][]int16 // phase -> the distinct Acks of its Produce requests
+	produced   map[string]int     // phase -> records in its Produce requests
 }
 
 // record installs a recorder on c: one control function per observed key
@@ -56,7 +58,12 @@ type recorder struct {
 // function and answers the request itself. While hold is set, fetches also
 // sleep (SleepControl: other connections go on) until it is closed.
 func record(c *kfake.Cluster) *recorder {
-	r := &recorder{versions: make(map[string][]int16), partitions: make(map[string]map[int32][]int64)}
+	r := &recorder{
+		versions:   make(map[string][]int16),
+		partitions: make(map[string]map[int32][]int64),
+		acks:       make(map[string][]int16),
+		produced:   make(map[string]int),
+	}
 	for _, key := range observedKeys {
 		c.ControlKey(key.Int16(), func(req kmsg.Request) (kmsg.Response, error, bool) {
 			if hold := r.add(req); hold != nil {
@@ -96,6 +103,15 @@ func (r *recorder) add(req kmsg.Request) chan struct{} {
 	k := r.phase + "/" + kmsg.NameForKey(req.Key())
 	r.versions[k] = append(r.versions[k], req.GetVersion())
 	switch req := req.(type) {
+	case *kmsg.ProduceRequest:
+		if !slices.Contains(r.acks[r.phase], req.Acks) {
+			r.acks[r.phase] = append(r.acks[r.phase], req.Acks)
+		}
+		for _, tp := range req.Topics {
+			for _, p := range tp.Partitions {
+				r.produced[r.phase] += countRecords(p.Records)
+			}
+		}
 	case *kmsg.OffsetCommitRequest:
 		for _, tp := range req.Topics {
 			for _, p := range tp.Partitions {
@@ -154,6 +170,34 @@ func (r *recorder) versionsIn(keep func(phase string) bool) map[string][]int16 {
 		slices.Sort(out[name])
 	}
 	return out
+}
+
+// countRecords counts the records of the v2 record batches in raw.
+func countRecords(raw []byte) int {
+	n := 0
+	for len(raw) > 0 {
+		var b kmsg.RecordBatch
+		if err := b.ReadFrom(raw); err != nil {
+			return n
+		}
+		n += int(b.NumRecords)
+		raw = raw[min(len(raw), 12+int(b.Length)):] // base offset and length precede Length bytes
+	}
+	return n
+}
+
+// producedIn is how many records phase's Produce requests carried.
+func (r *recorder) producedIn(phase string) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.produced[phase]
+}
+
+// acksIn returns the distinct Acks of phase's Produce requests.
+func (r *recorder) acksIn(phase string) []int16 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.acks[phase])
 }
 
 // count is how many requests named name arrived in phase.

@@ -305,23 +305,37 @@ type observedClient struct {
 	produceIdempotent func(t *testing.T, addr, topic string, recs []kv)
 }
 
+// observation is what observe recorded for one client.
+type observation struct {
+	versions            map[string][]int16 // the client's own phases, per request name
+	idempotentByDefault bool               // the default producer sent InitProducerId
+	acks                []int16            // the default producer's Acks
+	results             map[string]oorResult
+}
+
 // observe runs the phases for one client: its default producer, its
 // idempotent producer, a one-member group that reads everything, then every
-// out-of-range case. It returns the request versions of the client's own
-// phases, whether the default producer sent InitProducerId, and the cases'
-// results.
-func observe(t *testing.T, oc observedClient) (versions map[string][]int16, idempotentByDefault bool, results map[string]oorResult) {
+// out-of-range case.
+func observe(t *testing.T, oc observedClient) observation {
 	c := startKfake(t, map[string]int32{topic: partitions})
 	rec := record(c)
 	addr := c.ListenAddrs()[0]
 	adm := newAdmin(t, addr)
 
-	rec.setPhase("produce")
+	// A phase ends once the broker has seen its records: an acks=0
+	// producer returns before that.
+	producePhase := func(phase string, produce func(t *testing.T, addr, topic string, recs []kv), recs []kv) {
+		rec.setPhase(phase)
+		produce(t, addr, topic, recs)
+		poll(t, phase+" records reaching the broker", func(context.Context) (bool, string) {
+			n := rec.producedIn(phase)
+			return n >= len(recs), fmt.Sprintf("%d of %d", n, len(recs))
+		})
+	}
 	total := 40
-	oc.produce(t, addr, topic, makeRecords(0, 40))
+	producePhase("produce", oc.produce, makeRecords(0, 40))
 	if oc.produceIdempotent != nil {
-		rec.setPhase("produce-idempotent")
-		oc.produceIdempotent(t, addr, topic, makeRecords(40, 40))
+		producePhase("produce-idempotent", oc.produceIdempotent, makeRecords(40, 40))
 		total += 40
 	}
 	rec.setPhase("consume")
@@ -335,12 +349,14 @@ func observe(t *testing.T, oc observedClient) (versions map[string][]int16, idem
 		}
 	}
 
-	results = make(map[string]oorResult)
+	o := observation{results: make(map[string]oorResult)}
 	for _, cs := range oorCases {
-		results[cs.name] = observeOutOfRange(t, oc, rec, adm, addr, cs)
+		o.results[cs.name] = observeOutOfRange(t, oc, rec, adm, addr, cs)
 	}
-	versions = rec.versionsIn(func(phase string) bool { return !strings.HasPrefix(phase, "admin") })
-	return versions, rec.count("produce", "InitProducerID") > 0, results
+	o.versions = rec.versionsIn(func(phase string) bool { return !strings.HasPrefix(phase, "admin") })
+	o.idempotentByDefault = rec.count("produce", "InitProducerID") > 0
+	o.acks = rec.acksIn("produce")
+	return o
 }
 
 // observedFacts is what TestObserveClients asserts about one client.
@@ -350,6 +366,8 @@ type observedFacts struct {
 	versions map[string][]int16
 	// idempotentByDefault: its default producer sent InitProducerId.
 	idempotentByDefault bool
+	// acks: the Acks of its default producer's Produce requests.
+	acks int16
 	// stalls: the out-of-range cases in which the member never resets and
 	// keeps retrying at the bad offset.
 	stalls []string
@@ -381,6 +399,7 @@ func TestObserveClients(t *testing.T) {
 				"OffsetCommit": {10}, "JoinGroup": {9},
 			},
 			idempotentByDefault: true,
+			acks:                -1,
 		}},
 		{observedClient{saramaClient(), saramaProduce(saramaIdempotent)}, observedFacts{
 			versions: map[string][]int16{
@@ -391,6 +410,7 @@ func TestObserveClients(t *testing.T) {
 			// it fetched (1000): it reads everything again and commits
 			// none of it.
 			keepsCommit: []string{"past-end-earliest", "past-end-latest"},
+			acks:        1,
 		}},
 		{observedClient{kafkagoClient(), nil}, observedFacts{
 			// No InitProducerId: kafka-go has no idempotent producer.
@@ -403,12 +423,14 @@ func TestObserveClients(t *testing.T) {
 			// says (StartOffset only applies without a commit).
 			stalls:          []string{"past-end-earliest", "past-end-latest", "past-end-latest-idle"},
 			latestFromStart: []string{"below-start-latest", "below-start-latest-idle", "moved-latest", "moved-latest-idle"},
+			acks:            0,
 		}},
 		{observedClient{rdkafkaClient(), rdkafkaProduce(idempotent)}, observedFacts{
 			versions: map[string][]int16{
 				"Produce": {10}, "InitProducerID": {4}, "Fetch": {16}, "ListOffsets": {7},
 				"OffsetCommit": {9}, "JoinGroup": {5},
 			},
+			acks: -1,
 		}},
 		{observedClient{rdkafka848Client(), rdkafkaProduce(idempotent)}, observedFacts{
 			// KIP-848: ConsumerGroupHeartbeat instead of JoinGroup.
@@ -416,6 +438,7 @@ func TestObserveClients(t *testing.T) {
 				"Produce": {10}, "InitProducerID": {4}, "Fetch": {16}, "ListOffsets": {7},
 				"OffsetCommit": {9}, "ConsumerGroupHeartbeat": {1},
 			},
+			acks: -1,
 		}},
 		{observedClient{kcatClient(), kcatProduce("enable.idempotence=true")}, observedFacts{
 			// kcat's librdkafka is 2.0.2: older versions than 2.11's.
@@ -423,6 +446,7 @@ func TestObserveClients(t *testing.T) {
 				"Produce": {7}, "InitProducerID": {4}, "Fetch": {11}, "ListOffsets": {2},
 				"OffsetCommit": {7}, "JoinGroup": {5},
 			},
+			acks: -1,
 		}},
 	} {
 		t.Run(tc.oc.name, func(t *testing.T) {
@@ -430,12 +454,16 @@ func TestObserveClients(t *testing.T) {
 			if tc.oc.name == "kcat" {
 				kcatPath(t)
 			}
-			versions, idem, results := observe(t, tc.oc)
-			if !maps.EqualFunc(versions, tc.want.versions, slices.Equal) {
-				t.Errorf("versions %v, want %v", versions, tc.want.versions)
+			o := observe(t, tc.oc)
+			results := o.results
+			if !maps.EqualFunc(o.versions, tc.want.versions, slices.Equal) {
+				t.Errorf("versions %v, want %v", o.versions, tc.want.versions)
 			}
-			if idem != tc.want.idempotentByDefault {
-				t.Errorf("default producer sent InitProducerId: %v, want %v", idem, tc.want.idempotentByDefault)
+			if o.idempotentByDefault != tc.want.idempotentByDefault {
+				t.Errorf("default producer sent InitProducerId: %v, want %v", o.idempotentByDefault, tc.want.idempotentByDefault)
+			}
+			if !slices.Equal(o.acks, []int16{tc.want.acks}) {
+				t.Errorf("default producer's acks %v, want %d", o.acks, tc.want.acks)
 			}
 			var stalls, keeps, fromStart []string
 			for _, cs := range oorCases {

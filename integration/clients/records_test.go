@@ -81,7 +81,7 @@ func readTopic(t *testing.T, addr string, adm *kadm.Client, topic string, total 
 	cl, err := kgo.NewClient(
 		kgo.SeedBrokers(addr),
 		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: from}),
-		kgo.WithLogger(kgo.BasicLogger(log, kgo.LogLevelInfo, nil)),
+		kgo.WithLogger(kgoLogger(log, kgo.LogLevelInfo)),
 	)
 	if err != nil {
 		t.Fatalf("kgo.NewClient: %v", err)
