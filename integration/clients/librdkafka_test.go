@@ -1,0 +1,243 @@
+package clients
+
+// librdkafka 2.11.1, the static build bundled with confluent-kafka-go v2.11.1
+// (cgo). Defaults that matter here: the producer is NOT idempotent
+// (enable.idempotence=false) but waits for all replicas (acks=all), the
+// partitioner is consistent_random (CRC-32 of the key, modulo the partition
+// count), consumers start at the LATEST offset when the group has no commit
+// (auto.offset.reset=largest), and offsets are stored as Poll returns them
+// and committed every 5 s and on Close.
+
+import (
+	"context"
+	"hash/crc32"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/confluentinc/confluent-kafka-go/v2/kafka"
+)
+
+// rdkafkaConfig returns a config for addr whose log goes to a test log,
+// drained by a goroutine until the returned stop runs (after the client's
+// Close: librdkafka's forwarder blocks on a full channel).
+func rdkafkaConfig(t *testing.T, addr, id, debug string) (kafka.ConfigMap, *clientLog, func()) {
+	t.Helper()
+	log := newClientLog(t, "librdkafka "+id)
+	logs := make(chan kafka.LogEvent, 1000)
+	quit := make(chan struct{})
+	drained := make(chan struct{})
+	go func() {
+		defer close(drained)
+		for {
+			select {
+			case ev := <-logs:
+				log.Printf("%s %d %s: %s", ev.Name, ev.Level, ev.Tag, ev.Message)
+			case <-quit:
+				return
+			}
+		}
+	}()
+	cfg := kafka.ConfigMap{
+		"bootstrap.servers":      addr,
+		"client.id":              id,
+		"go.logs.channel.enable": true,
+		"go.logs.channel":        logs,
+	}
+	if debug != "" {
+		cfg["debug"] = debug
+	}
+	return cfg, log, sync.OnceFunc(func() { close(quit); <-drained })
+}
+
+// rdkafkaProduce produces recs with librdkafka's default producer settings
+// plus extra, waits for every delivery report and checks each succeeded.
+func rdkafkaProduce(extra kafka.ConfigMap) func(t *testing.T, addr, topic string, recs []kv) {
+	return func(t *testing.T, addr, topic string, recs []kv) {
+		t.Helper()
+		cfg, _, stopLog := rdkafkaConfig(t, addr, "rdkafka-producer", "msg,eos")
+		for k, v := range extra {
+			cfg[k] = v
+		}
+		p, err := kafka.NewProducer(&cfg)
+		if err != nil {
+			stopLog()
+			t.Fatalf("kafka.NewProducer: %v", err)
+		}
+		defer stopLog()
+		defer p.Close()
+		reports := make(chan kafka.Event, len(recs))
+		for _, r := range recs {
+			m := &kafka.Message{
+				TopicPartition: kafka.TopicPartition{Topic: &topic, Partition: kafka.PartitionAny},
+				Key:            r.Key,
+				Value:          r.Value,
+			}
+			if err := p.Produce(m, reports); err != nil {
+				t.Fatalf("librdkafka Produce %s: %v", r.Key, err)
+			}
+		}
+		timeout := time.After(waitTimeout)
+		for range recs {
+			select {
+			case ev := <-reports:
+				m, ok := ev.(*kafka.Message)
+				if !ok {
+					t.Fatalf("librdkafka delivery report: %v", ev)
+				}
+				if m.TopicPartition.Error != nil {
+					t.Fatalf("librdkafka delivery of %s: %v", m.Key, m.TopicPartition.Error)
+				}
+			case <-timeout:
+				t.Fatalf("librdkafka: no delivery reports for %d records within %v", len(recs), waitTimeout)
+			}
+		}
+	}
+}
+
+// rdkafkaJoin starts a librdkafka consumer in group. It sets
+// auto.offset.reset=earliest (the default, latest, would race the
+// producer) and, on the classic protocol, the test's heartbeat interval;
+// auto commits run every 100 ms instead of 5 s so that the scenarios' waits
+// for commits are short, and fetches wait at most 100 ms instead of 500 ms
+// for data (Close waits for the fetch in flight). extra is added last.
+func rdkafkaJoin(extra kafka.ConfigMap) func(t *testing.T, addr, group, topic, id string, l *ledger) func() {
+	return func(t *testing.T, addr, group, topic, id string, l *ledger) func() {
+		t.Helper()
+		cfg, log, stopLog := rdkafkaConfig(t, addr, id, "cgrp")
+		cfg["group.id"] = group
+		cfg["auto.offset.reset"] = "earliest"
+		cfg["auto.commit.interval.ms"] = 100
+		cfg["fetch.wait.max.ms"] = 100
+		if extra["group.protocol"] != "consumer" {
+			cfg["heartbeat.interval.ms"] = int(heartbeat / time.Millisecond)
+		}
+		for k, v := range extra {
+			cfg[k] = v
+		}
+		c, err := kafka.NewConsumer(&cfg)
+		if err != nil {
+			stopLog()
+			t.Fatalf("kafka.NewConsumer: %v", err)
+		}
+		if err := c.Subscribe(topic, nil); err != nil {
+			c.Close()
+			stopLog()
+			t.Fatalf("librdkafka Subscribe: %v", err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			for ctx.Err() == nil {
+				switch ev := c.Poll(50).(type) {
+				case *kafka.Message:
+					l.add(consumed{id, ev.TopicPartition.Partition, int64(ev.TopicPartition.Offset), ev.Key, ev.Value})
+				case kafka.Error:
+					log.Printf("test: Poll: %v", ev)
+				}
+			}
+		}()
+		leave := sync.OnceFunc(func() {
+			cancel()
+			<-done
+			if err := c.Close(); err != nil { // commits the stored offsets, leaves
+				t.Errorf("librdkafka %s Close: %v", id, err)
+			}
+			stopLog()
+		})
+		t.Cleanup(leave)
+		return leave
+	}
+}
+
+func rdkafkaClient() client {
+	return client{name: "rdkafka", produce: rdkafkaProduce(nil), join: rdkafkaJoin(nil), reset: rdkafkaReset(nil)}
+}
+
+// rdkafkaReset returns joinFuncs with auto.offset.reset=policy added to
+// extra.
+func rdkafkaReset(extra kafka.ConfigMap) func(policy string) joinFunc {
+	return func(policy string) joinFunc {
+		cfg := kafka.ConfigMap{"auto.offset.reset": policy}
+		for k, v := range extra {
+			cfg[k] = v
+		}
+		return rdkafkaJoin(cfg)
+	}
+}
+
+// TestLibrdkafkaProduce: 200 keyed records from librdkafka's producer, with
+// its defaults and with enable.idempotence=true. Every record lands once, in
+// order, on the partition consistent_random picks (CRC-32 of the key mod 4);
+// only the idempotent producer's batches carry a producer id.
+func TestLibrdkafkaProduce(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name       string
+		extra      kafka.ConfigMap
+		idempotent bool
+	}{
+		{"defaults", nil, false},
+		{"idempotent", kafka.ConfigMap{"enable.idempotence": true}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			addr := startBroker(t, map[string]int32{topic: partitions})
+			adm := newAdmin(t, addr)
+			want := makeRecords(0, 200)
+			rdkafkaProduce(tc.extra)(t, addr, topic, want)
+			byKey := checkStored(t, readTopic(t, addr, adm, topic, len(want)), want)
+			for _, r := range want {
+				s := byKey[string(r.Key)]
+				if p := int32(crc32.ChecksumIEEE(r.Key) % partitions); s.Partition != p {
+					t.Errorf("%s on partition %d, consistent_random says %d", r.Key, s.Partition, p)
+				}
+				if got := s.ProducerID >= 0; got != tc.idempotent {
+					t.Errorf("%s: producer id %d, idempotent %v", r.Key, s.ProducerID, tc.idempotent)
+				}
+			}
+		})
+	}
+}
+
+// TestLibrdkafkaGroupConsumesEachRecordOnce: see testGroupOnce, on the
+// classic protocol and on KIP-848's consumer protocol
+// (group.protocol=consumer).
+func TestLibrdkafkaGroupConsumesEachRecordOnce(t *testing.T) {
+	t.Parallel()
+	t.Run("classic", func(t *testing.T) {
+		t.Parallel()
+		testGroupOnce(t, rdkafkaClient())
+	})
+	t.Run("consumer", func(t *testing.T) {
+		t.Parallel()
+		testGroupOnce(t, rdkafka848Client())
+	})
+}
+
+// TestLibrdkafkaRebalance: see testGroupRebalance, on both protocols.
+func TestLibrdkafkaRebalance(t *testing.T) {
+	t.Parallel()
+	t.Run("classic", func(t *testing.T) {
+		t.Parallel()
+		testGroupRebalance(t, rdkafkaClient())
+	})
+	t.Run("consumer", func(t *testing.T) {
+		t.Parallel()
+		testGroupRebalance(t, rdkafka848Client())
+	})
+}
+
+// rdkafka848Client is librdkafka on KIP-848's consumer protocol: the broker
+// assigns, and heartbeat and session settings are the broker's.
+func rdkafka848Client() client {
+	kip848 := kafka.ConfigMap{"group.protocol": "consumer"}
+	return client{
+		name:             "rdkafka848",
+		produce:          rdkafkaProduce(nil),
+		join:             rdkafkaJoin(kip848),
+		reset:            rdkafkaReset(kip848),
+		consumerProtocol: true,
+	}
+}
