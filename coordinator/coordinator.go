@@ -200,8 +200,8 @@ type Coordinator struct {
 	// mu.
 	retainDue   map[string]time.Time
 	retainFloor time.Time
-	topics Topics // read under mu; it has a lock of its own, taken after mu
-	seq    uint64 // guarded by mu; the last member id sequence
+	topics      Topics // read under mu; it has a lock of its own, taken after mu
+	seq         uint64 // guarded by mu; the last member id sequence
 	// expireFloor is a lower bound on every member's and pending id's
 	// deadline, so Expire can return at once until the clock passes it
 	// instead of visiting every member on every tick. Guarded by mu;
