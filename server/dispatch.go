@@ -37,6 +37,8 @@ func handlers() map[kmsg.Key]handler {
 		kmsg.CreateTopics:    typed((*Server).handleCreateTopics),
 		kmsg.ListOffsets:     typed((*Server).handleListOffsets),
 		kmsg.Fetch:           typed((*Server).handleFetch),
+		kmsg.DeleteGroups:    typed((*Server).handleDeleteGroups),
+		kmsg.OffsetDelete:    typed((*Server).handleOffsetDelete),
 
 		kmsg.ConsumerGroupHeartbeat: typed((*Server).handleConsumerGroupHeartbeat),
 		kmsg.ConsumerGroupDescribe:  typed((*Server).handleConsumerGroupDescribe),

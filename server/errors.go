@@ -45,6 +45,10 @@ var errorCodes = [...]struct {
 	{coordinator.ErrStaleMemberEpoch, kerr.StaleMemberEpoch},
 	{coordinator.ErrUnsupportedAssignor, kerr.UnsupportedAssignor},
 	{coordinator.ErrUnsupportedVersion, kerr.UnsupportedVersion},
+	// DeleteGroups and OffsetDelete (unknown groups are ErrGroupIDNotFound,
+	// above).
+	{coordinator.ErrNonEmptyGroup, kerr.NonEmptyGroup},
+	{coordinator.ErrGroupSubscribedToTopic, kerr.GroupSubscribedToTopic},
 	{catalog.ErrInvalidTopic, kerr.InvalidTopicException},
 	{catalog.ErrTopicExists, kerr.TopicAlreadyExists},
 	{catalog.ErrInvalidPartitions, kerr.InvalidPartitions},

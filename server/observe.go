@@ -197,6 +197,23 @@ func ResponseErrorCode(resp kmsg.Response) int16 {
 				return g.ErrorCode
 			}
 		}
+	case *kmsg.DeleteGroupsResponse:
+		for _, g := range r.Groups {
+			if g.ErrorCode != 0 {
+				return g.ErrorCode
+			}
+		}
+	case *kmsg.OffsetDeleteResponse:
+		if r.ErrorCode != 0 {
+			return r.ErrorCode
+		}
+		for _, t := range r.Topics {
+			for _, p := range t.Partitions {
+				if p.ErrorCode != 0 {
+					return p.ErrorCode
+				}
+			}
+		}
 	case *kmsg.FetchResponse:
 		if r.ErrorCode != 0 {
 			return r.ErrorCode

@@ -217,6 +217,11 @@ func TestResponseErrorCode(t *testing.T) {
 		{"ConsumerGroupHeartbeat", &kmsg.ConsumerGroupHeartbeatResponse{ErrorCode: 110}, 110},
 		{"ConsumerGroupDescribe", &kmsg.ConsumerGroupDescribeResponse{Groups: []kmsg.ConsumerGroupDescribeResponseGroup{{}, {ErrorCode: 69}}}, 69},
 		{"ConsumerGroupDescribe none", &kmsg.ConsumerGroupDescribeResponse{Groups: []kmsg.ConsumerGroupDescribeResponseGroup{{}}}, 0},
+		{"DeleteGroups", &kmsg.DeleteGroupsResponse{Groups: []kmsg.DeleteGroupsResponseGroup{{}, {ErrorCode: 68}}}, 68},
+		{"DeleteGroups none", &kmsg.DeleteGroupsResponse{Groups: []kmsg.DeleteGroupsResponseGroup{{}}}, 0},
+		{"OffsetDelete", &kmsg.OffsetDeleteResponse{ErrorCode: 69}, 69},
+		{"OffsetDelete partition", &kmsg.OffsetDeleteResponse{Topics: []kmsg.OffsetDeleteResponseTopic{{Partitions: []kmsg.OffsetDeleteResponseTopicPartition{{}, {ErrorCode: 86}}}}}, 86},
+		{"OffsetDelete none", &kmsg.OffsetDeleteResponse{Topics: []kmsg.OffsetDeleteResponseTopic{{Partitions: []kmsg.OffsetDeleteResponseTopicPartition{{}}}}}, 0},
 		{"not served", &kmsg.ProduceResponse{}, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
