@@ -133,9 +133,11 @@ func Start(ctx context.Context, cfg Config) (_ *Broker, err error) {
 		ConsumerSessionTimeout: cfg.ConsumerSessionTimeout, ConsumerHeartbeatInterval: cfg.ConsumerHeartbeatInterval,
 		MaxGroupSize: cfg.MaxGroupSize, MaxGroups: cfg.MaxGroups,
 		MaxMetadataBytes: cfg.MaxMetadataBytes, MaxIDBytes: cfg.MaxIDBytes,
+		OffsetsRetention: cfg.OffsetsRetention,
 	}
 	if recorder != nil {
 		coordCfg.OnRebalance = recorder.Rebalanced
+		coordCfg.OnGroupDeleted = recorder.GroupDeleted
 	}
 	if b.coord, err = coordinator.New(coordCfg); err != nil {
 		return nil, err

@@ -44,6 +44,7 @@ func TestServeFlagErrorsExitTwo(t *testing.T) {
 		{"consumer heartbeat as long as the session", []string{"--consumer-session-timeout", "5s"}, "--consumer-heartbeat-interval (5s) must be positive and below --consumer-session-timeout (5s)"},
 		{"zero consumer heartbeat", []string{"--consumer-heartbeat-interval", "0s"}, "--consumer-heartbeat-interval (0s) must be positive"},
 		{"bad duration", []string{"--expiry-interval", "soon"}, "invalid value"},
+		{"negative retention", []string{"--offsets-retention", "-1h"}, "--offsets-retention must not be negative, got -1h0m0s"},
 		{"tiny frames", []string{"--max-frame-bytes", "10"}, "--max-frame-bytes"},
 		{"bad log level", []string{"--log-level", "loud"}, "invalid value"},
 		{"bad advertise", []string{"--advertise", "nohost"}, "--advertise must be HOST:PORT"},
