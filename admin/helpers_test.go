@@ -64,9 +64,9 @@ func newFixtureWith(t *testing.T, opts fixtureOptions) *fixture {
 	}
 	f.catalog = cat
 	coord, err := coordinator.New(coordinator.Config{
-		Clock:       f.clock,
-		Store:       f.store,
-		Topics:      cat,
+		Clock:          f.clock,
+		Store:          f.store,
+		Topics:         cat,
 		Logger:         logger,
 		OnRebalance:    rec.Rebalanced,
 		OnGroupDeleted: rec.GroupDeleted,

@@ -228,7 +228,7 @@ func runServe(ctx context.Context, f *serveFlags, logger *slog.Logger) error {
 		MinSessionTimeout: f.minSession, MaxSessionTimeout: f.maxSession,
 		ConsumerSessionTimeout: f.consumerSession, ConsumerHeartbeatInterval: f.consumerInterval,
 		OffsetsRetention: f.offsetsRetention,
-		MaxGroupSize: f.maxGroupSize, MaxGroups: f.maxGroups, MaxMetadataBytes: f.maxMetadataBytes, MaxIDBytes: f.maxIDBytes,
+		MaxGroupSize:     f.maxGroupSize, MaxGroups: f.maxGroups, MaxMetadataBytes: f.maxMetadataBytes, MaxIDBytes: f.maxIDBytes,
 		MaxFrameBytes: int32(f.maxFrameBytes), MaxConnections: f.maxConnections,
 		IdleTimeout: f.idleTimeout, FrameReadTimeout: f.frameReadTimeout,
 		Admin: f.admin, AdminToken: f.adminToken, Logger: logger,
