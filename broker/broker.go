@@ -294,7 +294,8 @@ func (b *Broker) Advance(d time.Duration) (time.Time, error) {
 }
 
 // Expire runs the expiry step now and returns the members it removed,
-// sorted: the chapter's explicit expiry.
+// sorted: the chapter's explicit expiry. With Config.OffsetsRetention it
+// also expires offsets and deletes groups, and logs what it removed.
 func (b *Broker) Expire() []coordinator.Expired {
 	expired := b.coord.Expire()
 	for _, e := range expired {
