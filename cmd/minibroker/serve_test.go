@@ -6,6 +6,7 @@ import (
 	"context"
 	"crypto/tls"
 	"encoding/json"
+	"flag"
 	"io"
 	"os"
 	"os/exec"
@@ -74,6 +75,23 @@ func TestServeFlagErrorsExitTwo(t *testing.T) {
 			require.Contains(t, stderr.String(), tc.want)
 		})
 	}
+}
+
+// TestServeOffsetsRetentionFlag: --offsets-retention is off (0) unless
+// given, and -h documents it.
+func TestServeOffsetsRetentionFlag(t *testing.T) {
+	t.Parallel()
+	f, err := parseServeFlags(nil, io.Discard)
+	require.NoError(t, err)
+	require.Zero(t, f.offsetsRetention)
+	f, err = parseServeFlags([]string{"--offsets-retention", "168h"}, io.Discard)
+	require.NoError(t, err)
+	require.Equal(t, 7*24*time.Hour, f.offsetsRetention)
+	var help bytes.Buffer
+	_, err = parseServeFlags([]string{"-h"}, &help)
+	require.ErrorIs(t, err, flag.ErrHelp)
+	require.Contains(t, help.String(), "-offsets-retention duration")
+	require.Contains(t, help.String(), "offsets.retention.minutes); 0 keeps them for ever")
 }
 
 func TestServeCorruptOffsetsFileStopsStartup(t *testing.T) {
