@@ -67,7 +67,7 @@ func (c *Coordinator) expireMembers(now time.Time) ([]Expired, []Rebalance) {
 	}
 	var expired []Expired
 	var rs []Rebalance
-	floor := farFuture // the floor when no deadline is pending
+	floor := farFuture() // the floor when no deadline is pending
 	for _, g := range c.groups {
 		for id, deadline := range g.pending {
 			if now.After(deadline) {

@@ -55,8 +55,9 @@ type ExpiredOffsets struct {
 	Deleted bool
 }
 
-// farFuture is the retention floor when no group is a candidate.
-var farFuture = time.Unix(1<<40, 0)
+// farFuture is a floor beyond every deadline and due time: the floor when
+// nothing is pending.
+func farFuture() time.Time { return time.Unix(1<<40, 0) }
 
 // groupEmptied records that g has had no members since now and puts it on
 // the retention schedule. Called with mu held.
@@ -98,7 +99,7 @@ func (c *Coordinator) sweepRetention(now time.Time) retentionSweep {
 	if c.retention == 0 || now.Before(c.retainFloor) {
 		return sweep
 	}
-	floor := farFuture
+	floor := farFuture()
 	for id, due := range c.retainDue {
 		if !now.Before(due) {
 			var r ExpiredOffsets
