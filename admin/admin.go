@@ -134,6 +134,7 @@ func New(cfg Config) (*Server, error) {
 	mux.HandleFunc("POST /v1/expire", s.handleExpire)
 	mux.HandleFunc("POST /v1/groups/{group}/members/{member}/expire", s.handleExpireMember)
 	mux.HandleFunc("POST /v1/groups/{group}/rebalance", s.handleRebalance)
+	mux.HandleFunc("DELETE /v1/groups/{group}", s.handleDeleteGroup)
 	mux.Handle("GET /metrics", promhttp.HandlerFor(s.recorder.metrics.registry, promhttp.HandlerOpts{
 		ErrorLog: slog.NewLogLogger(s.logger.Handler(), slog.LevelError),
 	}))

@@ -3,7 +3,9 @@ package admin
 // POST /v1/clock/advance and POST /v1/expire: the two controls the
 // chapter's expiry exercise needs when the broker runs on a manual clock
 // (docs/design.md section 2). Time moves only when asked, and members expire
-// only inside the expiry step, so a script decides every instant.
+// only inside the expiry step, so a script decides every instant. Then the
+// controls of one group: end a member's session, force a rebalance, and
+// DELETE /v1/groups/{group}, Kafka's DeleteGroups for one group.
 
 import (
 	"encoding/json"
@@ -13,6 +15,8 @@ import (
 	"math"
 	"net/http"
 	"time"
+
+	"github.com/minibroker/minibroker/coordinator"
 )
 
 // maxBodyBytes caps a control request's body.
@@ -129,6 +133,34 @@ func (s *Server) handleExpireMember(w http.ResponseWriter, r *http.Request) {
 type rebalanceJSON struct {
 	Group      string `json:"group"`
 	Generation int32  `json:"generation"`
+}
+
+// deletedJSON answers DELETE /v1/groups/{group}.
+type deletedJSON struct {
+	Group   string `json:"group"`
+	Deleted bool   `json:"deleted"`
+}
+
+// handleDeleteGroup deletes a group without members and its committed
+// offsets (coordinator DeleteGroups, as Kafka's DeleteGroups): 404 for a
+// group with neither state nor offsets, 409 for one with members, 400 for
+// an id no group can have, 503 when the disk refuses.
+func (s *Server) handleDeleteGroup(w http.ResponseWriter, r *http.Request) {
+	group := r.PathValue("group")
+	err := s.coord.DeleteGroups(group)[0]
+	switch {
+	case err == nil:
+		s.logger.Info("group deleted on request", "group", group)
+		writeJSON(w, http.StatusOK, deletedJSON{Group: group, Deleted: true})
+	case errors.Is(err, coordinator.ErrGroupIDNotFound):
+		writeError(w, http.StatusNotFound, fmt.Sprintf("group %q not found", group))
+	case errors.Is(err, coordinator.ErrNonEmptyGroup):
+		writeError(w, http.StatusConflict, fmt.Sprintf("group %q has members: only an Empty group can be deleted; its members must leave or expire first", group))
+	case errors.Is(err, coordinator.ErrInvalidGroupID):
+		writeError(w, http.StatusBadRequest, fmt.Sprintf("%q cannot be a group id: %v", group, err))
+	default:
+		writeError(w, http.StatusServiceUnavailable, fmt.Sprintf("deleting group %q failed: %v", group, err))
+	}
 }
 
 // handleRebalance starts a new generation of a group with the same

@@ -3,6 +3,8 @@ package admin
 import (
 	"log/slog"
 	"net/http"
+	"net/http/httptest"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -10,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/minibroker/minibroker/internal/testutil"
+	"github.com/minibroker/minibroker/offsets"
 )
 
 func TestAdvance(t *testing.T) {
@@ -142,4 +145,90 @@ func TestRebalanceControl(t *testing.T) {
 	code, body = f.do(t, "POST", "/v1/groups/nope/rebalance", "{}")
 	require.Equal(t, http.StatusNotFound, code)
 	requireJSON(t, `{"error":"group \"nope\" not found"}`, body)
+}
+
+// TestDeleteGroupControl: DELETE /v1/groups/{group} is Kafka's
+// DeleteGroups for one group: an Empty group and its offsets go (200), a
+// group with members stays (409), an unknown one is 404, an id no group
+// can have 400.
+func TestDeleteGroupControl(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	res := f.join(t, "left", "a", time.Minute, "orders")
+	require.NoError(t, f.coord.Commit("left", "a", res.Generation, []offsets.Entry{{Topic: "orders", Partition: 0, Offset: 7}}))
+	f.coord.Leave("left", "a")
+	f.join(t, "busy", "b", time.Minute, "orders")
+	require.NoError(t, f.coord.CommitDirect("a/b c", []offsets.Entry{{Topic: "orders", Partition: 1, Offset: 2}}))
+
+	code, body := f.do(t, "DELETE", "/v1/groups/left", "")
+	require.Equal(t, http.StatusOK, code, body)
+	requireJSON(t, `{"group":"left","deleted":true}`, body)
+	code, _ = f.do(t, "GET", "/v1/groups/left", "")
+	require.Equal(t, http.StatusNotFound, code)
+	require.Empty(t, f.coord.Committed("left"))
+
+	code, body = f.do(t, "DELETE", "/v1/groups/busy", "")
+	require.Equal(t, http.StatusConflict, code)
+	requireJSON(t, `{"error":"group \"busy\" has members: only an Empty group can be deleted; its members must leave or expire first"}`, body)
+	_, ok := f.coord.Describe("busy")
+	require.True(t, ok)
+
+	code, body = f.do(t, "DELETE", "/v1/groups/left", "")
+	require.Equal(t, http.StatusNotFound, code)
+	requireJSON(t, `{"error":"group \"left\" not found"}`, body)
+
+	code, body = f.do(t, "DELETE", "/v1/groups/"+url.PathEscape("a/b c"), "")
+	require.Equal(t, http.StatusOK, code, "an escaped id: %s", body)
+	requireJSON(t, `{"group":"a/b c","deleted":true}`, body)
+
+	code, body = f.do(t, "DELETE", "/v1/groups/"+strings.Repeat("g", 256), "")
+	require.Equal(t, http.StatusBadRequest, code)
+	require.Contains(t, body, "cannot be a group id: invalid group id: 256 bytes, limit 255")
+
+	require.Equal(t, []testutil.Record{
+		{Level: slog.LevelInfo, Message: "group deleted on request", Attrs: map[string]string{"group": "left"}},
+		{Level: slog.LevelInfo, Message: "group deleted on request", Attrs: map[string]string{"group": "a/b c"}},
+	}, f.logs.Find("group deleted on request"))
+}
+
+// TestDeleteGroupControlGuard: a DELETE changes the broker, so the guard
+// wants it as JSON (415 otherwise), from a loopback Host, and with the
+// token when there is one, as the page sends it.
+func TestDeleteGroupControlGuard(t *testing.T) {
+	t.Parallel()
+	f := newFixtureWith(t, fixtureOptions{token: "s3cret"})
+	require.NoError(t, f.coord.CommitDirect("manual", []offsets.Entry{{Topic: "orders", Partition: 0, Offset: 1}}))
+	send := func(contentType, host, auth string) (int, string) {
+		r := httptest.NewRequest("DELETE", "/v1/groups/manual", nil)
+		r.Host = host
+		if contentType != "" {
+			r.Header.Set("Content-Type", contentType)
+		}
+		if auth != "" {
+			r.Header.Set("Authorization", auth)
+		}
+		rec := httptest.NewRecorder()
+		f.srv.Handler().ServeHTTP(rec, r)
+		return rec.Code, rec.Body.String()
+	}
+	code, body := send("", "127.0.0.1:9644", "Bearer s3cret")
+	require.Equal(t, http.StatusUnsupportedMediaType, code)
+	requireJSON(t, `{"error":"state-changing requests must be sent with Content-Type: application/json"}`, body)
+	code, _ = send("text/plain", "127.0.0.1:9644", "Bearer s3cret")
+	require.Equal(t, http.StatusUnsupportedMediaType, code)
+	code, _ = send("application/json", "127.0.0.1:9644", "")
+	require.Equal(t, http.StatusUnauthorized, code)
+	require.Len(t, f.coord.Committed("manual"), 1, "nothing was deleted")
+	code, body = send("application/json", "127.0.0.1:9644", "Bearer s3cret")
+	require.Equal(t, http.StatusOK, code, body)
+	require.Empty(t, f.coord.Committed("manual"))
+
+	g := newFixture(t)
+	require.NoError(t, g.coord.CommitDirect("manual", []offsets.Entry{{Topic: "orders", Partition: 0, Offset: 1}}))
+	r := newRequest("DELETE", "/v1/groups/manual", "")
+	r.Host = "evil.example:9644"
+	rec := httptest.NewRecorder()
+	g.srv.Handler().ServeHTTP(rec, r)
+	require.Equal(t, http.StatusForbidden, rec.Code)
+	require.Len(t, g.coord.Committed("manual"), 1)
 }

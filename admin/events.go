@@ -33,26 +33,48 @@ type RecorderConfig struct {
 	// GET /v1/events and the page show. Defaults 200 and 100.
 	MaxRebalances int
 	MaxFencing    int
+	// MaxGroupSeries caps the groups with series of their own in the
+	// per-group metrics (minibroker_rebalances_total,
+	// minibroker_group_generation and minibroker_group_members, labelled
+	// group). A group gets its series at a rebalance while fewer groups
+	// than this have theirs, and keeps them until it is deleted
+	// (GroupDeleted), which frees the place for another. The rebalances
+	// of every group without series are counted together in
+	// minibroker_rebalances_total{group="other"}; their generation and
+	// member gauges are not reported, since a generation or a member count
+	// summed over unrelated groups means nothing. A group actually named
+	// "other" is always counted there. Default DefaultMaxGroupSeries.
+	MaxGroupSeries int
 }
 
 // Defaults for RecorderConfig's zero fields.
 const (
 	DefaultMaxRebalances = 200
 	DefaultMaxFencing    = 100
+	// DefaultMaxGroupSeries bounds /metrics at 1,500 per-group series
+	// (three per group), however many groups come and go.
+	DefaultMaxGroupSeries = 500
 )
+
+// OtherGroup is the group label the per-group series of groups beyond
+// RecorderConfig.MaxGroupSeries share.
+const OtherGroup = "other"
 
 // Recorder collects the broker's events and metrics. It implements
 // server.Observer, and its Rebalanced method is meant for
 // coordinator.Config.OnRebalance. It is safe for concurrent use.
 type Recorder struct {
-	clock   coordinator.Clock
-	metrics *Metrics
+	clock     coordinator.Clock
+	metrics   *Metrics
+	maxSeries int // RecorderConfig.MaxGroupSeries
 
 	mu         sync.Mutex
 	seq        uint64               // guarded by mu; the last event sequence number
 	rebalances ring[rebalanceEvent] // guarded by mu
 	fencing    ring[fencingEvent]   // guarded by mu
-	latest     map[string]int32     // guarded by mu; highest generation seen per group
+	// labelled maps each group with series of its own to the highest
+	// generation seen for it; at most maxSeries groups. Guarded by mu.
+	labelled map[string]int32
 }
 
 var _ server.Observer = (*Recorder)(nil)
@@ -62,12 +84,19 @@ func NewRecorder(cfg RecorderConfig) (*Recorder, error) {
 	if cfg.MaxRebalances < 0 || cfg.MaxFencing < 0 {
 		return nil, errors.New("admin: ring sizes must not be negative")
 	}
+	if cfg.MaxGroupSeries < 0 {
+		return nil, errors.New("admin: MaxGroupSeries must not be negative")
+	}
 	r := &Recorder{
 		clock:      cfg.Clock,
 		metrics:    cfg.Metrics,
 		rebalances: newRing[rebalanceEvent](cfg.MaxRebalances, DefaultMaxRebalances),
 		fencing:    newRing[fencingEvent](cfg.MaxFencing, DefaultMaxFencing),
-		latest:     make(map[string]int32),
+		labelled:   make(map[string]int32),
+		maxSeries:  cfg.MaxGroupSeries,
+	}
+	if r.maxSeries == 0 {
+		r.maxSeries = DefaultMaxGroupSeries
 	}
 	if r.clock == nil {
 		r.clock = clock.System{}
@@ -121,9 +150,10 @@ type fencingEvent struct {
 }
 
 // Rebalanced records a rebalance in the timeline and updates the group's
-// metrics. It is meant for coordinator.Config.OnRebalance. Calls may
-// arrive out of order (the coordinator calls it after releasing its lock);
-// the generation and member gauges follow the highest generation seen.
+// metrics, or the "other" counter (RecorderConfig.MaxGroupSeries). It is
+// meant for coordinator.Config.OnRebalance. Calls may arrive out of order
+// (the coordinator calls it after releasing its lock); the generation and
+// member gauges follow the highest generation seen.
 func (s *Recorder) Rebalanced(r coordinator.Rebalance) {
 	ev := rebalanceEvent{
 		Group:      r.Group,
@@ -141,14 +171,38 @@ func (s *Recorder) Rebalanced(r coordinator.Rebalance) {
 	s.seq++
 	ev.Seq = s.seq
 	s.rebalances.push(ev)
+	last, labelled := s.labelled[r.Group]
+	if !labelled && (len(s.labelled) >= s.maxSeries || r.Group == OtherGroup) {
+		s.metrics.rebalances.WithLabelValues(OtherGroup).Inc()
+		return
+	}
 	s.metrics.rebalances.WithLabelValues(r.Group).Inc()
 	// Gauges are set under mu so that two racing calls cannot leave an
 	// older generation's values behind.
-	if last, ok := s.latest[r.Group]; !ok || r.Generation > last {
-		s.latest[r.Group] = r.Generation
+	if !labelled || r.Generation > last {
+		s.labelled[r.Group] = r.Generation
 		s.metrics.generation.WithLabelValues(r.Group).Set(float64(r.Generation))
 		s.metrics.members.WithLabelValues(r.Group).Set(float64(len(r.Members)))
 	}
+}
+
+// GroupDeleted removes a deleted group's series and frees its place among
+// the groups with series of their own. It is meant for
+// coordinator.Config.OnGroupDeleted. A group counted under "other" leaves
+// that counter as it is: a counter never goes down. A rebalance of the
+// group reported after its deletion (the two hooks are called without
+// the coordinator's lock, so they may cross) gives it series again, until
+// it is deleted again.
+func (s *Recorder) GroupDeleted(group string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.labelled[group]; !ok {
+		return
+	}
+	delete(s.labelled, group)
+	s.metrics.rebalances.DeleteLabelValues(group)
+	s.metrics.generation.DeleteLabelValues(group)
+	s.metrics.members.DeleteLabelValues(group)
 }
 
 // Fenced records a fencing rejection (server.Observer).

@@ -214,7 +214,9 @@ func TestRoutes(t *testing.T) {
 		{"POST", "/v1/expire", http.StatusOK},
 		{"HEAD", "/v1/groups", http.StatusOK},
 		{"POST", "/v1/groups", http.StatusMethodNotAllowed},
-		{"DELETE", "/v1/groups/app", http.StatusMethodNotAllowed},
+		{"DELETE", "/v1/groups/app", http.StatusConflict}, // it has a member
+		{"DELETE", "/v1/groups", http.StatusMethodNotAllowed},
+		{"PUT", "/v1/groups/app", http.StatusMethodNotAllowed},
 		{"GET", "/v1/expire", http.StatusMethodNotAllowed},
 		{"GET", "/v1/clock/advance", http.StatusMethodNotAllowed},
 		{"PUT", "/v1/events", http.StatusMethodNotAllowed},

@@ -36,9 +36,11 @@ type fixture struct {
 
 // fixtureOptions changes newFixture's defaults.
 type fixtureOptions struct {
-	realClock     bool // give the admin server a real clock (advance is 409)
-	maxRebalances int
-	maxFencing    int
+	realClock      bool // give the admin server a real clock (advance is 409)
+	maxRebalances  int
+	maxFencing     int
+	maxGroupSeries int
+	token          string
 }
 
 func newFixture(t *testing.T) *fixture { return newFixtureWith(t, fixtureOptions{}) }
@@ -51,7 +53,7 @@ func newFixtureWith(t *testing.T, opts fixtureOptions) *fixture {
 	if opts.realClock {
 		clk = nil
 	}
-	rec, err := NewRecorder(RecorderConfig{Clock: clk, MaxRebalances: opts.maxRebalances, MaxFencing: opts.maxFencing})
+	rec, err := NewRecorder(RecorderConfig{Clock: clk, MaxRebalances: opts.maxRebalances, MaxFencing: opts.maxFencing, MaxGroupSeries: opts.maxGroupSeries})
 	require.NoError(t, err)
 	f.rec = rec
 	cat, err := catalog.Open(catalog.Config{})
@@ -62,15 +64,16 @@ func newFixtureWith(t *testing.T, opts fixtureOptions) *fixture {
 	}
 	f.catalog = cat
 	coord, err := coordinator.New(coordinator.Config{
-		Clock:       f.clock,
-		Store:       f.store,
-		Topics:      cat,
-		Logger:      logger,
-		OnRebalance: rec.Rebalanced,
+		Clock:          f.clock,
+		Store:          f.store,
+		Topics:         cat,
+		Logger:         logger,
+		OnRebalance:    rec.Rebalanced,
+		OnGroupDeleted: rec.GroupDeleted,
 	})
 	require.NoError(t, err)
 	f.coord = coord
-	f.srv, err = New(Config{Coordinator: coord, Catalog: cat, Recorder: rec, Clock: clk, Logger: logger})
+	f.srv, err = New(Config{Coordinator: coord, Catalog: cat, Recorder: rec, Clock: clk, Logger: logger, Token: opts.token})
 	require.NoError(t, err)
 	return f
 }

@@ -16,6 +16,10 @@ package admin
 //	minibroker_connections_accepted_total                counter
 //
 // error_code is Kafka's name for the code ("NONE", "ILLEGAL_GENERATION").
+// The group series exist for at most RecorderConfig.MaxGroupSeries groups
+// (500 by default) at a time and go when their group is deleted; the
+// rebalances of groups beyond the cap are counted under group="other",
+// which has no gauges (events.go).
 
 import (
 	"time"
@@ -61,15 +65,15 @@ func NewMetrics() *Metrics {
 		}, []string{"api"}),
 		rebalances: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "minibroker_rebalances_total",
-			Help: "Completed rebalances (new generations), by group.",
+			Help: "Completed rebalances (new generations), by group; groups beyond the per-group series cap are counted under group=\"other\".",
 		}, []string{"group"}),
 		generation: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "minibroker_group_generation",
-			Help: "The group's current generation, as of its latest rebalance.",
+			Help: "The group's current generation, as of its latest rebalance (not reported for groups beyond the per-group series cap).",
 		}, []string{"group"}),
 		members: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "minibroker_group_members",
-			Help: "The group's member count, as of its latest rebalance.",
+			Help: "The group's member count, as of its latest rebalance (not reported for groups beyond the per-group series cap).",
 		}, []string{"group"}),
 		fencing: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "minibroker_fencing_rejections_total",

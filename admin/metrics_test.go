@@ -99,3 +99,86 @@ func TestMetricsFsync(t *testing.T) {
 	require.NoError(t, store.Commit("g", []offsets.Entry{{Topic: "orders", Partition: 0, Offset: 1}}))
 	require.Greater(t, fsync().GetSampleCount(), uint64(1), "a durable commit is timed through offsets.Config.ObserveSync")
 }
+
+// TestMetricsGroupSeriesGoWithTheirGroup: deleting a group removes its
+// three series; other groups keep theirs.
+func TestMetricsGroupSeriesGoWithTheirGroup(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	f.join(t, "gone", "a", time.Minute, "orders")
+	f.coord.Leave("gone", "a")
+	f.join(t, "kept", "b", time.Minute, "orders")
+	fams := scrape(t, f.srv.Handler())
+	require.Equal(t, 2.0, value(fams, "minibroker_rebalances_total", "group", "gone"))
+	require.Equal(t, 2.0, value(fams, "minibroker_group_generation", "group", "gone"))
+	require.Equal(t, 0.0, value(fams, "minibroker_group_members", "group", "gone"))
+
+	require.Equal(t, []error{nil}, f.coord.DeleteGroups("gone"))
+	fams = scrape(t, f.srv.Handler())
+	for _, name := range []string{"minibroker_rebalances_total", "minibroker_group_generation", "minibroker_group_members"} {
+		require.Equal(t, -1.0, value(fams, name, "group", "gone"), name)
+		require.Len(t, fams[name].GetMetric(), 1, name)
+		require.NotNil(t, metric(fams, name, "group", "kept"), name)
+	}
+
+	f.join(t, "gone", "c", time.Minute, "orders")
+	fams = scrape(t, f.srv.Handler())
+	require.Equal(t, 1.0, value(fams, "minibroker_rebalances_total", "group", "gone"), "a group made anew starts afresh")
+	require.Equal(t, 1.0, value(fams, "minibroker_group_generation", "group", "gone"))
+}
+
+// TestMetricsGroupSeriesCap: at most MaxGroupSeries groups have series of
+// their own; the rebalances of the rest add up under group="other",
+// which has no gauges. A deleted group's place goes to the next group
+// that rebalances. A group named "other" is counted there too.
+func TestMetricsGroupSeriesCap(t *testing.T) {
+	t.Parallel()
+	f := newFixtureWith(t, fixtureOptions{maxGroupSeries: 2})
+	f.join(t, "g1", "a", time.Minute, "orders")
+	f.join(t, "g2", "a", time.Minute, "orders")
+	f.join(t, "g3", "a", time.Minute, "orders")
+	f.join(t, "g4", "a", time.Minute, "orders")
+	f.join(t, "g4", "b", time.Minute, "orders")
+	f.join(t, "other", "a", time.Minute, "orders")
+	f.join(t, "g1", "b", time.Minute, "orders")
+	fams := scrape(t, f.srv.Handler())
+	require.Equal(t, 2.0, value(fams, "minibroker_rebalances_total", "group", "g1"))
+	require.Equal(t, 1.0, value(fams, "minibroker_rebalances_total", "group", "g2"))
+	require.Equal(t, 4.0, value(fams, "minibroker_rebalances_total", "group", "other"), "g3 once, g4 twice, other once")
+	require.Len(t, fams["minibroker_rebalances_total"].GetMetric(), 3)
+	for _, name := range []string{"minibroker_group_generation", "minibroker_group_members"} {
+		require.Len(t, fams[name].GetMetric(), 2, name)
+		require.Nil(t, metric(fams, name, "group", "other"), name)
+		require.Nil(t, metric(fams, name, "group", "g3"), name)
+	}
+	require.Equal(t, 2.0, value(fams, "minibroker_group_generation", "group", "g1"))
+
+	f.coord.Leave("g2", "a")
+	require.Equal(t, []error{nil}, f.coord.DeleteGroups("g2"))
+	f.join(t, "g3", "b", time.Minute, "orders")
+	f.join(t, "g5", "a", time.Minute, "orders")
+	fams = scrape(t, f.srv.Handler())
+	require.Equal(t, -1.0, value(fams, "minibroker_rebalances_total", "group", "g2"))
+	require.Equal(t, 1.0, value(fams, "minibroker_rebalances_total", "group", "g3"), "g3 took g2's place at its next rebalance")
+	require.Equal(t, 2.0, value(fams, "minibroker_group_generation", "group", "g3"))
+	require.Equal(t, 2.0, value(fams, "minibroker_group_members", "group", "g3"))
+	require.Equal(t, 5.0, value(fams, "minibroker_rebalances_total", "group", "other"), "g5 is beyond the cap; the counter never goes down")
+	require.Equal(t, -1.0, value(fams, "minibroker_rebalances_total", "group", "g5"))
+
+	f.rec.GroupDeleted("other")
+	f.rec.GroupDeleted("g5")
+	fams = scrape(t, f.srv.Handler())
+	require.Equal(t, 5.0, value(fams, "minibroker_rebalances_total", "group", "other"), "deleting a group counted there changes nothing")
+}
+
+// TestRecorderConfigMaxGroupSeries: a negative cap is refused; zero is
+// the default, 500.
+func TestRecorderConfigMaxGroupSeries(t *testing.T) {
+	t.Parallel()
+	_, err := NewRecorder(RecorderConfig{MaxGroupSeries: -1})
+	require.ErrorContains(t, err, "MaxGroupSeries must not be negative")
+	rec, err := NewRecorder(RecorderConfig{})
+	require.NoError(t, err)
+	require.Equal(t, DefaultMaxGroupSeries, rec.maxSeries)
+	require.Equal(t, 500, DefaultMaxGroupSeries)
+}

@@ -140,9 +140,11 @@ func Start(ctx context.Context, cfg Config) (_ *Broker, err error) {
 		MaxGroupSize: cfg.MaxGroupSize, MaxGroups: cfg.MaxGroups,
 		MaxMetadataBytes: cfg.MaxMetadataBytes, MaxIDBytes: cfg.MaxIDBytes,
 		MaxMemberMetadataBytes: cfg.MaxMemberMetadataBytes, MaxGroupMetadataBytes: cfg.MaxGroupMetadataBytes,
+		OffsetsRetention: cfg.OffsetsRetention,
 	}
 	if recorder != nil {
 		coordCfg.OnRebalance = recorder.Rebalanced
+		coordCfg.OnGroupDeleted = recorder.GroupDeleted
 	}
 	if b.coord, err = coordinator.New(coordCfg); err != nil {
 		return nil, err
@@ -307,7 +309,8 @@ func (b *Broker) Advance(d time.Duration) (time.Time, error) {
 }
 
 // Expire runs the expiry step now and returns the members it removed,
-// sorted: the chapter's explicit expiry.
+// sorted: the chapter's explicit expiry. With Config.OffsetsRetention it
+// also expires offsets and deletes groups, and logs what it removed.
 func (b *Broker) Expire() []coordinator.Expired {
 	expired := b.coord.Expire()
 	for _, e := range expired {

@@ -63,6 +63,15 @@ type Config struct {
 	ConsumerSessionTimeout    time.Duration
 	ConsumerHeartbeatInterval time.Duration
 
+	// OffsetsRetention is how long the committed offsets of a group
+	// without members are kept before the expiry step removes them and
+	// deletes the group they leave empty (Kafka's
+	// offsets.retention.minutes, 7 days there; the rules are
+	// coordinator.Config.OffsetsRetention's). Zero, the default, keeps
+	// them for ever, as the chapter does. Flag --offsets-retention.
+	OffsetsRetention time.Duration
+
+
 	// Per-member and per-group metadata limits, as coordinator.Config
 	// documents them.
 	MaxMemberMetadataBytes int
@@ -122,7 +131,7 @@ func (cfg *Config) Validate() error {
 		return fmt.Errorf("broker: ExpiryInterval %v must not be negative", cfg.ExpiryInterval)
 	}
 	coordCfg := coordinator.Config{Clock: clock.System{}, ConsumerSessionTimeout: cfg.ConsumerSessionTimeout,
-		ConsumerHeartbeatInterval: cfg.ConsumerHeartbeatInterval}
+		ConsumerHeartbeatInterval: cfg.ConsumerHeartbeatInterval, OffsetsRetention: cfg.OffsetsRetention}
 	if err := coordCfg.Validate(); err != nil {
 		return fmt.Errorf("broker: %w", err)
 	}

@@ -33,6 +33,8 @@ func TestConfigValidate(t *testing.T) {
 		{"negative expiry", Config{ExpiryInterval: -time.Second}, "must not be negative"},
 		{"consumer heartbeat above the session", Config{ConsumerSessionTimeout: time.Second, ConsumerHeartbeatInterval: 2 * time.Second}, "must be below"},
 		{"zero partitions", Config{Topics: map[string]int32{"t": 0}}, "want at least 1"},
+		{"negative offsets retention", Config{OffsetsRetention: -time.Hour}, "OffsetsRetention -1h0m0s must not be negative"},
+		{"offsets retention", Config{OffsetsRetention: 7 * 24 * time.Hour}, ""},
 		{"TLS without a certificate", Config{TLS: &tls.Config{}}, "holds no certificate"},
 	}
 	for _, tc := range cases {

@@ -151,11 +151,15 @@ func (c *Coordinator) enqueueDirectCommit(group string, entries []offsets.Entry)
 	}
 	// After every other check, so a rejected commit admits no group. A
 	// commit the disk then refuses leaves its group counted: the count
-	// can only err on the safe side.
+	// can only err on the safe side (and the retention sweep, or a
+	// DeleteGroups answered GROUP_ID_NOT_FOUND, forgets it).
 	if err := c.admitGroup(group); err != nil {
 		return nil, err
 	}
-	return c.store.Enqueue(group, c.stamp(entries)), nil
+	if g := c.groups[group]; g == nil || len(g.members) == 0 {
+		c.retainAt(group, c.clock.Now().Add(c.retention))
+	}
+	return c.track(group, c.store.Enqueue(group, c.stamp(entries))), nil
 }
 
 // enqueue validates entries and fixes their place in the store's order.
@@ -169,7 +173,7 @@ func (c *Coordinator) enqueue(group string, entries []offsets.Entry) (func() err
 	if len(entries) == 0 {
 		return func() error { return nil }, nil
 	}
-	return c.store.Enqueue(group, c.stamp(entries)), nil
+	return c.track(group, c.store.Enqueue(group, c.stamp(entries))), nil
 }
 
 // stamp sets each entry's commit time to now, as Kafka records an

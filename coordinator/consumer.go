@@ -224,6 +224,7 @@ func (c *Coordinator) consumerJoin(g *group, req ConsumerHeartbeatRequest) (Cons
 		}
 		g = newGroup(req.Group)
 		g.typ = ConsumerGroup
+		g.emptySince = c.clock.Now()
 		c.groups[req.Group] = g
 	}
 	var m *member
@@ -315,6 +316,7 @@ func (c *Coordinator) rebalanceConsumer(g *group, why Reason) Rebalance {
 	if len(g.members) == 0 {
 		g.state = Empty
 		g.assignment, g.owner, g.topicCounts, g.assignor = nil, nil, nil, ""
+		c.groupEmptied(g)
 		return Rebalance{Group: g.id, Generation: g.generation, Reason: why, State: g.state}
 	}
 	subs := make(map[string][]string, len(g.members))

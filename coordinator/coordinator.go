@@ -23,6 +23,14 @@ type OffsetStore interface {
 	Lookup(group, topic string, partition int32) (offsets.Entry, bool)
 	// Groups returns the sorted names of groups with committed offsets.
 	Groups() []string
+	// Delete removes every committed offset of group, DeleteOffsets those
+	// of keys, and Expire those committed at a known time at or before
+	// cutoff (decided when the removal is applied). Each is ordered with
+	// commits as Enqueue orders them and returns a function that waits
+	// until it is durable.
+	Delete(group string) (wait func() error)
+	DeleteOffsets(group string, keys []offsets.Key) (wait func() error)
+	Expire(group string, cutoff time.Time) (wait func() error)
 }
 
 // Config configures a Coordinator. Zero fields mean the default.
@@ -58,9 +66,16 @@ type Config struct {
 	MaxGroupSize int
 	// MaxGroups caps the number of groups: those joined and those known
 	// only by committed offsets. A join or direct commit that would create
-	// one more gets ErrTooManyGroups. Kafka has no such setting. Default
-	// DefaultMaxGroups (100,000).
+	// one more gets ErrTooManyGroups. Kafka has no such setting. A group
+	// deleted (DeleteGroups, or by OffsetsRetention) frees its place.
+	// Default DefaultMaxGroups (100,000).
 	MaxGroups int
+	// OffsetsRetention is how long the committed offsets of a group
+	// without members are kept (Kafka's offsets.retention.minutes, 7 days
+	// there); the expiry step removes them and deletes the group they
+	// leave with neither members nor offsets (retention.go). Zero, the
+	// default, keeps offsets and groups for ever, as the chapter does.
+	OffsetsRetention time.Duration
 	// MaxMetadataBytes caps the metadata of each committed offset, in
 	// bytes (Kafka's offset.metadata.max.bytes, 4096 there): larger gets
 	// offsets.ErrMetadataTooLarge. Default, and largest allowed,
@@ -86,6 +101,12 @@ type Config struct {
 	// coordinator's lock held. Calls from concurrent requests may arrive
 	// out of order; Rebalance.Generation orders them within a group.
 	OnRebalance func(Rebalance)
+	// OnGroupDeleted, if set, is called with the name of every group
+	// deleted (DeleteGroups, DeleteOffsets removing a group's last offset,
+	// or retention) once the deletion is durable, without the lock held.
+	// Like OnRebalance calls, it may arrive before the report of a
+	// rebalance that happened before the deletion.
+	OnGroupDeleted func(group string)
 }
 
 // Defaults for Config's zero fields.
@@ -106,6 +127,9 @@ func (cfg *Config) Validate() error {
 	}
 	if cfg.MaxGroupSize < 0 || cfg.MaxGroups < 0 || cfg.MaxMemberMetadataBytes < 0 || cfg.MaxGroupMetadataBytes < 0 {
 		return errors.New("coordinator: MaxGroupSize, MaxGroups and the metadata limits must not be negative")
+	}
+	if cfg.OffsetsRetention < 0 {
+		return fmt.Errorf("coordinator: OffsetsRetention %v must not be negative", cfg.OffsetsRetention)
 	}
 	if cfg.MaxIDBytes < 0 || cfg.MaxIDBytes > MaxIDBytesLimit {
 		return fmt.Errorf("coordinator: MaxIDBytes %d is outside [0, %d]", cfg.MaxIDBytes, MaxIDBytesLimit)
@@ -148,12 +172,15 @@ func (cfg *Config) sessionBounds() (time.Duration, time.Duration) {
 
 // Coordinator owns every consumer group and the topic catalog. It is safe
 // for concurrent use; each method holds mu for its whole (short, non-
-// blocking) run, except that Commit waits for the disk after releasing it.
+// blocking) run, except that commits and deletions wait for the disk
+// after releasing it.
 type Coordinator struct {
 	clock        Clock
 	store        OffsetStore
 	logger       *slog.Logger
 	onRebalance  func(Rebalance)
+	onDeleted    func(string)
+	retention    time.Duration // Config.OffsetsRetention; 0: off
 	minSession   time.Duration
 	maxSession   time.Duration
 	maxGroupSize int
@@ -168,12 +195,24 @@ type Coordinator struct {
 	consumerInterval time.Duration
 
 	mu     sync.Mutex
-	groups map[string]*group // guarded by mu; groups are never deleted
+	groups map[string]*group // guarded by mu
 	// known holds the name of every group: those in groups and those
-	// known only by committed offsets. Guarded by mu; never shrinks.
-	known  map[string]struct{}
-	topics Topics // read under mu; it has a lock of its own, taken after mu
-	seq    uint64 // guarded by mu; the last member id sequence
+	// known only by committed offsets (or by a commit on its way to the
+	// store). It is what MaxGroups counts. Guarded by mu; a group leaves
+	// it when it is deleted (delete.go, retention.go).
+	known map[string]struct{}
+	// inflight counts, per group, the store operations enqueued and not
+	// yet waited for (track), so that a group whose offsets look gone is
+	// not forgotten while a commit to it is still on its way. Guarded by
+	// mu.
+	inflight map[string]int
+	// retainDue and retainFloor: the retention sweep's schedule
+	// (retention.go); nil and unused when retention is off. Guarded by
+	// mu.
+	retainDue   map[string]time.Time
+	retainFloor time.Time
+	topics      Topics // read under mu; it has a lock of its own, taken after mu
+	seq         uint64 // guarded by mu; the last member id sequence
 	// expireFloor is a lower bound on every member's and pending id's
 	// deadline, so Expire can return at once until the clock passes it
 	// instead of visiting every member on every tick. Guarded by mu;
@@ -192,6 +231,8 @@ func New(cfg Config) (*Coordinator, error) {
 		store:        cfg.Store,
 		logger:       cfg.Logger,
 		onRebalance:  cfg.OnRebalance,
+		onDeleted:    cfg.OnGroupDeleted,
+		retention:    cfg.OffsetsRetention,
 		maxGroupSize: cmp.Or(cfg.MaxGroupSize, DefaultMaxGroupSize),
 		maxGroups:    cmp.Or(cfg.MaxGroups, DefaultMaxGroups),
 		maxMetadata:  cmp.Or(cfg.MaxMetadataBytes, offsets.MaxMetadataBytes),
@@ -201,7 +242,11 @@ func New(cfg Config) (*Coordinator, error) {
 		maxGroupMetadata:  cmp.Or(cfg.MaxGroupMetadataBytes, DefaultMaxGroupMetadataBytes),
 		groups:            make(map[string]*group),
 		known:             make(map[string]struct{}),
+		inflight:          make(map[string]int),
 		topics:            cfg.Topics,
+	}
+	if c.retention > 0 {
+		c.retainDue = make(map[string]time.Time)
 	}
 	if c.topics == nil {
 		c.topics = StaticTopics{}
@@ -211,8 +256,14 @@ func New(cfg Config) (*Coordinator, error) {
 	}
 	// Groups already in the store count against MaxGroups, even beyond it:
 	// a lower limit refuses new groups, never offsets already committed.
+	// With retention on, each is due at once: the first expiry step reads
+	// its commit times (the state of a group is not kept across a restart,
+	// so it is a group known only by its offsets).
 	for _, g := range c.store.Groups() {
 		c.known[g] = struct{}{}
+		if c.retention > 0 {
+			c.retainDue[g] = time.Time{}
+		}
 	}
 	if c.logger == nil {
 		c.logger = slog.New(slog.DiscardHandler)

@@ -17,6 +17,11 @@
 // is of one type at a time (GroupType); an Empty group takes the type of
 // its next join.
 //
+// Groups are deleted only on request (DeleteGroups, DeleteOffsets of a
+// group's last offset; delete.go) or by offsets retention, which is off
+// by default (Config.OffsetsRetention; retention.go, run by Expire), as
+// Kafka's DeleteGroups, OffsetDelete and offset expiration do.
+//
 // What a peer can make the coordinator hold is bounded (limits.go): the
 // members of a group (Config.MaxGroupSize), the number of groups
 // (Config.MaxGroups), the length and characters of ids, commit metadata
@@ -28,7 +33,10 @@
 // under mu (it is enqueued in the offset store there) and waited for after
 // mu is released, so one group's fsync never stalls another group's
 // heartbeat, and a commit validated before a membership change is always
-// applied before a commit validated after it.
+// applied before a commit validated after it. Deletions of offsets are
+// ordered and awaited the same way; after each wait, mu is taken once more
+// to count the operation as done (track). The store's own lock is taken
+// only after mu, never the other way round.
 //
 // The package must not import kmsg, kerr, net or server: the wire lives in
 // server, which maps this package's errors to Kafka codes.

@@ -75,11 +75,26 @@ var (
 	// direct commit names a topic or partition that does not exist.
 	ErrUnknownTopic = errors.New("unknown topic or partition")
 
-	// ErrGroupIDNotFound (GROUP_ID_NOT_FOUND): a ConsumerGroupHeartbeat
-	// names a classic group that has members. Kafka answers so with its
-	// consumer-group migration policy off (GroupMetadataManager
-	// .getOrMaybeCreateConsumerGroup); its default upgrades the group.
+	// ErrGroupIDNotFound (GROUP_ID_NOT_FOUND): a DeleteGroups or
+	// OffsetDelete names a group with neither state nor committed offsets
+	// (Kafka's GroupMetadataManager.group throws GroupIdNotFoundException
+	// for it); or a ConsumerGroupHeartbeat names a classic group that has
+	// members, as Kafka answers with its consumer-group migration policy
+	// off (GroupMetadataManager.getOrMaybeCreateConsumerGroup; its default
+	// upgrades the group).
 	ErrGroupIDNotFound = errors.New("group id not found")
+
+	// ErrNonEmptyGroup (NON_EMPTY_GROUP): a DeleteGroups names a group
+	// that has members, classic or consumer (Kafka's
+	// ClassicGroup.validateDeleteGroup and ConsumerGroup
+	// .validateDeleteGroup). Pending member ids (KIP-394) are not members.
+	ErrNonEmptyGroup = errors.New("non-empty group")
+
+	// ErrGroupSubscribedToTopic (GROUP_SUBSCRIBED_TO_TOPIC): an
+	// OffsetDelete names a partition of a topic some member of the group
+	// subscribes to; that partition's offset is kept (Kafka's
+	// OffsetMetadataManager.deleteOffsets, Group.isSubscribedToTopic).
+	ErrGroupSubscribedToTopic = errors.New("group subscribed to topic")
 
 	// ErrFencedMemberEpoch (FENCED_MEMBER_EPOCH): a ConsumerGroupHeartbeat
 	// carries an epoch other than the member's current one. Strict:

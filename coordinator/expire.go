@@ -20,17 +20,54 @@ type Expired struct {
 // removed (group, member) pairs sorted. Pending member ids past their
 // deadline are forgotten too, silently. Nothing expires anywhere else.
 // Classic and consumer (KIP-848) groups expire in the same pass; a
-// consumer group's rebalance bumps its group epoch.
+// consumer group's rebalance bumps its group epoch. With
+// Config.OffsetsRetention set, the same step expires committed offsets
+// and deletes groups (retention.go); ExpireStep returns those too, and
+// both log them.
 func (c *Coordinator) Expire() []Expired {
+	return c.ExpireStep().Members
+}
+
+// ExpiryResult is what one expiry step removed.
+type ExpiryResult struct {
+	// Members are the members whose sessions ended, sorted by group and
+	// member id.
+	Members []Expired
+	// Offsets are the groups offsets retention removed offsets from, or
+	// deleted, sorted by group; none when retention is off.
+	Offsets []ExpiredOffsets
+}
+
+// ExpireStep is Expire, returning what offsets retention removed as
+// well. Members expire first, so a group that loses its last member in
+// this step is Empty when retention looks at it.
+func (c *Coordinator) ExpireStep() ExpiryResult {
 	c.mu.Lock()
 	now := c.clock.Now()
+	expired, rs := c.expireMembers(now)
+	sweep := c.sweepRetention(now)
+	c.mu.Unlock()
+	slices.SortFunc(rs, func(a, b Rebalance) int { return cmp.Compare(a.Group, b.Group) })
+	c.report(rs...)
+	slices.SortFunc(expired, func(a, b Expired) int {
+		if r := cmp.Compare(a.Group, b.Group); r != 0 {
+			return r
+		}
+		return cmp.Compare(a.MemberID, b.MemberID)
+	})
+	return ExpiryResult{Members: expired, Offsets: c.finishSweep(sweep)}
+}
+
+// expireMembers removes the members and pending ids whose deadlines are
+// before now and rebalances each group that lost members. It returns at
+// once while now has not passed expireFloor. Called with mu held.
+func (c *Coordinator) expireMembers(now time.Time) ([]Expired, []Rebalance) {
 	if !now.After(c.expireFloor) {
-		c.mu.Unlock()
-		return nil // every deadline is at or after the floor: nobody is past it
+		return nil, nil // every deadline is at or after the floor: nobody is past it
 	}
 	var expired []Expired
 	var rs []Rebalance
-	floor := time.Unix(1<<40, 0) // far future: the floor when no deadline is pending
+	floor := farFuture() // the floor when no deadline is pending
 	for _, g := range c.groups {
 		for id, deadline := range g.pending {
 			if now.After(deadline) {
@@ -54,16 +91,7 @@ func (c *Coordinator) Expire() []Expired {
 		}
 	}
 	c.expireFloor = floor
-	c.mu.Unlock()
-	slices.SortFunc(rs, func(a, b Rebalance) int { return cmp.Compare(a.Group, b.Group) })
-	c.report(rs...)
-	slices.SortFunc(expired, func(a, b Expired) int {
-		if r := cmp.Compare(a.Group, b.Group); r != 0 {
-			return r
-		}
-		return cmp.Compare(a.MemberID, b.MemberID)
-	})
-	return expired
+	return expired, rs
 }
 
 // lowerExpireFloor keeps expireFloor at or below deadline. Called with mu

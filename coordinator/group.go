@@ -102,6 +102,10 @@ type group struct {
 	// that a topic has since appeared.
 	assignor    string
 	topicCounts map[string]int32
+	// emptySince is when the group was created or last lost its last
+	// member (Kafka's currentStateTimestamp of an Empty group): what
+	// offsets retention measures an Empty classic group from.
+	emptySince time.Time
 }
 
 // member is one group member. All fields are guarded by Coordinator.mu.
@@ -215,6 +219,7 @@ func (c *Coordinator) rebalance(g *group, why Reason) Rebalance {
 		g.state = Empty
 		g.protocol, g.leader = "", ""
 		g.assignment, g.owner = nil, nil
+		c.groupEmptied(g)
 		return Rebalance{Group: g.id, Generation: g.generation, Reason: why, State: g.state}
 	}
 	ids := g.sortedMemberIDs()

@@ -58,7 +58,8 @@ func TestRebalanceLastMemberLeavesGroupEmptyKeepsGenerationAndOffsets(t *testing
 	require.Equal(t, int32(2), gen)
 	require.Len(t, f.c.Committed("g"), 1)
 
-	// The group is never deleted: the next join continues its generations.
+	// Nothing deletes the group unless asked to (DeleteGroups) or retention
+	// is on: the next join continues its generations.
 	res = f.join("g", "b", "orders")
 	require.Equal(t, int32(3), res.Generation)
 }

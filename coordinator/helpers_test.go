@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -154,3 +155,81 @@ func (f *fixture) member(group, id string) MemberView {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// retentionFixture is a fixture with offsets retention of ms
+// milliseconds, its clock moved to 1000 ms so that commits carry a
+// commit time, and every group deletion recorded in deleted.
+func retentionFixture(t *testing.T, ms int, cfg Config) (*fixture, *[]string) {
+	t.Helper()
+	var mu sync.Mutex
+	deleted := &[]string{}
+	cfg.OffsetsRetention = time.Duration(ms) * time.Millisecond
+	cfg.OnGroupDeleted = func(g string) {
+		mu.Lock()
+		defer mu.Unlock()
+		*deleted = append(*deleted, g)
+	}
+	f := newFixtureWith(t, cfg)
+	f.advance(1000)
+	return f, deleted
+}
+
+// failingStore is an in-memory store whose commits (when failCommits is
+// set) or removals (when failRemovals is set) fail as a full disk does:
+// offsets.ErrStorage, and nothing changes.
+type failingStore struct {
+	*offsets.Memory
+	failCommits, failRemovals bool
+}
+
+func (s *failingStore) fail() func() error {
+	return func() error { return fmt.Errorf("%w: disk full", offsets.ErrStorage) }
+}
+
+func (s *failingStore) Enqueue(group string, es []offsets.Entry) func() error {
+	if s.failCommits {
+		return s.fail()
+	}
+	return s.Memory.Enqueue(group, es)
+}
+
+func (s *failingStore) Delete(group string) func() error {
+	if s.failRemovals {
+		return s.fail()
+	}
+	return s.Memory.Delete(group)
+}
+
+func (s *failingStore) DeleteOffsets(group string, keys []offsets.Key) func() error {
+	if s.failRemovals {
+		return s.fail()
+	}
+	return s.Memory.DeleteOffsets(group, keys)
+}
+
+func (s *failingStore) Expire(group string, cutoff time.Time) func() error {
+	if s.failRemovals {
+		return s.fail()
+	}
+	return s.Memory.Expire(group, cutoff)
+}
+
+// keys parses "topic-partition" names into offsets keys.
+func keys(parts ...string) []offsets.Key {
+	out := make([]offsets.Key, 0, len(parts))
+	for _, tp := range tps(parts...) {
+		out = append(out, offsets.Key{Topic: tp.Topic, Partition: tp.Partition})
+	}
+	return out
+}
+
+// listed reports whether Groups lists group.
+func (f *fixture) listed(group string) bool {
+	f.t.Helper()
+	for _, l := range f.c.Groups() {
+		if l.Group == group {
+			return true
+		}
+	}
+	return false
+}

@@ -119,6 +119,9 @@ func (c *Coordinator) join(req JoinRequest) (JoinResult, *Rebalance, error) {
 		}
 		g = newGroup(req.Group)
 		c.groups[req.Group] = g
+		// Empty until a member joins: a join answered MEMBER_ID_REQUIRED
+		// leaves it so.
+		c.groupEmptied(g)
 	} else {
 		// Kafka checks the group's size before the protocols
 		// (GroupMetadataManager.classicGroupJoinToClassicGroup).

@@ -31,10 +31,11 @@ const (
 	// meant for.
 	DefaultMaxGroupSize = 1000
 	// DefaultMaxGroups is Config.MaxGroups's default. Kafka has no limit,
-	// but it deletes empty groups once their offsets expire; groups are
-	// never deleted here, so without a bound a client inventing group ids
-	// would grow the broker without end. 100,000 is ten times the largest
-	// benchmark scenario.
+	// but it deletes empty groups once their offsets expire; here groups
+	// are deleted only on request (DeleteGroups) or by
+	// Config.OffsetsRetention, which is off by default, so without a bound
+	// a client inventing group ids would grow the broker without end.
+	// 100,000 is ten times the largest benchmark scenario.
 	DefaultMaxGroups = 100_000
 	// DefaultMaxIDBytes is Config.MaxIDBytes's default. Kafka bounds ids
 	// only by the protocol's 32767 bytes; minibroker keeps every id it is
@@ -120,7 +121,8 @@ func validText(s string) bool {
 // admitGroup records group as known, or refuses it when it is new and the
 // coordinator already knows MaxGroups groups. Every group that exists
 // (with members, pending ids, a history of them, or committed offsets)
-// counts. Called with mu held.
+// counts, until it is deleted (delete.go, retention.go). Called with mu
+// held.
 func (c *Coordinator) admitGroup(group string) error {
 	if _, ok := c.known[group]; ok {
 		return nil

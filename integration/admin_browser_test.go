@@ -12,6 +12,7 @@ import (
 	"bytes"
 	"context"
 	"image/png"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -19,6 +20,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -234,4 +236,59 @@ func TestAdminBrowserShowsConsumerGroup(t *testing.T) {
 	} {
 		require.Contains(t, html, want, "page:\n%s", adminTail(html, 8000))
 	}
+}
+
+// TestAdminBrowserDeletesEmptyGroup: the page offers "Delete group" for
+// the Empty group only; clicking it (a script the test adds to the page,
+// confirming the dialog) sends the DELETE as the page's own controls do,
+// through the admin API's guard, and the group is gone.
+func TestAdminBrowserDeletesEmptyGroup(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs chromium")
+	}
+	t.Parallel()
+	b := startBroker(t, adminConfig())
+	c := adminDial(t, b.Addr(), "c")
+	adminJoin(t, c, "live", "", 30*time.Second, "orders")
+	left := adminJoin(t, c, "left", "", 30*time.Second, "orders")
+	leave := kmsg.NewPtrLeaveGroupRequest()
+	leave.Version, leave.Group, leave.Members = 5, "left", []kmsg.LeaveGroupRequestMember{{MemberID: left.MemberID}}
+	require.Zero(t, adminRequest[*kmsg.LeaveGroupResponse](t, c, leave).ErrorCode)
+	require.Zero(t, adminCommit(t, c, "left", "", -1, "orders", 0, 4))
+
+	// The page comes through a proxy that adds the click: it waits for
+	// the button, accepts the confirmation, and clicks once.
+	const click = `<script>
+window.confirm = () => true;
+const clicker = setInterval(() => {
+  const b = document.querySelector('[data-delete="left"]');
+  if (b) { clearInterval(clicker); b.click(); }
+}, 50);
+</script></body>`
+	proxy := httputil.NewSingleHostReverseProxy(&url.URL{Scheme: "http", Host: b.AdminAddr()})
+	proxy.ModifyResponse = func(resp *http.Response) error {
+		if resp.Request.Method != "GET" || resp.Request.URL.Path != "/" {
+			return nil
+		}
+		page, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil {
+			return err
+		}
+		page = bytes.Replace(page, []byte("</body>"), []byte(click), 1)
+		resp.Body = io.NopCloser(bytes.NewReader(page))
+		resp.ContentLength = int64(len(page))
+		resp.Header.Set("Content-Length", strconv.Itoa(len(page)))
+		return nil
+	}
+	front := httptest.NewServer(proxy)
+	t.Cleanup(front.Close)
+
+	html := adminChromium(t, "--virtual-time-budget=3000", "--dump-dom", front.URL+"/")
+	_, ok := b.Coordinator().Describe("left")
+	require.False(t, ok, "the click deleted the group; page:\n%s", adminTail(html, 6000))
+	require.Contains(t, html, "DELETE /v1/groups/left \u2192 200 {\"group\":\"left\",\"deleted\":true}")
+	require.NotContains(t, html, `data-group="left"`, "the next poll no longer shows it")
+	require.NotContains(t, html, `data-delete="live"`, "a group with members has no delete button")
+	require.Contains(t, html, `data-group="live" data-state="Stable"`)
 }

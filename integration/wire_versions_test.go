@@ -172,6 +172,21 @@ var versionCases = map[kmsg.Key]versionCase{
 		require.Len(t, g.Members, 1)
 		assert.Equal(t, "m-"+group, g.Members[0].MemberID)
 	},
+	kmsg.DeleteGroups: func(t *testing.T, c *protocol.Client, v int16, group string) {
+		require.Equal(t, []int16{codeNone}, commitCodes(t, c, directCommit(group, "orders", 0, 3)))
+		assert.Equal(t, []string{group + "=0"}, deleteGroups(t, c, v, group))
+		assert.Equal(t, map[string]int64{"orders-0": -1}, fetchOffsets(t, c, group, tp{"orders", 0, 0}))
+	},
+	kmsg.OffsetDelete: func(t *testing.T, c *protocol.Client, v int16, group string) {
+		require.Equal(t, []int16{codeNone}, commitCodes(t, c, directCommit(group, "orders", 0, 3)))
+		require.Equal(t, []int16{codeNone}, commitCodes(t, c, directCommit(group, "orders", 1, 4)))
+		req := offsetDeleteRequest(group, tp{"orders", 0, 0})
+		req.Version = v
+		resp := do[*kmsg.OffsetDeleteResponse](t, c, req)
+		assert.Equal(t, codeNone, resp.ErrorCode)
+		assert.Equal(t, []kmsg.OffsetDeleteResponseTopic{{Topic: "orders", Partitions: []kmsg.OffsetDeleteResponseTopicPartition{{Partition: 0}}}}, resp.Topics)
+		assert.Equal(t, map[string]int64{"orders-0": -1, "orders-1": 4}, fetchOffsets(t, c, group, tp{"orders", 0, 0}, tp{"orders", 1, 0}))
+	},
 	kmsg.Fetch: func(t *testing.T, c *protocol.Client, v int16, _ string) {
 		req := kmsg.NewPtrFetchRequest()
 		req.Version, req.MaxWaitMillis, req.ReplicaID, req.MaxBytes = v, 0, -1, 1<<20
@@ -208,7 +223,8 @@ func TestWireEveryAPIAtMinAndMaxVersion(t *testing.T) {
 }
 
 // TestWireAdvertisedVersions: exactly docs/design.md section 4's versions,
-// ConsumerGroupHeartbeat and ConsumerGroupDescribe (section 9) included.
+// DeleteGroups, OffsetDelete, ConsumerGroupHeartbeat and
+// ConsumerGroupDescribe (section 9) included.
 func TestWireAdvertisedVersions(t *testing.T) {
 	t.Parallel()
 	b := startBroker(t)
@@ -223,6 +239,7 @@ func TestWireAdvertisedVersions(t *testing.T) {
 		"ApiVersions": "0-4", "Metadata": "0-12", "FindCoordinator": "0-6", "JoinGroup": "0-9", "SyncGroup": "0-5",
 		"Heartbeat": "0-4", "LeaveGroup": "0-5", "OffsetCommit": "0-9", "OffsetFetch": "1-9", "DescribeGroups": "0-5",
 		"ListGroups": "0-5", "CreateTopics": "0-7", "ListOffsets": "0-7", "Fetch": "4-12",
+		"DeleteGroups": "0-2", "OffsetDelete": "0-0",
 		"ConsumerGroupHeartbeat": "0-1", "ConsumerGroupDescribe": "0-1",
 	}, got)
 }
@@ -244,6 +261,7 @@ func TestWireUnsupportedVersionsClose(t *testing.T) {
 		{"Fetch v3", func() kmsg.Request { r := kmsg.NewPtrFetchRequest(); r.Version = 3; return r }()},
 		{"OffsetFetch v0", func() kmsg.Request { r := kmsg.NewPtrOffsetFetchRequest(); r.Version, r.Group = 0, "g"; return r }()},
 		{"Metadata v13", metadataRequest(13, nil)},
+		{"DeleteGroups v3", deleteGroupsRequest(3, "g")},
 		{"Produce", produce},
 		{"ConsumerGroupHeartbeat v2", cgh},
 	}

@@ -36,6 +36,8 @@ var supportedVersions = [...]VersionRange{
 	{Key: 18, Min: 0, Max: 4}, // ApiVersions; v5 adds ClusterID/NodeID
 	{Key: 19, Min: 0, Max: 7}, // CreateTopics
 	{Key: 22, Min: 0, Max: 4}, // InitProducerId; v5 adds transaction.version 2
+	{Key: 42, Min: 0, Max: 2}, // DeleteGroups; v3 adds error messages
+	{Key: 47, Min: 0, Max: 0}, // OffsetDelete (KIP-496)
 	{Key: 68, Min: 0, Max: 1}, // ConsumerGroupHeartbeat (KIP-848); v1 client-made member ids
 	{Key: 69, Min: 0, Max: 1}, // ConsumerGroupDescribe (KIP-848)
 }

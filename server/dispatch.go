@@ -40,6 +40,8 @@ func handlers() map[kmsg.Key]handler {
 		kmsg.Fetch:           typed((*Server).handleFetch),
 		kmsg.Produce:         typed((*Server).handleProduce),
 		kmsg.InitProducerID:  typed((*Server).handleInitProducerID),
+		kmsg.DeleteGroups:    typed((*Server).handleDeleteGroups),
+		kmsg.OffsetDelete:    typed((*Server).handleOffsetDelete),
 
 		kmsg.ConsumerGroupHeartbeat: typed((*Server).handleConsumerGroupHeartbeat),
 		kmsg.ConsumerGroupDescribe:  typed((*Server).handleConsumerGroupDescribe),

@@ -138,6 +138,10 @@ func fuzzSeed(key, version int16) kmsg.Request {
 		r := consumerHeartbeatRequest(version, "k", "k1", 1, "orders", "payments")
 		r.Topics = []kmsg.ConsumerGroupHeartbeatRequestTopic{{Partitions: []int32{0, 1}}}
 		return r
+	case int16(kmsg.DeleteGroups):
+		return deleteGroupsRequest(version, "g", "nope", "g")
+	case int16(kmsg.OffsetDelete):
+		return offsetDeleteRequest("g", "orders", 0, 3)
 	case int16(kmsg.ConsumerGroupDescribe):
 		r := kmsg.NewPtrConsumerGroupDescribeRequest()
 		r.Groups = []string{"k", "g", "nope"}

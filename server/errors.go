@@ -66,6 +66,10 @@ var errorCodes = [...]struct {
 	{records.ErrClosed, kerr.NotLeaderForPartition},
 	// Only Open returns it; mapped so that every sentinel has a code.
 	{records.ErrCorrupt, kerr.KafkaStorageError},
+	// DeleteGroups and OffsetDelete (unknown groups are ErrGroupIDNotFound,
+	// above).
+	{coordinator.ErrNonEmptyGroup, kerr.NonEmptyGroup},
+	{coordinator.ErrGroupSubscribedToTopic, kerr.GroupSubscribedToTopic},
 	{catalog.ErrInvalidTopic, kerr.InvalidTopicException},
 	{catalog.ErrTopicExists, kerr.TopicAlreadyExists},
 	{catalog.ErrInvalidPartitions, kerr.InvalidPartitions},

@@ -47,6 +47,8 @@ var sentinels = map[string]error{
 	"coordinator.ErrStaleMemberEpoch":          coordinator.ErrStaleMemberEpoch,
 	"coordinator.ErrUnsupportedAssignor":       coordinator.ErrUnsupportedAssignor,
 	"coordinator.ErrUnsupportedVersion":        coordinator.ErrUnsupportedVersion,
+	"coordinator.ErrNonEmptyGroup":             coordinator.ErrNonEmptyGroup,
+	"coordinator.ErrGroupSubscribedToTopic":    coordinator.ErrGroupSubscribedToTopic,
 	"catalog.ErrInvalidTopic":                  catalog.ErrInvalidTopic,
 	"catalog.ErrTopicExists":                   catalog.ErrTopicExists,
 	"catalog.ErrInvalidPartitions":             catalog.ErrInvalidPartitions,

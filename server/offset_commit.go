@@ -3,8 +3,8 @@ package server
 // OffsetCommit (key 8), versions 0-9.
 //
 // v1 adds generation and member id (v1's per-partition timestamp is
-// ignored); v2-4 a retention time (ignored: offsets never expire here); v5
-// drops both; v6 adds leader epochs, which we store and return; v7 adds
+// ignored); v2-4 a retention time (ignored: retention is the broker's
+// --offsets-retention, as in Kafka since KIP-211); v5 drops both; v6 adds leader epochs, which we store and return; v7 adds
 // instance ids (ignored); v8 is flexible. v0 has no generation: it is a
 // direct commit.
 //

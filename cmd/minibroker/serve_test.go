@@ -6,6 +6,7 @@ import (
 	"context"
 	"crypto/tls"
 	"encoding/json"
+	"flag"
 	"io"
 	"os"
 	"os/exec"
@@ -45,6 +46,7 @@ func TestServeFlagErrorsExitTwo(t *testing.T) {
 		{"consumer heartbeat as long as the session", []string{"--consumer-session-timeout", "5s"}, "--consumer-heartbeat-interval (5s) must be positive and below --consumer-session-timeout (5s)"},
 		{"zero consumer heartbeat", []string{"--consumer-heartbeat-interval", "0s"}, "--consumer-heartbeat-interval (0s) must be positive"},
 		{"bad duration", []string{"--expiry-interval", "soon"}, "invalid value"},
+		{"negative retention", []string{"--offsets-retention", "-1h"}, "--offsets-retention must not be negative, got -1h0m0s"},
 		{"tiny frames", []string{"--max-frame-bytes", "10"}, "--max-frame-bytes"},
 		{"bad log level", []string{"--log-level", "loud"}, "invalid value"},
 		{"bad advertise", []string{"--advertise", "nohost"}, "--advertise must be HOST:PORT"},
@@ -74,6 +76,23 @@ func TestServeFlagErrorsExitTwo(t *testing.T) {
 			require.Contains(t, stderr.String(), tc.want)
 		})
 	}
+}
+
+// TestServeOffsetsRetentionFlag: --offsets-retention is off (0) unless
+// given, and -h documents it.
+func TestServeOffsetsRetentionFlag(t *testing.T) {
+	t.Parallel()
+	f, err := parseServeFlags(nil, io.Discard)
+	require.NoError(t, err)
+	require.Zero(t, f.offsetsRetention)
+	f, err = parseServeFlags([]string{"--offsets-retention", "168h"}, io.Discard)
+	require.NoError(t, err)
+	require.Equal(t, 7*24*time.Hour, f.offsetsRetention)
+	var help bytes.Buffer
+	_, err = parseServeFlags([]string{"-h"}, &help)
+	require.ErrorIs(t, err, flag.ErrHelp)
+	require.Contains(t, help.String(), "-offsets-retention duration")
+	require.Contains(t, help.String(), "offsets.retention.minutes); 0 keeps them for ever")
 }
 
 func TestServeCorruptOffsetsFileStopsStartup(t *testing.T) {

@@ -1,37 +1,42 @@
 package clients
 
 import (
+	"context"
+	"log/slog"
 	"testing"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kfake"
+
+	"github.com/minibroker/minibroker/broker"
 )
 
-// startBroker is the seam between these tests and the broker they judge. It
-// starts one broker on 127.0.0.1 with a port the kernel picks (never a fixed
-// one: make test must pass while another broker holds 9092), creates topics
-// (name -> partitions), stops the broker when the test ends and returns its
-// bootstrap address. Nothing else in the package knows which broker runs
-// (observe_test.go aside, which stays on kfake).
-//
-// It starts kfake today, because minibroker has no records yet. Once
-// Produce, Fetch, ListOffsets and InitProducerId land (DESIGN.md section 8),
-// this function will start minibroker's embedded broker instead (package
-// broker, section 7): in memory, on the real clock, with the KIP-848
-// heartbeat interval at 500 ms as here (the --consumer-heartbeat-interval
-// setting; take the field names from package broker once it exists):
-//
-//	b, err := broker.Start(t.Context(), broker.Config{
-//		Topics:                    topics,
-//		ConsumerHeartbeatInterval: 500 * time.Millisecond,
-//	})
-//	if err != nil {
-//		t.Fatalf("broker.Start: %v", err)
-//	}
-//	t.Cleanup(func() { _ = b.Close() })
-//	return b.Addr()
+// startBroker is the seam between these tests and the broker they judge:
+// minibroker's embedded broker (package broker), on 127.0.0.1 with a port
+// the kernel picks (never a fixed one: make test must pass while another
+// broker holds 9092), in memory, on the real clock, with topics (name ->
+// partitions) and the KIP-848 heartbeat interval at 500 ms so that
+// consumer-protocol members see a new assignment quickly. It stops the
+// broker when the test ends and returns its bootstrap address. Nothing else
+// in the package knows which broker runs (observe_test.go aside, which
+// records what clients send through kfake's request hooks).
 func startBroker(t *testing.T, topics map[string]int32) (addr string) {
 	t.Helper()
-	return startKfake(t, topics).ListenAddrs()[0]
+	log := newClientLog(t, "minibroker")
+	b, err := broker.Start(context.Background(), broker.Config{
+		Topics:                    topics,
+		ConsumerHeartbeatInterval: 500 * time.Millisecond,
+		Logger:                    slog.New(slog.NewTextHandler(log, &slog.HandlerOptions{Level: slog.LevelWarn})),
+	})
+	if err != nil {
+		t.Fatalf("broker.Start: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := b.Close(); err != nil {
+			t.Errorf("closing the broker: %v", err)
+		}
+	})
+	return b.Addr()
 }
 
 // startKfake starts a one-broker kfake cluster on 127.0.0.1:0 with topics
