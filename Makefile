@@ -11,7 +11,7 @@ COVER_MIN ?= 90
 # Packages whose statement coverage make test holds at COVER_MIN percent.
 COVER_PKGS = assignor coordinator offsets
 
-.PHONY: all test fmt-check vet boundaries chromium unit run build bench fuzz lab compare cover clean
+.PHONY: all test fmt-check vet boundaries chromium kcat unit run build bench fuzz lab compare cover clean
 
 all: build
 
@@ -32,7 +32,11 @@ boundaries:
 chromium:
 	@./scripts/chromium.sh
 
-unit: chromium
+## kcat: install Debian's kcat for the real-client tests, if missing.
+kcat:
+	@./scripts/kcat.sh
+
+unit: chromium kcat
 	@mkdir -p .cache
 	$(GO) test -race -count=1 -cover ./... 2>&1 | tee .cache/test.out
 	@./scripts/cover-floor.sh .cache/test.out $(COVER_MIN) $(COVER_PKGS)
