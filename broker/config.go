@@ -71,7 +71,6 @@ type Config struct {
 	// them for ever, as the chapter does. Flag --offsets-retention.
 	OffsetsRetention time.Duration
 
-
 	// Per-member and per-group metadata limits, as coordinator.Config
 	// documents them.
 	MaxMemberMetadataBytes int

@@ -238,7 +238,7 @@ func runServe(ctx context.Context, f *serveFlags, logger *slog.Logger) error {
 		MinSessionTimeout: f.minSession, MaxSessionTimeout: f.maxSession,
 		ConsumerSessionTimeout: f.consumerSession, ConsumerHeartbeatInterval: f.consumerInterval,
 		OffsetsRetention: f.offsetsRetention,
-		MaxGroupSize: f.maxGroupSize, MaxGroups: f.maxGroups, MaxMetadataBytes: f.maxMetadataBytes, MaxIDBytes: f.maxIDBytes,
+		MaxGroupSize:     f.maxGroupSize, MaxGroups: f.maxGroups, MaxMetadataBytes: f.maxMetadataBytes, MaxIDBytes: f.maxIDBytes,
 		MaxFrameBytes: int32(f.maxFrameBytes), MaxInFlightBytes: f.maxInFlight, MaxConnections: f.maxConnections,
 		MaxMemberMetadataBytes: f.maxMemberMeta, MaxGroupMetadataBytes: f.maxGroupMeta,
 		IdleTimeout: f.idleTimeout, FrameReadTimeout: f.frameReadTimeout,
