@@ -124,6 +124,11 @@ type member struct {
 	epoch    int32
 	current  []assignor.TopicPartition
 	assignor string
+	// known is, for a classic member, the latest generation it was told
+	// its assignment in (a SyncGroup, a refresh, a chapter join) or
+	// heartbeated at without rejection: the assignment it believes it
+	// holds. Below the group's generation, it still acts on an old one.
+	known int32
 }
 
 func newGroup(id string) *group {

@@ -32,5 +32,6 @@ func (c *Coordinator) Heartbeat(group, memberID string, generation int32) error 
 		return fmt.Errorf("%w: %q is not in group %q", ErrUnknownMemberID, memberID, group)
 	}
 	m.deadline = c.clock.Now().Add(m.sessionTimeout)
+	m.known = g.generation
 	return nil
 }

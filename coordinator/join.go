@@ -166,6 +166,9 @@ func (c *Coordinator) join(req JoinRequest) (JoinResult, *Rebalance, error) {
 	delete(g.pending, joining.id)
 	g.members[joining.id] = joining
 	r := c.rebalance(g, why)
+	if !req.WireRules { // the chapter's join hands the member its assignment
+		joining.known = g.generation
+	}
 	return c.joinResult(g, joining.id, true), &r, nil
 }
 

@@ -21,6 +21,7 @@ func (c *Coordinator) Assignment(group, memberID string) (int32, []assignor.Topi
 	if g.state != Stable {
 		return 0, nil, fmt.Errorf("%w: group %q is %s", ErrRebalanceInProgress, group, g.state)
 	}
+	g.members[memberID].known = g.generation
 	return g.generation, slices.Clone(g.assignment[memberID]), nil
 }
 
@@ -51,6 +52,7 @@ func (c *Coordinator) Sync(group, memberID string, generation int32, protocol st
 	if g.state != Stable {
 		return nil, fmt.Errorf("%w: group %q is %s", ErrRebalanceInProgress, group, g.state)
 	}
+	g.members[memberID].known = g.generation
 	return slices.Clone(g.assignment[memberID]), nil
 }
 

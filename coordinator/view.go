@@ -49,6 +49,12 @@ type MemberView struct {
 	// Assignment is a classic member's partitions, or a consumer-group
 	// member's current assignment: what it holds at MemberEpoch.
 	Assignment []assignor.TopicPartition
+	// KnownGeneration is the latest generation a classic member was told
+	// its assignment in, or heartbeated at: what it believes it holds.
+	// Below the group's Generation it still acts on an old assignment (the
+	// chapter's stale local view) until it learns, at its next heartbeat
+	// or join. For a consumer-group member it is its MemberEpoch.
+	KnownGeneration int32
 	// MemberEpoch, TargetAssignment and Assignor: consumer groups only.
 	// TargetAssignment is the member's share of the target at the group
 	// epoch, which it gets at its next heartbeat when its epoch lags;
@@ -92,16 +98,18 @@ func (c *Coordinator) view(g *group) GroupView {
 	for _, id := range g.sortedMemberIDs() {
 		m := g.members[id]
 		mv := MemberView{
-			MemberID:       id,
-			ClientID:       m.clientID,
-			ClientHost:     m.clientHost,
-			SessionTimeout: m.sessionTimeout,
-			Deadline:       m.deadline,
-			Topics:         slices.Clone(m.subscription(g.protocol)),
-			Metadata:       m.metadata(g.protocol),
-			Assignment:     slices.Clone(g.assignment[id]),
+			MemberID:        id,
+			ClientID:        m.clientID,
+			ClientHost:      m.clientHost,
+			SessionTimeout:  m.sessionTimeout,
+			Deadline:        m.deadline,
+			Topics:          slices.Clone(m.subscription(g.protocol)),
+			Metadata:        m.metadata(g.protocol),
+			Assignment:      slices.Clone(g.assignment[id]),
+			KnownGeneration: m.known,
 		}
 		if g.typ == ConsumerGroup {
+			mv.KnownGeneration = m.epoch
 			mv.Assignment = slices.Clone(m.current)
 			mv.MemberEpoch = m.epoch
 			mv.TargetAssignment = slices.Clone(g.assignment[id])

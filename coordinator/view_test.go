@@ -23,9 +23,10 @@ func TestDescribeCopiesGroup(t *testing.T) {
 		Group: "g", State: Stable, Generation: 2, Protocol: "roundrobin", Leader: "a",
 		Members: []MemberView{
 			{MemberID: "a", SessionTimeout: defaultSession, Deadline: time.UnixMilli(5).Add(defaultSession),
-				Topics: []string{"orders"}, Assignment: tps("orders-0", "orders-2")},
+				Topics: []string{"orders"}, Assignment: tps("orders-0", "orders-2"), KnownGeneration: 2},
+			// b was handed generation 1 and has not learned of 2 yet.
 			{MemberID: "b", ClientID: "kgo", ClientHost: "/127.0.0.1", SessionTimeout: time.Second, Deadline: time.UnixMilli(1005),
-				Topics: []string{"orders"}, Metadata: []byte("meta:orders"), Assignment: tps("orders-1", "orders-3")},
+				Topics: []string{"orders"}, Metadata: []byte("meta:orders"), Assignment: tps("orders-1", "orders-3"), KnownGeneration: 1},
 		},
 	}, v)
 
@@ -83,10 +84,10 @@ func TestDescribeConsumerGroup(t *testing.T) {
 		Group: "g", Type: ConsumerGroup, State: Reconciling, Generation: 2, AssignmentEpoch: 2, Assignor: RangeAssignor,
 		Members: []MemberView{
 			{MemberID: "a", ClientID: "kgo", ClientHost: "127.0.0.1", SessionTimeout: DefaultConsumerSessionTimeout, Deadline: deadline,
-				Topics: []string{"orders", "payments"}, MemberEpoch: 2, Assignor: UniformAssignor,
+				Topics: []string{"orders", "payments"}, MemberEpoch: 2, KnownGeneration: 2, Assignor: UniformAssignor,
 				Assignment: tps("orders-0", "orders-1", "payments-0"), TargetAssignment: tps("orders-0", "orders-1", "payments-0")},
 			{MemberID: "b", ClientID: "kgo", ClientHost: "127.0.0.1", SessionTimeout: DefaultConsumerSessionTimeout, Deadline: deadline,
-				Topics: []string{"orders"}, MemberEpoch: 1, Assignor: RangeAssignor,
+				Topics: []string{"orders"}, MemberEpoch: 1, KnownGeneration: 1, Assignor: RangeAssignor,
 				Assignment: tps("orders-2", "orders-3"), TargetAssignment: tps("orders-2", "orders-3")},
 		},
 	}, v)
@@ -95,4 +96,44 @@ func TestDescribeConsumerGroup(t *testing.T) {
 	_, err = f.consumerBeat("g", "b", 1)
 	require.NoError(t, err)
 	require.Equal(t, []GroupListing{{Group: "g", Type: ConsumerGroup, State: Stable}}, f.c.Groups())
+}
+
+// TestKnownGenerationFollowsWhatTheMemberWasTold: a classic member knows a
+// generation once a SyncGroup, a refresh or a heartbeat at it succeeds; a
+// wire join alone teaches it nothing yet (its assignment comes with the
+// SyncGroup). The chapter's stale local view, as the coordinator sees it.
+func TestKnownGenerationFollowsWhatTheMemberWasTold(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	known := func(member string) int32 {
+		v, _ := f.c.Describe("w")
+		for _, m := range v.Members {
+			if m.MemberID == member {
+				return m.KnownGeneration
+			}
+		}
+		t.Fatalf("no member %s", member)
+		return 0
+	}
+	join := func(id string) JoinResult {
+		req := wireJoin("w", id, roundrobin("orders"))
+		req.RequireMemberID = false
+		res, err := f.c.Join(req)
+		require.NoError(t, err)
+		return res
+	}
+	a := join("")
+	require.Equal(t, int32(0), known(a.MemberID), "joined, not yet synced")
+	_, err := f.c.Sync("w", a.MemberID, a.Generation, "")
+	require.NoError(t, err)
+	require.Equal(t, int32(1), known(a.MemberID))
+	b := join("")
+	require.Equal(t, int32(1), known(a.MemberID), "a still believes generation 1")
+	require.ErrorIs(t, f.c.Heartbeat("w", a.MemberID, 1), ErrIllegalGeneration)
+	require.Equal(t, int32(1), known(a.MemberID), "a rejected heartbeat teaches nothing")
+	require.NoError(t, f.c.Heartbeat("w", a.MemberID, 2))
+	require.Equal(t, int32(2), known(a.MemberID))
+	_, _, err = f.c.Assignment("w", b.MemberID)
+	require.NoError(t, err)
+	require.Equal(t, int32(2), known(b.MemberID))
 }

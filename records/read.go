@@ -176,3 +176,35 @@ func (p *partition) readSegment(rp readPlan, offset, budget int64, atLeastOne bo
 	*out = buf[:old+int(k)]
 	return k, next, pos+k >= rp.limit, nil
 }
+
+// Readable bounds the bytes Read could return from offset: from the
+// indexed batch position at or before the batch holding offset to the
+// high watermark, over every segment on the way. It is 0 at the high
+// watermark and for an offset out of range or a partition the log does
+// not hold (Read says which). Fetch reserves its memory with it before it
+// reads, instead of the whole MaxBytes a client asks for.
+func (l *Log) Readable(topic string, partition int32, offset int64) int64 {
+	p := l.lookup(topic, partition)
+	if p == nil {
+		return 0
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed || offset < p.segments[0].base || offset >= p.durable.end {
+		return 0
+	}
+	i := sort.Search(len(p.segments), func(i int) bool { return p.segments[i].base > offset }) - 1
+	n := -p.segments[i].offsetFloor(offset)
+	for _, s := range p.segments[i:] {
+		if s == p.durable.seg {
+			return n + p.durable.size
+		}
+		n += s.size
+	}
+	return n
+}
+
+// MaxMessageBytes is the largest batch the log accepts
+// (Config.MaxMessageBytes): by how much a read's first batch may exceed
+// its byte budget (KIP-74).
+func (l *Log) MaxMessageBytes() int32 { return l.v.cfg.MaxMessageBytes }

@@ -184,3 +184,29 @@ func heapInUse() uint64 {
 	runtime.ReadMemStats(&ms)
 	return ms.HeapAlloc
 }
+
+// TestReadable: the bound covers what Read returns from any offset, across
+// segments, and nothing past the high watermark.
+func TestReadable(t *testing.T) {
+	t.Parallel()
+	cfg := testConfig(t, t.TempDir())
+	cfg.SegmentBytes = MinSegmentBytes
+	l := openWith(t, cfg, 1)
+	for range 10 {
+		produce(t, l, "t", 0, build(t, spec{n: 2, value: 200}))
+	}
+	_, hw, err := l.Offsets("t", 0)
+	require.NoError(t, err)
+	require.Equal(t, int64(20), hw)
+	for offset := int64(0); offset < hw; offset++ {
+		res, err := l.Read("t", 0, offset, 1<<20, true, nil)
+		require.NoError(t, err)
+		got := l.Readable("t", 0, offset)
+		require.GreaterOrEqual(t, got, int64(len(res.Records)), "offset %d", offset)
+		require.Less(t, got, int64(len(res.Records))+2*indexIntervalBytes, "offset %d: a tight bound", offset)
+	}
+	require.Zero(t, l.Readable("t", 0, hw))
+	require.Zero(t, l.Readable("t", 0, hw+1))
+	require.Zero(t, l.Readable("t", 7, 0))
+	require.Equal(t, int32(DefaultMaxMessageBytes), l.MaxMessageBytes())
+}

@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"errors"
+	"slices"
 	"sync"
 )
 
@@ -32,52 +33,81 @@ const DefaultMaxInFlightBytes = 128 << 20
 // within FrameReadTimeout.
 var errBudget = errors.New("memory budget for requests in flight spent")
 
-// budget counts bytes reserved against a maximum. It is safe for
-// concurrent use.
+// budget counts bytes reserved against a maximum. Waiters are served in
+// the order they came, so a large reservation is not starved by a stream
+// of smaller ones. It is safe for concurrent use.
 type budget struct {
 	max int64
 
-	mu   sync.Mutex
-	used int64         // guarded by mu
-	wake chan struct{} // guarded by mu; closed and replaced by every release
+	mu    sync.Mutex
+	used  int64          // guarded by mu
+	queue []*reservation // guarded by mu; waiting, oldest first
+}
+
+// reservation is one waiting acquire; ready is closed once its bytes are
+// taken for it.
+type reservation struct {
+	n     int64
+	ready chan struct{}
 }
 
 func newBudget(max int64) *budget {
-	return &budget{max: max, wake: make(chan struct{})}
+	return &budget{max: max}
 }
 
-// acquire reserves n bytes, waiting while they would take the budget past
-// its maximum, until ctx is done. n above the maximum is taken as the
-// maximum, so that one large request can always run alone.
+// acquire reserves n bytes, waiting behind earlier waiters while they
+// would take the budget past its maximum, until ctx is done. n above the
+// maximum is taken as the maximum, so that one large request can always
+// run alone.
 func (b *budget) acquire(ctx context.Context, n int64) (int64, error) {
 	n = min(n, b.max)
-	for {
-		b.mu.Lock()
-		if b.used+n <= b.max {
-			b.used += n
-			b.mu.Unlock()
-			return n, nil
-		}
-		wake := b.wake
+	b.mu.Lock()
+	if len(b.queue) == 0 && b.used+n <= b.max {
+		b.used += n
 		b.mu.Unlock()
-		select {
-		case <-wake:
-		case <-ctx.Done():
-			return 0, ctx.Err()
-		}
+		return n, nil
 	}
+	w := &reservation{n: n, ready: make(chan struct{})}
+	b.queue = append(b.queue, w)
+	b.mu.Unlock()
+	select {
+	case <-w.ready:
+		return n, nil
+	case <-ctx.Done():
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	select {
+	case <-w.ready: // granted meanwhile: give it back
+		b.used -= n
+		b.grant()
+	default:
+		b.queue = slices.DeleteFunc(b.queue, func(q *reservation) bool { return q == w })
+		b.grant() // the head may have changed
+	}
+	return 0, ctx.Err()
 }
 
-// release gives back n bytes and wakes every waiter.
+// release gives back n bytes and serves the waiters that now fit.
 func (b *budget) release(n int64) {
 	if n == 0 {
 		return
 	}
 	b.mu.Lock()
 	b.used -= n
-	close(b.wake)
-	b.wake = make(chan struct{})
+	b.grant()
 	b.mu.Unlock()
+}
+
+// grant takes bytes for waiters from the head of the queue while they
+// fit. Called with mu held.
+func (b *budget) grant() {
+	for len(b.queue) > 0 && b.used+b.queue[0].n <= b.max {
+		w := b.queue[0]
+		b.queue = b.queue[1:]
+		b.used += w.n
+		close(w.ready)
+	}
 }
 
 // inUse returns the bytes reserved now.

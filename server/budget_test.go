@@ -75,3 +75,42 @@ func TestBudgetHoldsLargeFramesNotHeartbeats(t *testing.T) {
 	eventually(t, testTimeout, func() bool { return e.srv.InFlightBytes() == 0 }, "every reservation given back")
 	require.NotEmpty(t, e.logs.Find("closing connection"))
 }
+
+// TestBudgetServesWaitersInOrder: a large reservation waiting first is
+// served before smaller ones that came after it, though they would fit.
+func TestBudgetServesWaitersInOrder(t *testing.T) {
+	t.Parallel()
+	b := newBudget(100)
+	_, err := b.acquire(t.Context(), 60)
+	require.NoError(t, err)
+	order := make(chan int64, 2)
+	go func() {
+		n, _ := b.acquire(t.Context(), 80)
+		order <- n
+	}()
+	eventually(t, testTimeout, func() bool { b.mu.Lock(); defer b.mu.Unlock(); return len(b.queue) == 1 }, "the large one waits")
+	go func() {
+		n, _ := b.acquire(t.Context(), 30) // would fit beside the 60, but comes second
+		order <- n
+	}()
+	eventually(t, testTimeout, func() bool { b.mu.Lock(); defer b.mu.Unlock(); return len(b.queue) == 2 }, "the small one waits behind it")
+	b.release(60)
+	require.Equal(t, int64(80), <-order)
+	b.release(80)
+	require.Equal(t, int64(30), <-order)
+	b.release(30)
+	require.Zero(t, b.inUse())
+
+	// A waiter that gives up leaves the queue, and the next one moves up.
+	_, err = b.acquire(t.Context(), 90)
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(t.Context())
+	gaveUp := make(chan error, 1)
+	go func() { _, err := b.acquire(ctx, 50); gaveUp <- err }()
+	eventually(t, testTimeout, func() bool { b.mu.Lock(); defer b.mu.Unlock(); return len(b.queue) == 1 }, "waiting")
+	cancel()
+	require.ErrorIs(t, <-gaveUp, context.Canceled)
+	got, err := b.acquire(t.Context(), 10)
+	require.NoError(t, err, "nobody waits ahead of it any more")
+	require.Equal(t, int64(10), got)
+}

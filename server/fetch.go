@@ -18,8 +18,11 @@ package server
 // transactions); v5 the log start offset; v7 fetch sessions (KIP-227): we
 // answer session id 0, which tells clients to send full requests; v9
 // current leader epochs (there is one leader, at epoch 0: not checked);
-// v11 racks; v12 is flexible. The answer reserves its size of the memory
-// budget before it is read from disk.
+// v11 racks; v12 is flexible. Before it reads from disk, a fetch reserves
+// of the memory budget what it can read (records.Log.Readable, bounded by
+// its MaxBytes and one batch more), not the MaxBytes it asks for: a fetch
+// waiting at the high watermark holds nothing, so idle consumers cannot
+// crowd out the ones with data to read.
 
 import (
 	"errors"
@@ -37,7 +40,7 @@ func (s *Server) handleFetch(r *request, req *kmsg.FetchRequest) kmsg.Response {
 	if req.MaxBytes > 0 {
 		maxBytes = min(req.MaxBytes, maxBytes)
 	}
-	if !r.reserve(int64(maxBytes)) {
+	if !r.reserve(s.fetchBound(req, maxBytes)) {
 		return resp
 	}
 	total, ready := s.fetchOnce(r, req, resp, maxBytes)
@@ -63,8 +66,30 @@ func (s *Server) handleFetch(r *request, req *kmsg.FetchRequest) kmsg.Response {
 		return resp
 	}
 	resp.Topics = resp.Topics[:0]
+	if !r.reserve(s.fetchBound(req, maxBytes)) {
+		return resp
+	}
 	s.fetchOnce(r, req, resp, maxBytes)
 	return resp
+}
+
+// fetchBound bounds what fetchOnce will read now: what every named
+// partition holds past its fetch offset, at most its PartitionMaxBytes,
+// all at most maxBytes, plus the one batch KIP-74 lets the first exceed
+// them by.
+func (s *Server) fetchBound(req *kmsg.FetchRequest, maxBytes int32) int64 {
+	var n, any int64
+	for _, t := range req.Topics {
+		for _, p := range t.Partitions {
+			readable := s.log.Readable(t.Topic, p.Partition, p.FetchOffset)
+			n += min(readable, int64(max(p.PartitionMaxBytes, 0)))
+			any += readable
+		}
+	}
+	if any == 0 {
+		return 0
+	}
+	return min(n, int64(maxBytes)) + int64(s.log.MaxMessageBytes())
 }
 
 // fetchOnce reads every requested partition into resp and returns the

@@ -147,7 +147,7 @@ func poll(t *testing.T, what string, check func(ctx context.Context) (done bool,
 // client's assignor chooses it (minibroker's coordinator assigns round-robin
 // itself and ignores the leader's plan). consumerProtocol selects KIP-848's
 // ConsumerGroupDescribe over the classic DescribeGroups.
-func waitSplit(t *testing.T, adm *kadm.Client, consumerProtocol bool, group, topic string, partitions int32, ids ...string) map[string][]int32 {
+func waitSplit(t *testing.T, addr string, adm *kadm.Client, consumerProtocol bool, group, topic string, partitions int32, ids ...string) map[string][]int32 {
 	t.Helper()
 	describe := describeClassic
 	if consumerProtocol {
@@ -179,6 +179,9 @@ func waitSplit(t *testing.T, adm *kadm.Client, consumerProtocol bool, group, top
 		}
 		if int32(len(seen)) != partitions {
 			return false, fmt.Sprintf("%d of %d partitions assigned: %v", len(seen), partitions, split)
+		}
+		if lagging := laggingMembers(addr, group); len(lagging) > 0 {
+			return false, fmt.Sprintf("members %v have not learned the group's assignment yet", lagging)
 		}
 		return true, ""
 	})

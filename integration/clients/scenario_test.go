@@ -50,7 +50,7 @@ func testGroupOnce(t *testing.T, c client) {
 	l := newLedger()
 	leaveA := c.join(t, addr, group, topic, a, l)
 	leaveB := c.join(t, addr, group, topic, b, l)
-	split := waitSplit(t, adm, c.consumerProtocol, group, topic, partitions, a, b)
+	split := waitSplit(t, addr, adm, c.consumerProtocol, group, topic, partitions, a, b)
 	t.Logf("split %v", split)
 
 	want := makeRecords(0, 200)
@@ -84,7 +84,7 @@ func testGroupRebalance(t *testing.T, c client) {
 
 	// a alone owns every partition.
 	leaveA := c.join(t, addr, group, topic, a, l)
-	alone := waitSplit(t, adm, c.consumerProtocol, group, topic, partitions, a)
+	alone := waitSplit(t, addr, adm, c.consumerProtocol, group, topic, partitions, a)
 	c.produce(t, addr, topic, makeRecords(0, 100))
 	l.wait(t, 100)
 	waitCommitted(t, adm, group, topic, endOffsets(t, adm, topic))
@@ -92,7 +92,7 @@ func testGroupRebalance(t *testing.T, c client) {
 
 	// b joins: the partitions split, both consume.
 	leaveB := c.join(t, addr, group, topic, b, l)
-	split := waitSplit(t, adm, c.consumerProtocol, group, topic, partitions, a, b)
+	split := waitSplit(t, addr, adm, c.consumerProtocol, group, topic, partitions, a, b)
 	t.Logf("split after %s joined: %v", b, split)
 	c.produce(t, addr, topic, makeRecords(100, 100))
 	l.wait(t, 200)
@@ -107,7 +107,7 @@ func testGroupRebalance(t *testing.T, c client) {
 	// b leaves: a takes b's partitions over from b's commits.
 	leaveB()
 	handedOver := committed(t, adm, group, topic)
-	waitSplit(t, adm, c.consumerProtocol, group, topic, partitions, a)
+	waitSplit(t, addr, adm, c.consumerProtocol, group, topic, partitions, a)
 	c.produce(t, addr, topic, makeRecords(200, 100))
 	l.wait(t, 300)
 	leaveA()
