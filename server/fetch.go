@@ -18,8 +18,10 @@ package server
 // transactions); v5 the log start offset; v7 fetch sessions (KIP-227): we
 // answer session id 0, which tells clients to send full requests; v9
 // current leader epochs (there is one leader, at epoch 0: not checked);
-// v11 racks; v12 is flexible. The answer reserves its size of the memory
-// budget before it is read from disk.
+// v11 racks; v12 is flexible. The answer reserves its MaxBytes of the
+// memory budget before anything is read from disk, and keeps only what it
+// read once it has: a long poll waits holding no more than its small
+// answer, and reserves again before it reads a second time.
 
 import (
 	"errors"
@@ -41,6 +43,7 @@ func (s *Server) handleFetch(r *request, req *kmsg.FetchRequest) kmsg.Response {
 		return resp
 	}
 	total, ready := s.fetchOnce(r, req, resp, maxBytes)
+	r.shrink(fetchAnswerBytes(req, total))
 	wait := min(time.Duration(max(req.MaxWaitMillis, 0))*time.Millisecond, s.maxFetchWait)
 	if ready || total >= int64(req.MinBytes) || wait == 0 {
 		return resp
@@ -63,8 +66,23 @@ func (s *Server) handleFetch(r *request, req *kmsg.FetchRequest) kmsg.Response {
 		return resp
 	}
 	resp.Topics = resp.Topics[:0]
-	s.fetchOnce(r, req, resp, maxBytes)
+	if !r.reserve(int64(maxBytes)) {
+		return resp
+	}
+	total, _ = s.fetchOnce(r, req, resp, maxBytes)
+	r.shrink(fetchAnswerBytes(req, total))
 	return resp
+}
+
+// fetchAnswerBytes bounds the encoded size of a Fetch answer holding total
+// bytes of records: the records, and per topic and partition their fixed
+// fields (a partition's are about 45 bytes).
+func fetchAnswerBytes(req *kmsg.FetchRequest, total int64) int64 {
+	n := total + 64
+	for _, t := range req.Topics {
+		n += int64(len(t.Topic)) + 32 + 64*int64(len(t.Partitions))
+	}
+	return n
 }
 
 // fetchOnce reads every requested partition into resp and returns the
