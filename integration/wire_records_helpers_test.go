@@ -89,6 +89,40 @@ func idempotentBatch(pid int64, epoch int16, seq int32, values ...string) []byte
 	return records.EncodeBatch(spec)
 }
 
+// craftedBatch is an uncompressed batch whose records carry the given
+// offset deltas (record i has value "v<i>") and whose header claims count
+// records and lastDelta as its last offset delta: the pieces a test
+// breaks to make the header and the records disagree.
+func craftedBatch(deltas []int32, count, lastDelta int32) []byte {
+	now := time.Now().UnixMilli()
+	var recs []byte
+	for i, d := range deltas {
+		v := fmt.Sprintf("v%d", i)
+		rec := kmsg.Record{OffsetDelta: d, Key: []byte("k-" + v), Value: []byte(v)}
+		body := rec.AppendTo(nil)[1:] // AppendTo writes the zero Length as one varint byte
+		recs = binary.AppendVarint(recs, int64(len(body)))
+		recs = append(recs, body...)
+	}
+	b := kmsg.RecordBatch{
+		PartitionLeaderEpoch: -1, Magic: 2, LastOffsetDelta: lastDelta, FirstTimestamp: now, MaxTimestamp: now,
+		ProducerID: -1, ProducerEpoch: -1, FirstSequence: -1, NumRecords: count, Records: recs,
+	}
+	b.Length = int32(batchHeaderBytes - 12 + len(recs))
+	return setCRC(b.AppendTo(nil))
+}
+
+// timedBatch is an uncompressed batch of values whose record i has
+// timestamp first+deltas[i] (Unix milliseconds).
+func timedBatch(first int64, deltas []int64, values ...string) []byte {
+	spec := records.BatchSpec{FirstTimestamp: first}
+	for i, v := range values {
+		r := testRecord(v)
+		r.TimestampDelta = deltas[i]
+		spec.Records = append(spec.Records, r)
+	}
+	return records.EncodeBatch(spec)
+}
+
 // zstdBatch is valuesBatch with its records compressed with zstd.
 func zstdBatch(t *testing.T, values ...string) []byte {
 	t.Helper()

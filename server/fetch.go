@@ -11,8 +11,10 @@ package server
 // crash could take back. An offset below the log start or above the high
 // watermark is OFFSET_OUT_OF_RANGE. With fewer than MinBytes to give, the
 // fetch waits up to MaxWaitMillis (capped by Config.MaxFetchWait; cut
-// short by shutdown) for a produce to any partition it names, then answers
-// what there is. An error on any partition answers at once, as Kafka does.
+// short by shutdown): each produce to a partition it names wakes it to
+// read again, and it answers once it has MinBytes or the wait is over,
+// with what there is then, as Kafka's DelayedFetch does. An error on any
+// partition answers at once, as Kafka does.
 //
 // v4 adds the last stable offset (here the high watermark: there are no
 // transactions); v5 the log start offset; v7 fetch sessions (KIP-227): we
@@ -48,30 +50,46 @@ func (s *Server) handleFetch(r *request, req *kmsg.FetchRequest) kmsg.Response {
 	if ready || total >= int64(req.MinBytes) || wait == 0 {
 		return resp
 	}
-	watch := make([]records.WatchOffset, 0, len(req.Topics))
-	for _, t := range req.Topics {
-		for _, p := range t.Partitions {
-			watch = append(watch, records.WatchOffset{Topic: t.Topic, Partition: p.Partition, Offset: p.FetchOffset})
-		}
-	}
-	w := s.log.Watch(watch...)
-	defer w.Close()
 	timer := time.NewTimer(wait)
 	defer timer.Stop()
-	select {
-	case <-w.C():
-	case <-timer.C:
-		return resp
-	case <-r.ctx.Done():
-		return resp
+	for {
+		// Wait for records past what this read saw, on any partition
+		// it names; then read again, until MinBytes or MaxWait.
+		w := s.log.Watch(watchOffsets(req, resp)...)
+		select {
+		case <-w.C():
+			w.Close()
+		case <-timer.C:
+			w.Close()
+			return resp
+		case <-r.ctx.Done():
+			w.Close()
+			return resp
+		}
+		resp.Topics = resp.Topics[:0]
+		if !r.reserve(int64(maxBytes)) {
+			return resp
+		}
+		total, ready = s.fetchOnce(r, req, resp, maxBytes)
+		r.shrink(fetchAnswerBytes(req, total))
+		if ready || total >= int64(req.MinBytes) {
+			return resp
+		}
 	}
-	resp.Topics = resp.Topics[:0]
-	if !r.reserve(int64(maxBytes)) {
-		return resp
+}
+
+// watchOffsets names every partition of a fetch with the offset past
+// which a produce must go to wake it: the high watermark its last read
+// saw (fetchOnce answers the partitions in request order).
+func watchOffsets(req *kmsg.FetchRequest, resp *kmsg.FetchResponse) []records.WatchOffset {
+	var watch []records.WatchOffset
+	for i, t := range req.Topics {
+		for j, p := range t.Partitions {
+			watch = append(watch, records.WatchOffset{Topic: t.Topic, Partition: p.Partition,
+				Offset: max(p.FetchOffset, resp.Topics[i].Partitions[j].HighWatermark)})
+		}
 	}
-	total, _ = s.fetchOnce(r, req, resp, maxBytes)
-	r.shrink(fetchAnswerBytes(req, total))
-	return resp
+	return watch
 }
 
 // fetchAnswerBytes bounds the encoded size of a Fetch answer holding total
