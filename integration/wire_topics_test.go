@@ -180,32 +180,6 @@ func TestWireFindCoordinator(t *testing.T) {
 	}
 }
 
-func TestWireListOffsets(t *testing.T) {
-	t.Parallel()
-	b := startBroker(t)
-	c := b.dial(t, "c")
-	for _, v := range []int16{0, 1, 7} {
-		req := kmsg.NewPtrListOffsetsRequest()
-		req.Version, req.ReplicaID = v, -1
-		req.Topics = []kmsg.ListOffsetsRequestTopic{{Topic: "orders", Partitions: []kmsg.ListOffsetsRequestTopicPartition{
-			{Partition: 0, Timestamp: -2, MaxNumOffsets: 1}, {Partition: 3, Timestamp: -1, MaxNumOffsets: 1}, {Partition: 4, Timestamp: -1, MaxNumOffsets: 1},
-		}}}
-		resp := do[*kmsg.ListOffsetsResponse](t, c, req)
-		require.Len(t, resp.Topics, 1)
-		ps := resp.Topics[0].Partitions
-		require.Len(t, ps, 3)
-		for _, p := range ps[:2] {
-			assert.Equal(t, codeNone, p.ErrorCode, "v%d", v)
-			if v == 0 {
-				assert.Equal(t, []int64{0}, p.OldStyleOffsets)
-			} else {
-				assert.Equal(t, int64(0), p.Offset, "v%d: earliest and latest are 0", v)
-			}
-		}
-		assert.Equal(t, codeUnknownTopicOrPartition, ps[2].ErrorCode, "v%d", v)
-	}
-}
-
 // TestWireFetchIdles: a fetch at the high watermark of an empty partition
 // waits its MaxWait and answers no records, so stock consumers idle
 // cleanly; one past the high watermark is OFFSET_OUT_OF_RANGE at once.
