@@ -1,6 +1,7 @@
 package integration
 
 import (
+	"encoding/binary"
 	"fmt"
 	"testing"
 	"time"
@@ -289,5 +290,30 @@ func TestWireFetchSessionsAndUnknownPartitions(t *testing.T) {
 		assert.Equal(t, codeUnknownTopicOrPartition, ps[name].ErrorCode, name)
 		assert.Equal(t, int64(-1), ps[name].HighWatermark, name)
 		assert.Equal(t, int64(-1), ps[name].LogStartOffset, name)
+	}
+}
+
+// TestWireFetchIgnoresLeaderEpochs: the current leader epoch a fetch
+// (v9+) carries is not checked: there is one leader, at epoch 0 in
+// Metadata, that never changes, so an epoch ahead of it is served as if
+// it were current (Kafka answers UNKNOWN_LEADER_EPOCH, and
+// FENCED_LEADER_EPOCH for one behind). The partition leader epoch of a
+// stored batch is the producer's (-1 from kgo and EncodeBatch), not the
+// leader's.
+func TestWireFetchIgnoresLeaderEpochs(t *testing.T) {
+	t.Parallel()
+	b := startBroker(t)
+	c := b.dial(t, "c")
+	produceValues(t, c, "orders", 0, "a")
+	md := do[*kmsg.MetadataResponse](t, c, metadataRequest(12, []string{"orders"}))
+	require.Equal(t, int32(0), md.Topics[0].Partitions[0].LeaderEpoch)
+	for _, epoch := range []int32{-1, 0, 7} {
+		req := fetchRequest(12, 0, fetchAt{"orders", 0, 0})
+		req.Topics[0].Partitions[0].CurrentLeaderEpoch = epoch
+		p := fetchPartitions(t, c, req)["orders-0"]
+		assert.Equal(t, codeNone, p.ErrorCode, "current leader epoch %d", epoch)
+		assert.Equal(t, []string{"0:a"}, decodedValues(t, p.RecordBatches), "current leader epoch %d", epoch)
+		require.GreaterOrEqual(t, len(p.RecordBatches), 16)
+		assert.Equal(t, int32(-1), int32(binary.BigEndian.Uint32(p.RecordBatches[12:])), "the batch's partition leader epoch is kept as sent")
 	}
 }
