@@ -84,7 +84,7 @@ func TestKgoGroupLifecycle(t *testing.T) {
 			})
 
 			t.Run("autocommit lands", func(t *testing.T) {
-				// Topics hold no records, so nothing is consumed to
+				// Nothing is produced here, so nothing is consumed to
 				// autocommit. SetOffsets moves each member's position
 				// and marks it for commit, and kgo's autocommit loop
 				// (every 100 ms) commits it.

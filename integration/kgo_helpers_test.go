@@ -258,7 +258,8 @@ func newKgoMember(t *testing.T, b *testBroker, name string, cfg kgoMemberConfig)
 }
 
 // poll runs the consumer's poll loop, keeping every error a poll returns.
-// minibroker's topics hold no records, so polls return only errors.
+// The tests that use these members produce no records, so polls return
+// only errors.
 func (m *kgoMember) poll(ctx context.Context) {
 	defer close(m.pollDone)
 	for ctx.Err() == nil {

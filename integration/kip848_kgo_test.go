@@ -2,10 +2,9 @@ package integration
 
 // Stock kgo consumers on the KIP-848 protocol: kgo.ServerSideBalancer with
 // a range balancer (kgo sends "range") or a sticky one (kgo sends
-// "uniform", the chapter's round-robin here). minibroker holds no records
-// yet, so the consumers idle: they join, converge, heartbeat, commit
-// chosen offsets and hand their partitions over, which is all the group
-// protocol is.
+// "uniform", the chapter's round-robin here). Nothing is produced, so the
+// consumers idle: they join, converge, heartbeat, commit chosen offsets
+// and hand their partitions over, which is all the group protocol is.
 
 import (
 	"context"

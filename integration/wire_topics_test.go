@@ -2,6 +2,8 @@ package integration
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -95,9 +97,12 @@ func TestWireCreateTopics(t *testing.T) {
 	assert.Equal(t, []string{"events-0", "events-1", "events-2"}, assignment(t, c, "g", join.MemberID, join.Generation))
 }
 
+// TestWireMetadata: Metadata at each version, with topic auto-creation
+// off so that an unknown topic stays unknown (TestWireMetadataAutoCreation
+// pins the creation).
 func TestWireMetadata(t *testing.T) {
 	t.Parallel()
-	b := startBroker(t)
+	b := startBroker(t, func(cfg *broker.Config) { cfg.NoAutoCreateTopics = true })
 	c := b.dial(t, "c")
 	all := []string{"orders:0:4", "payments:0:1"}
 	tests := []struct {
@@ -175,71 +180,98 @@ func TestWireFindCoordinator(t *testing.T) {
 	}
 }
 
-func TestWireListOffsets(t *testing.T) {
-	t.Parallel()
-	b := startBroker(t)
-	c := b.dial(t, "c")
-	for _, v := range []int16{0, 1, 7} {
-		req := kmsg.NewPtrListOffsetsRequest()
-		req.Version, req.ReplicaID = v, -1
-		req.Topics = []kmsg.ListOffsetsRequestTopic{{Topic: "orders", Partitions: []kmsg.ListOffsetsRequestTopicPartition{
-			{Partition: 0, Timestamp: -2, MaxNumOffsets: 1}, {Partition: 3, Timestamp: -1, MaxNumOffsets: 1}, {Partition: 4, Timestamp: -1, MaxNumOffsets: 1},
-		}}}
-		resp := do[*kmsg.ListOffsetsResponse](t, c, req)
-		require.Len(t, resp.Topics, 1)
-		ps := resp.Topics[0].Partitions
-		require.Len(t, ps, 3)
-		for _, p := range ps[:2] {
-			assert.Equal(t, codeNone, p.ErrorCode, "v%d", v)
-			if v == 0 {
-				assert.Equal(t, []int64{0}, p.OldStyleOffsets)
-			} else {
-				assert.Equal(t, int64(0), p.Offset, "v%d: earliest and latest are 0", v)
-			}
-		}
-		assert.Equal(t, codeUnknownTopicOrPartition, ps[2].ErrorCode, "v%d", v)
-	}
-}
-
-// TestWireFetchIdles: a fetch waits its MaxWait and answers no records,
-// whatever the offset.
+// TestWireFetchIdles: a fetch at the high watermark of an empty partition
+// waits its MaxWait and answers no records, so stock consumers idle
+// cleanly; one past the high watermark is OFFSET_OUT_OF_RANGE at once.
 func TestWireFetchIdles(t *testing.T) {
 	t.Parallel()
 	b := startBroker(t)
 	c := b.dial(t, "c")
 	for _, v := range []int16{4, 12} {
-		req := kmsg.NewPtrFetchRequest()
-		req.Version, req.MaxWaitMillis, req.MinBytes, req.MaxBytes, req.ReplicaID = v, 50, 1, 1<<20, -1
-		fp := kmsg.NewFetchRequestTopicPartition()
-		fp.Partition, fp.FetchOffset, fp.PartitionMaxBytes = 1, 1234, 1<<20
-		req.Topics = []kmsg.FetchRequestTopic{{Topic: "orders", Partitions: []kmsg.FetchRequestTopicPartition{fp}}}
 		start := time.Now()
-		resp := do[*kmsg.FetchResponse](t, c, req)
+		p := fetchPartitions(t, c, fetchRequest(v, 50*time.Millisecond, fetchAt{"orders", 1, 0}))["orders-1"]
 		assert.GreaterOrEqual(t, time.Since(start), 50*time.Millisecond, "v%d waits MaxWait", v)
-		assert.Equal(t, codeNone, resp.ErrorCode)
-		require.Len(t, resp.Topics, 1)
-		require.Len(t, resp.Topics[0].Partitions, 1)
-		p := resp.Topics[0].Partitions[0]
-		assert.Equal(t, int32(1), p.Partition)
-		assert.Equal(t, codeNone, p.ErrorCode, "no OFFSET_OUT_OF_RANGE for an offset past the end")
+		assert.Equal(t, codeNone, p.ErrorCode)
+		assert.Equal(t, int64(0), p.HighWatermark)
+		assert.Equal(t, int64(0), p.LastStableOffset)
+		assert.Empty(t, p.RecordBatches)
+
+		start = time.Now()
+		p = fetchPartitions(t, c, fetchRequest(v, time.Minute, fetchAt{"orders", 1, 1234}))["orders-1"]
+		assert.Less(t, time.Since(start), waitTimeout, "v%d: an error answers without waiting", v)
+		assert.Equal(t, codeOffsetOutOfRange, p.ErrorCode, "v%d: past the high watermark", v)
 		assert.Equal(t, int64(0), p.HighWatermark)
 		assert.Empty(t, p.RecordBatches)
 	}
 }
 
-// TestWireMetadataNeverCreatesTopics: AllowAutoTopicCreation is ignored;
-// topics come only from CreateTopics or the command line. Kafka's default
-// (auto.create.topics.enable=true) would create the topic.
-func TestWireMetadataNeverCreatesTopics(t *testing.T) {
+// TestWireMetadataAutoCreation: a Metadata request that names a topic
+// that does not exist creates it with DefaultPartitions partitions when
+// the request allows it (AllowAutoTopicCreation from v4; every request
+// before v4) and the broker auto-creates topics (NoAutoCreateTopics off,
+// the default), as Kafka's auto.create.topics.enable does; the topic is
+// answered whole at once. A request that does not allow it, a request for
+// all topics, and a broker with NoAutoCreateTopics create nothing. An
+// invalid name is INVALID_TOPIC_EXCEPTION.
+func TestWireMetadataAutoCreation(t *testing.T) {
 	t.Parallel()
-	b := startBroker(t)
-	c := b.dial(t, "c")
-	for _, v := range []int16{4, 12} {
-		req := metadataRequest(v, []string{"auto"})
-		req.AllowAutoTopicCreation = true
-		resp := do[*kmsg.MetadataResponse](t, c, req)
-		assert.Equal(t, []string{"auto:3:0"}, metadataTopics(resp), "v%d", v)
+	type ask struct {
+		version int16
+		topic   string
+		allow   bool
+		want    string
 	}
-	resp := do[*kmsg.MetadataResponse](t, c, metadataRequest(12, nil))
-	assert.Equal(t, []string{"orders:0:4", "payments:0:1"}, metadataTopics(resp))
+	tests := []struct {
+		name   string
+		adjust func(*broker.Config)
+		asks   []ask
+	}{
+		{"on, default partitions", nil, []ask{
+			{4, "refused", false, "refused:3:0"},
+			{12, "refused", false, "refused:3:0"},
+			{4, "v4", true, "v4:0:1"},
+			{12, "v12", true, "v12:0:1"},
+			{0, "v0", false, "v0:0:1"}, // before v4 every request allows it
+			{3, "v3", false, "v3:0:1"},
+			{12, "bad name!", true, "bad name!:17:0"},
+		}},
+		{"on, three partitions", func(cfg *broker.Config) { cfg.DefaultPartitions = 3 }, []ask{
+			{12, "three", true, "three:0:3"},
+			{12, "three", true, "three:0:3"}, // once created, it is just there
+		}},
+		{"off", func(cfg *broker.Config) { cfg.NoAutoCreateTopics = true }, []ask{
+			{12, "auto", true, "auto:3:0"},
+			{0, "auto", false, "auto:3:0"},
+		}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			var adjust []func(*broker.Config)
+			if tc.adjust != nil {
+				adjust = append(adjust, tc.adjust)
+			}
+			b := startBroker(t, adjust...)
+			c := b.dial(t, "c")
+			created := []string{"orders:0:4", "payments:0:1"}
+			for _, a := range tc.asks {
+				req := metadataRequest(a.version, []string{a.topic})
+				req.AllowAutoTopicCreation = a.allow
+				resp := do[*kmsg.MetadataResponse](t, c, req)
+				assert.Equal(t, []string{a.want}, metadataTopics(resp), "v%d %s allow=%v", a.version, a.topic, a.allow)
+				if strings.Contains(a.want, ":0:") && !slices.Contains(created, a.want) {
+					created = append(created, a.want)
+				}
+			}
+			slices.Sort(created)
+			all := do[*kmsg.MetadataResponse](t, c, metadataRequest(12, nil))
+			assert.Equal(t, created, metadataTopics(all), "a request for all topics creates none")
+			for _, topic := range created {
+				name, _, _ := strings.Cut(topic, ":")
+				if name != "orders" && name != "payments" {
+					assert.Equal(t, int64(0), produceValues(t, c, name, 0, "first"), "%s takes records at once", name)
+				}
+			}
+		})
+	}
 }

@@ -134,18 +134,20 @@ var versionCases = map[kmsg.Key]versionCase{
 		md := do[*kmsg.MetadataResponse](t, c, metadataRequest(12, []string{group}))
 		assert.Equal(t, []string{group + ":0:2"}, metadataTopics(md))
 	},
-	kmsg.ListOffsets: func(t *testing.T, c *protocol.Client, v int16, _ string) {
+	kmsg.ListOffsets: func(t *testing.T, c *protocol.Client, v int16, group string) {
+		ensureTopic(t, c, group)
+		produceValues(t, c, group, 0, "a", "b")
 		req := kmsg.NewPtrListOffsetsRequest()
 		req.Version, req.ReplicaID = v, -1
-		req.Topics = []kmsg.ListOffsetsRequestTopic{{Topic: "orders", Partitions: []kmsg.ListOffsetsRequestTopicPartition{{Partition: 2, Timestamp: -1, MaxNumOffsets: 1}}}}
+		req.Topics = []kmsg.ListOffsetsRequestTopic{{Topic: group, Partitions: []kmsg.ListOffsetsRequestTopicPartition{{Partition: 0, Timestamp: -1, MaxNumOffsets: 1}}}}
 		resp := do[*kmsg.ListOffsetsResponse](t, c, req)
 		require.Len(t, resp.Topics, 1)
 		p := resp.Topics[0].Partitions[0]
 		assert.Equal(t, codeNone, p.ErrorCode)
 		if v == 0 {
-			assert.Equal(t, []int64{0}, p.OldStyleOffsets)
+			assert.Equal(t, []int64{2}, p.OldStyleOffsets, "latest: after the two records")
 		} else {
-			assert.Equal(t, int64(0), p.Offset)
+			assert.Equal(t, int64(2), p.Offset, "latest: after the two records")
 		}
 	},
 	kmsg.ConsumerGroupHeartbeat: func(t *testing.T, c *protocol.Client, v int16, group string) {
@@ -187,17 +189,42 @@ var versionCases = map[kmsg.Key]versionCase{
 		assert.Equal(t, []kmsg.OffsetDeleteResponseTopic{{Topic: "orders", Partitions: []kmsg.OffsetDeleteResponseTopicPartition{{Partition: 0}}}}, resp.Topics)
 		assert.Equal(t, map[string]int64{"orders-0": -1, "orders-1": 4}, fetchOffsets(t, c, group, tp{"orders", 0, 0}, tp{"orders", 1, 0}))
 	},
-	kmsg.Fetch: func(t *testing.T, c *protocol.Client, v int16, _ string) {
-		req := kmsg.NewPtrFetchRequest()
-		req.Version, req.MaxWaitMillis, req.ReplicaID, req.MaxBytes = v, 0, -1, 1<<20
-		fp := kmsg.NewFetchRequestTopicPartition()
-		fp.Partition, fp.PartitionMaxBytes = 0, 1<<20
-		req.Topics = []kmsg.FetchRequestTopic{{Topic: "orders", Partitions: []kmsg.FetchRequestTopicPartition{fp}}}
+	kmsg.Fetch: func(t *testing.T, c *protocol.Client, v int16, group string) {
+		ensureTopic(t, c, group)
+		produceValues(t, c, group, 0, "a", "b")
+		req := fetchRequest(v, 0, fetchAt{group, 0, 0})
 		resp := do[*kmsg.FetchResponse](t, c, req)
 		assert.Equal(t, codeNone, resp.ErrorCode)
 		require.Len(t, resp.Topics, 1)
-		assert.Equal(t, codeNone, resp.Topics[0].Partitions[0].ErrorCode)
-		assert.Empty(t, resp.Topics[0].Partitions[0].RecordBatches)
+		p := resp.Topics[0].Partitions[0]
+		assert.Equal(t, codeNone, p.ErrorCode)
+		assert.Equal(t, int64(2), p.HighWatermark)
+		assert.Equal(t, []string{"0:a", "1:b"}, decodedValues(t, p.RecordBatches))
+	},
+	kmsg.Produce: func(t *testing.T, c *protocol.Client, v int16, group string) {
+		ensureTopic(t, c, group)
+		for i, want := range []int64{0, 2} {
+			req := produceRequest(v, -1, group, partBatch{0, valuesBatch("x", "y")})
+			rp := produceOne(t, c, req)
+			assert.Equal(t, codeNone, rp.ErrorCode, "batch %d", i)
+			assert.Equal(t, want, rp.BaseOffset, "batch %d", i)
+			if v >= 5 {
+				assert.Equal(t, int64(0), rp.LogStartOffset)
+			}
+		}
+	},
+	kmsg.InitProducerID: func(t *testing.T, c *protocol.Client, v int16, _ string) {
+		seen := map[int64]bool{}
+		for range 2 {
+			req := kmsg.NewPtrInitProducerIDRequest()
+			req.Version, req.ProducerID, req.ProducerEpoch = v, -1, -1
+			resp := do[*kmsg.InitProducerIDResponse](t, c, req)
+			require.Equal(t, codeNone, resp.ErrorCode)
+			assert.GreaterOrEqual(t, resp.ProducerID, int64(0))
+			assert.Equal(t, int16(0), resp.ProducerEpoch)
+			assert.False(t, seen[resp.ProducerID], "a producer id is handed out once")
+			seen[resp.ProducerID] = true
+		}
 	},
 }
 
@@ -224,7 +251,8 @@ func TestWireEveryAPIAtMinAndMaxVersion(t *testing.T) {
 
 // TestWireAdvertisedVersions: exactly docs/design.md section 4's versions,
 // DeleteGroups, OffsetDelete, ConsumerGroupHeartbeat and
-// ConsumerGroupDescribe (section 9) included.
+// ConsumerGroupDescribe (section 9), Produce 3-12 and InitProducerId 0-4
+// (section 8) included.
 func TestWireAdvertisedVersions(t *testing.T) {
 	t.Parallel()
 	b := startBroker(t)
@@ -240,17 +268,26 @@ func TestWireAdvertisedVersions(t *testing.T) {
 		"Heartbeat": "0-4", "LeaveGroup": "0-5", "OffsetCommit": "0-9", "OffsetFetch": "1-9", "DescribeGroups": "0-5",
 		"ListGroups": "0-5", "CreateTopics": "0-7", "ListOffsets": "0-7", "Fetch": "4-12",
 		"DeleteGroups": "0-2", "OffsetDelete": "0-0",
+		"Produce": "3-12", "InitProducerID": "0-4",
 		"ConsumerGroupHeartbeat": "0-1", "ConsumerGroupDescribe": "0-1",
 	}, got)
 }
 
 // TestWireUnsupportedVersionsClose: a version just outside the table, or
-// an API we do not implement, closes the connection, as Kafka does.
+// an API we do not implement (the transaction APIs), closes the
+// connection, as Kafka does.
 func TestWireUnsupportedVersionsClose(t *testing.T) {
 	t.Parallel()
 	b := startBroker(t)
-	produce := kmsg.NewPtrProduceRequest()
-	produce.Version, produce.Acks, produce.TimeoutMillis = 9, -1, 1000
+	produce := func(v int16) kmsg.Request {
+		r := kmsg.NewPtrProduceRequest()
+		r.Version, r.Acks, r.TimeoutMillis = v, -1, 1000
+		return r
+	}
+	initPID := kmsg.NewPtrInitProducerIDRequest()
+	initPID.Version = 5
+	txn := kmsg.NewPtrAddPartitionsToTxnRequest()
+	txn.Version, txn.TransactionalID = 0, "tx"
 	cgh := kmsg.NewPtrConsumerGroupHeartbeatRequest()
 	cgh.Version, cgh.Group = 2, "g"
 	tests := []struct {
@@ -262,7 +299,10 @@ func TestWireUnsupportedVersionsClose(t *testing.T) {
 		{"OffsetFetch v0", func() kmsg.Request { r := kmsg.NewPtrOffsetFetchRequest(); r.Version, r.Group = 0, "g"; return r }()},
 		{"Metadata v13", metadataRequest(13, nil)},
 		{"DeleteGroups v3", deleteGroupsRequest(3, "g")},
-		{"Produce", produce},
+		{"Produce v2", produce(2)},
+		{"Produce v13", produce(13)},
+		{"InitProducerId v5", initPID},
+		{"AddPartitionsToTxn", txn},
 		{"ConsumerGroupHeartbeat v2", cgh},
 	}
 	for _, tc := range tests {

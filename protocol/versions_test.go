@@ -12,6 +12,7 @@ import (
 func TestSupportedVersionsTable(t *testing.T) {
 	t.Parallel()
 	want := []VersionRange{
+		{Key: int16(kmsg.Produce), Min: 3, Max: 12},
 		{Key: int16(kmsg.Fetch), Min: 4, Max: 12},
 		{Key: int16(kmsg.ListOffsets), Min: 0, Max: 7},
 		{Key: int16(kmsg.Metadata), Min: 0, Max: 12},
@@ -26,6 +27,7 @@ func TestSupportedVersionsTable(t *testing.T) {
 		{Key: int16(kmsg.ListGroups), Min: 0, Max: 5},
 		{Key: int16(kmsg.ApiVersions), Min: 0, Max: 4},
 		{Key: int16(kmsg.CreateTopics), Min: 0, Max: 7},
+		{Key: int16(kmsg.InitProducerID), Min: 0, Max: 4},
 		{Key: int16(kmsg.DeleteGroups), Min: 0, Max: 2},
 		{Key: int16(kmsg.OffsetDelete), Min: 0, Max: 0},
 		{Key: int16(kmsg.ConsumerGroupHeartbeat), Min: 0, Max: 1},
@@ -73,7 +75,14 @@ func TestSupported(t *testing.T) {
 		{"fetch min", 1, 4, true},
 		{"fetch max", 1, 12, true},
 		{"offset fetch v0", 9, 0, false},
-		{"produce", 0, 9, false},
+		{"produce v2 before record batches", 0, 2, false},
+		{"produce min", 0, 3, true},
+		{"produce max", 0, 12, true},
+		{"produce v13 topic ids", 0, 13, false},
+		{"init producer id min", 22, 0, true},
+		{"init producer id max", 22, 4, true},
+		{"init producer id v5 transaction version 2", 22, 5, false},
+		{"add partitions to txn", 24, 0, false},
 		{"consumer group heartbeat v0", 68, 0, true},
 		{"consumer group heartbeat v1", 68, 1, true},
 		{"consumer group heartbeat v2", 68, 2, false},
@@ -96,6 +105,10 @@ func TestVersionsFor(t *testing.T) {
 	assert.Equal(t, VersionRange{Key: 11, Min: 0, Max: 9}, got)
 
 	got, ok = VersionsFor(int16(kmsg.Produce))
-	assert.False(t, ok)
+	require.True(t, ok)
+	assert.Equal(t, VersionRange{Key: 0, Min: 3, Max: 12}, got)
+
+	got, ok = VersionsFor(int16(kmsg.AddPartitionsToTxn))
+	assert.False(t, ok, "transactions are not implemented")
 	assert.Equal(t, VersionRange{}, got)
 }

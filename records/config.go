@@ -28,6 +28,9 @@ const (
 	DefaultMaxProducers = 1000
 	// MinSegmentBytes is the smallest Config.SegmentBytes accepted.
 	MinSegmentBytes = 1024
+	// MinMaxMessageBytes is the smallest Config.MaxMessageBytes accepted:
+	// the header of a record batch.
+	MinMaxMessageBytes = batchHeaderBytes
 )
 
 // Config configures a Log. Zero fields mean the default.
@@ -139,8 +142,8 @@ func (c Config) Validate() error {
 	if c.RetentionBytes < -1 {
 		errs = append(errs, fmt.Errorf("RetentionBytes %d: want -1 (unlimited) or more than 0", c.RetentionBytes))
 	}
-	if c.MaxMessageBytes < 0 || (c.MaxMessageBytes > 0 && c.MaxMessageBytes < batchHeaderBytes) {
-		errs = append(errs, fmt.Errorf("MaxMessageBytes %d: want at least %d", c.MaxMessageBytes, batchHeaderBytes))
+	if c.MaxMessageBytes < 0 || (c.MaxMessageBytes > 0 && c.MaxMessageBytes < MinMaxMessageBytes) {
+		errs = append(errs, fmt.Errorf("MaxMessageBytes %d: want at least %d", c.MaxMessageBytes, MinMaxMessageBytes))
 	}
 	if c.MaxUncompressedBytes < 0 {
 		errs = append(errs, fmt.Errorf("MaxUncompressedBytes %d is negative", c.MaxUncompressedBytes))

@@ -61,6 +61,7 @@ type PartitionStats struct {
 	Bytes          int64 // bytes in segment files
 	Segments       int   // segment files
 	Producers      int   // idempotent producers remembered
+	Waiters        int   // long polls (Waiters) waiting on the partition
 	// Broken is why the partition refuses appends until restart, or "".
 	Broken string
 }
@@ -72,7 +73,6 @@ func (l *Log) PartitionStats(topic string, partition int32) (PartitionStats, err
 		return PartitionStats{}, err
 	}
 	p.mu.Lock()
-	defer p.mu.Unlock()
 	st := PartitionStats{
 		LogStartOffset: p.logStart.Load(), HighWatermark: p.hw.Load(), LogEndOffset: p.logEnd,
 		Bytes: p.bytes, Segments: len(p.segments), Producers: len(p.producers.m),
@@ -80,5 +80,9 @@ func (l *Log) PartitionStats(topic string, partition int32) (PartitionStats, err
 	if p.broken != nil {
 		st.Broken = fmt.Sprint(p.broken)
 	}
+	p.mu.Unlock()
+	p.wmu.Lock() // never held with mu (doc.go)
+	st.Waiters = len(p.watchers)
+	p.wmu.Unlock()
 	return st, nil
 }

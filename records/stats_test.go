@@ -8,8 +8,9 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestStats counts appends, duplicates, rounds and syncs, and calls the
-// sync observer once per sync.
+// TestStats counts appends, duplicates, rounds and syncs, calls the
+// sync observer once per sync, and counts the long polls waiting on a
+// partition.
 func TestStats(t *testing.T) {
 	t.Parallel()
 	cfg := testConfig(t, t.TempDir())
@@ -33,4 +34,13 @@ func TestStats(t *testing.T) {
 	ps, err := l.PartitionStats("t", 0)
 	require.NoError(t, err)
 	require.Equal(t, PartitionStats{HighWatermark: 4, LogEndOffset: 4, Bytes: int64(len(raw)), Segments: 1, Producers: 1}, ps)
+
+	w := l.Watch(WatchOffset{Topic: "t", Partition: 0, Offset: 4}, WatchOffset{Topic: "t", Partition: 1, Offset: 2})
+	ps, err = l.PartitionStats("t", 0)
+	require.NoError(t, err)
+	require.Equal(t, 1, ps.Waiters, "a long poll waits on the partition")
+	w.Close()
+	ps, err = l.PartitionStats("t", 0)
+	require.NoError(t, err)
+	require.Zero(t, ps.Waiters, "and no more once it is closed")
 }

@@ -15,10 +15,13 @@ import (
 //
 // A request frame larger than smallFrameBytes reserves its whole size
 // before its body is read, as Kafka's MemoryPool does: while the budget is
-// spent, the connection is not read, and TCP pushes back on its peer. A
-// handler whose answer may be large (a leader's JoinGroup, DescribeGroups,
-// Metadata of every topic, Fetch) reserves a bound on it before building
-// it. The reservations are released once the answer is written. Small
+// spent, the connection is not read, and TCP pushes back on its peer (the
+// frame's buffer still grows only as its bytes arrive). A handler whose
+// answer may be large (a leader's JoinGroup, DescribeGroups, Metadata of
+// every topic, Fetch) reserves a bound on it before building it; a Fetch
+// gives back what it did not use once it has read (request.shrink), so a
+// long poll waits holding only its small answer. The reservations are
+// released once the answer is written. Small
 // frames (heartbeats, commits, most of a consumer's traffic) reserve
 // nothing, so a spent budget never holds up a heartbeat: the memory they
 // take is bounded by the connections served times smallFrameBytes.

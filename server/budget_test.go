@@ -3,6 +3,8 @@ package server
 import (
 	"context"
 	"encoding/binary"
+	"runtime"
+	"strings"
 	"testing"
 	"time"
 
@@ -113,4 +115,71 @@ func TestBudgetServesWaitersInOrder(t *testing.T) {
 	got, err := b.acquire(t.Context(), 10)
 	require.NoError(t, err, "nobody waits ahead of it any more")
 	require.Equal(t, int64(10), got)
+}
+
+// TestBudgetLongPollsHoldOnlyTheirAnswers: a Fetch reserves its MaxBytes
+// before it reads, but a long poll waits holding only its small answer,
+// so more long polls than the budget has room for at their MaxBytes wait
+// side by side, and a fetch with data is answered meanwhile. (Holding
+// MaxBytes through the wait let three kgo consumers, at kgo's default
+// 50 MiB, spend the default 128 MiB budget; the third waited for a
+// reservation instead of for records.) Woken by a produce, each reserves
+// again, reads, and keeps what it read until its answer is written.
+//
+// Not parallel: it counts the process's goroutines waiting in handleFetch,
+// and parallel tests of the package are paused while it runs.
+func TestBudgetLongPollsHoldOnlyTheirAnswers(t *testing.T) {
+	const maxBytes = 1 << 20
+	e := newEnvWith(t, envOptions{config: func(cfg *Config) {
+		cfg.MaxInFlightBytes = 2 * maxBytes
+		cfg.MaxFrameBytes = maxBytes
+		cfg.MaxFetchWait = time.Minute
+	}})
+	addr := e.serve()
+	const polls = 4 // 4 MiB at MaxBytes: twice the budget
+	done := make(chan *kmsg.FetchResponse, polls)
+	for i := range polls {
+		c := dial(t, addr, "poll")
+		req := fetchRequest(12, testTimeout/2, "orders", 0, int32(i))
+		req.MaxBytes = maxBytes
+		go func() { done <- roundTrip[*kmsg.FetchResponse](t, c, req) }()
+	}
+	eventually(t, testTimeout, func() bool {
+		waiting, acquiring := fetchesWaiting()
+		return waiting == polls && acquiring == 0
+	}, "every long poll waits for records, none for the budget")
+	require.Less(t, e.srv.InFlightBytes(), int64(polls*4096), "the waiting polls hold only their small answers")
+
+	e.produce("payments", 0, "x")
+	resp := roundTrip[*kmsg.FetchResponse](t, dial(t, addr, "c"), fetchRequest(12, time.Minute, "payments", 0, 0))
+	require.Equal(t, []string{"0:x"}, values(t, resp.Topics[0].Partitions[0].RecordBatches), "served beside them")
+
+	for i := range polls {
+		e.produce("orders", int32(i), "woken")
+	}
+	for range polls {
+		select {
+		case resp := <-done:
+			require.Equal(t, []string{"0:woken"}, values(t, resp.Topics[0].Partitions[0].RecordBatches))
+		case <-time.After(testTimeout):
+			t.Fatal("a long poll was not woken")
+		}
+	}
+	eventually(t, testTimeout, func() bool { return e.srv.InFlightBytes() == 0 }, "every reservation given back")
+}
+
+// fetchesWaiting counts the goroutines in handleFetch that wait in its
+// select for records, and those that wait for the memory budget.
+func fetchesWaiting() (waiting, acquiring int) {
+	buf := make([]byte, 1<<20)
+	for _, g := range strings.Split(string(buf[:runtime.Stack(buf, true)]), "\ngoroutine ") {
+		switch {
+		case !strings.Contains(g, "(*Server).handleFetch"):
+		case strings.Contains(g, "(*budget).acquire"):
+			acquiring++
+		case strings.Contains(g, " [select"):
+			waiting++
+		}
+	}
+	return waiting, acquiring
 }

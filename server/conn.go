@@ -84,6 +84,18 @@ func (r *request) reserve(n int64) bool {
 	return true
 }
 
+// shrink gives back what the handler reserved beyond n bytes, once it
+// knows its answer holds no more: a Fetch reserves its MaxBytes before it
+// reads, then keeps only what it read, so that neither its long poll nor
+// the write of a small answer holds (or allocates) the whole bound.
+func (r *request) shrink(n int64) {
+	n = max(n, 0)
+	if r.reserved > n && r.budget != nil {
+		r.budget.release(r.reserved - n)
+		r.reserved = n
+	}
+}
+
 // setCode sets an error code field of the response and records the first
 // non-zero one as the request's outcome. Handlers set every error code
 // through it (TestHandlersSetCodesThroughSetCode), so the observer learns
@@ -171,6 +183,10 @@ func (s *Server) serveConn(ctx context.Context, conn net.Conn) {
 	}
 }
 
+// reservedFrameStart is the buffer a frame that reserved its size of the
+// budget is read into first; it doubles as the frame's bytes arrive.
+const reservedFrameStart = 64 << 10
+
 // readFrame reads the next request frame: it waits up to IdleTimeout for
 // the frame's first byte, unless that is buffered already, then up to
 // FrameReadTimeout for the rest. A frame larger than smallFrameBytes
@@ -200,10 +216,12 @@ func (s *Server) readFrame(ctx context.Context, conn net.Conn, br *bufio.Reader)
 	}
 	var buf []byte
 	if reserved > 0 {
-		// Its memory is reserved: read it in one piece, not by the
-		// doubling steps that bound what a stalled peer of an unreserved
-		// frame can make us allocate.
-		buf = make([]byte, 0, reserved)
+		// Its memory is reserved, but a peer that announces a large frame
+		// and stalls must still hold little (docs/reliability.md): start
+		// at reservedFrameStart, not at the whole size, and let
+		// ReadFrame double the buffer as the bytes arrive. A large frame
+		// that does arrive costs a few copies, not many small ones.
+		buf = make([]byte, 0, min(reserved, reservedFrameStart))
 	}
 	frame, err = protocol.ReadFrame(br, s.maxFrame, buf)
 	if err != nil && isTimeout(err) {

@@ -11,8 +11,10 @@ package server
 // crash could take back. An offset below the log start or above the high
 // watermark is OFFSET_OUT_OF_RANGE. With fewer than MinBytes to give, the
 // fetch waits up to MaxWaitMillis (capped by Config.MaxFetchWait; cut
-// short by shutdown) for a produce to any partition it names, then answers
-// what there is. An error on any partition answers at once, as Kafka does.
+// short by shutdown): each produce to a partition it names wakes it to
+// read again, and it answers once it has MinBytes or the wait is over,
+// with what there is then, as Kafka's DelayedFetch does. An error on any
+// partition answers at once, as Kafka does.
 //
 // v4 adds the last stable offset (here the high watermark: there are no
 // transactions); v5 the log start offset; v7 fetch sessions (KIP-227): we
@@ -20,9 +22,11 @@ package server
 // current leader epochs (there is one leader, at epoch 0: not checked);
 // v11 racks; v12 is flexible. Before it reads from disk, a fetch reserves
 // of the memory budget what it can read (records.Log.Readable, bounded by
-// its MaxBytes and one batch more), not the MaxBytes it asks for: a fetch
-// waiting at the high watermark holds nothing, so idle consumers cannot
-// crowd out the ones with data to read.
+// its MaxBytes and one batch more), not the MaxBytes it asks for, and keeps
+// only what it read once it has: a fetch waiting at the high watermark
+// holds no more than its small answer, so idle consumers cannot crowd out
+// the ones with data to read, and it reserves again before it reads a
+// second time.
 
 import (
 	"errors"
@@ -44,52 +48,62 @@ func (s *Server) handleFetch(r *request, req *kmsg.FetchRequest) kmsg.Response {
 		return resp
 	}
 	total, ready := s.fetchOnce(r, req, resp, maxBytes)
+	r.shrink(fetchAnswerBytes(req, total))
 	wait := min(time.Duration(max(req.MaxWaitMillis, 0))*time.Millisecond, s.maxFetchWait)
 	if ready || total >= int64(req.MinBytes) || wait == 0 {
 		return resp
 	}
-	watch := make([]records.WatchOffset, 0, len(req.Topics))
-	for _, t := range req.Topics {
-		for _, p := range t.Partitions {
-			watch = append(watch, records.WatchOffset{Topic: t.Topic, Partition: p.Partition, Offset: p.FetchOffset})
-		}
-	}
-	w := s.log.Watch(watch...)
-	defer w.Close()
 	timer := time.NewTimer(wait)
 	defer timer.Stop()
-	select {
-	case <-w.C():
-	case <-timer.C:
-		return resp
-	case <-r.ctx.Done():
-		return resp
-	}
-	resp.Topics = resp.Topics[:0]
-	if !r.reserve(s.fetchBound(req, maxBytes)) {
-		return resp
-	}
-	s.fetchOnce(r, req, resp, maxBytes)
-	return resp
-}
-
-// fetchBound bounds what fetchOnce will read now: what every named
-// partition holds past its fetch offset, at most its PartitionMaxBytes,
-// all at most maxBytes, plus the one batch KIP-74 lets the first exceed
-// them by.
-func (s *Server) fetchBound(req *kmsg.FetchRequest, maxBytes int32) int64 {
-	var n, any int64
-	for _, t := range req.Topics {
-		for _, p := range t.Partitions {
-			readable := s.log.Readable(t.Topic, p.Partition, p.FetchOffset)
-			n += min(readable, int64(max(p.PartitionMaxBytes, 0)))
-			any += readable
+	for {
+		// Wait for records past what this read saw, on any partition
+		// it names; then read again, until MinBytes or MaxWait.
+		w := s.log.Watch(watchOffsets(req, resp)...)
+		select {
+		case <-w.C():
+			w.Close()
+		case <-timer.C:
+			w.Close()
+			return resp
+		case <-r.ctx.Done():
+			w.Close()
+			return resp
+		}
+		resp.Topics = resp.Topics[:0]
+		if !r.reserve(s.fetchBound(req, maxBytes)) {
+			return resp
+		}
+		total, ready = s.fetchOnce(r, req, resp, maxBytes)
+		r.shrink(fetchAnswerBytes(req, total))
+		if ready || total >= int64(req.MinBytes) {
+			return resp
 		}
 	}
-	if any == 0 {
-		return 0
+}
+
+// watchOffsets names every partition of a fetch with the offset past
+// which a produce must go to wake it: the high watermark its last read
+// saw (fetchOnce answers the partitions in request order).
+func watchOffsets(req *kmsg.FetchRequest, resp *kmsg.FetchResponse) []records.WatchOffset {
+	var watch []records.WatchOffset
+	for i, t := range req.Topics {
+		for j, p := range t.Partitions {
+			watch = append(watch, records.WatchOffset{Topic: t.Topic, Partition: p.Partition,
+				Offset: max(p.FetchOffset, resp.Topics[i].Partitions[j].HighWatermark)})
+		}
 	}
-	return min(n, int64(maxBytes)) + int64(s.log.MaxMessageBytes())
+	return watch
+}
+
+// fetchAnswerBytes bounds the encoded size of a Fetch answer holding total
+// bytes of records: the records, and per topic and partition their fixed
+// fields (a partition's are about 45 bytes).
+func fetchAnswerBytes(req *kmsg.FetchRequest, total int64) int64 {
+	n := total + 64
+	for _, t := range req.Topics {
+		n += int64(len(t.Topic)) + 32 + 64*int64(len(t.Partitions))
+	}
+	return n
 }
 
 // fetchOnce reads every requested partition into resp and returns the
@@ -126,4 +140,23 @@ func (s *Server) fetchOnce(r *request, req *kmsg.FetchRequest, resp *kmsg.FetchR
 		resp.Topics = append(resp.Topics, rt)
 	}
 	return total, ready
+}
+
+// fetchBound bounds what fetchOnce will read now: what every named
+// partition holds past its fetch offset, at most its PartitionMaxBytes,
+// all at most maxBytes, plus the one batch KIP-74 lets the first exceed
+// them by.
+func (s *Server) fetchBound(req *kmsg.FetchRequest, maxBytes int32) int64 {
+	var n, any int64
+	for _, t := range req.Topics {
+		for _, p := range t.Partitions {
+			readable := s.log.Readable(t.Topic, p.Partition, p.FetchOffset)
+			n += min(readable, int64(max(p.PartitionMaxBytes, 0)))
+			any += readable
+		}
+	}
+	if any == 0 {
+		return fetchAnswerBytes(req, 0)
+	}
+	return min(n, int64(maxBytes)) + int64(s.log.MaxMessageBytes()) + fetchAnswerBytes(req, 0)
 }

@@ -208,3 +208,36 @@ func TestFetchEndsOnShutdown(t *testing.T) {
 		t.Fatal("fetch kept waiting after shutdown")
 	}
 }
+
+// TestFetchWaitsForMinBytes: a long poll woken by a produce that brings
+// less than MinBytes reads again and keeps waiting; the produce that
+// completes MinBytes answers it with everything.
+func TestFetchWaitsForMinBytes(t *testing.T) {
+	t.Parallel()
+	e := newEnvWith(t, envOptions{config: func(cfg *Config) { cfg.MaxFetchWait = time.Minute }})
+	req := fetchRequest(12, time.Minute, "orders", 0, 0)
+	req.MinBytes = int32(2 * len(batch("a")))
+	done := make(chan *kmsg.FetchResponse, 1)
+	go func() { done <- call[*kmsg.FetchResponse](e, "c", req) }()
+	waiting := func() bool {
+		st, err := e.log.PartitionStats("orders", 0)
+		require.NoError(t, err)
+		return st.Waiters == 1
+	}
+	eventually(t, testTimeout, waiting, "the fetch waits")
+	e.produce("orders", 0, "a")
+	e.produce("orders", 1, "elsewhere") // its round ends after the first one's wake-up
+	eventually(t, testTimeout, waiting, "the fetch waits again, past the first batch")
+	select {
+	case resp := <-done:
+		t.Fatalf("answered with less than MinBytes: %v", resp)
+	default:
+	}
+	e.produce("orders", 0, "b")
+	select {
+	case resp := <-done:
+		assert.Equal(t, []string{"0:a", "1:b"}, values(t, resp.Topics[0].Partitions[0].RecordBatches))
+	case <-time.After(testTimeout):
+		t.Fatal("MinBytes reached, but the fetch was not answered")
+	}
+}

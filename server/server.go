@@ -102,7 +102,9 @@ type Config struct {
 const (
 	// DefaultMaxFetchBytes is Kafka's fetch.max.bytes (55 MiB). The
 	// memory budget bounds how many such answers are built at once.
-	DefaultMaxFetchBytes    = 55 << 20
+	DefaultMaxFetchBytes = 55 << 20
+	// DefaultMaxFetchWait caps a Fetch's MaxWaitMillis.
+	DefaultMaxFetchWait     = 5 * time.Second
 	DefaultMaxConnections   = 10_000
 	DefaultIdleTimeout      = 10 * time.Minute
 	DefaultFrameReadTimeout = 30 * time.Second
@@ -220,7 +222,7 @@ func New(cfg Config) (*Server, error) {
 		s.maxFrame = protocol.DefaultMaxFrameBytes
 	}
 	if s.maxFetchWait == 0 {
-		s.maxFetchWait = 5 * time.Second
+		s.maxFetchWait = DefaultMaxFetchWait
 	}
 	if s.observer == nil {
 		s.observer = nopObserver{}

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"net"
 	"os"
 	"strconv"
@@ -20,6 +21,7 @@ import (
 	"github.com/minibroker/minibroker/internal/catalog"
 	"github.com/minibroker/minibroker/offsets"
 	"github.com/minibroker/minibroker/protocol"
+	"github.com/minibroker/minibroker/records"
 	"github.com/minibroker/minibroker/server"
 )
 
@@ -49,6 +51,15 @@ type serveFlags struct {
 	maxMemberMeta    int
 	maxGroupMeta     int
 	maxIDBytes       int
+
+	// Records (docs/design.md section 8).
+	segmentBytes      int64
+	retentionBytes    int64
+	maxMessageBytes   int
+	autoCreateTopics  bool
+	defaultPartitions int
+	maxFetchBytes     int
+	maxFetchWait      time.Duration
 
 	// KIP-848 consumer groups: the broker decides both.
 	consumerSession  time.Duration
@@ -115,6 +126,13 @@ func parseServeFlags(args []string, stderr io.Writer) (*serveFlags, error) {
 	fs.IntVar(&f.maxGroups, "max-groups", coordinator.DefaultMaxGroups, "groups in all; a join or commit that would make another gets POLICY_VIOLATION")
 	fs.IntVar(&f.maxMetadataBytes, "max-metadata-bytes", offsets.MaxMetadataBytes, "largest commit metadata, 1 to 4096 bytes; more gets OFFSET_METADATA_TOO_LARGE (Kafka's offset.metadata.max.bytes)")
 	fs.IntVar(&f.maxIDBytes, "max-id-bytes", coordinator.DefaultMaxIDBytes, "longest group id and client id, in bytes (member ids: 32 more); longer get INVALID_GROUP_ID or INVALID_REQUEST")
+	fs.Int64Var(&f.segmentBytes, "segment-bytes", records.DefaultSegmentBytes, "size at which a partition's active segment file rolls, in bytes (Kafka's log.segment.bytes)")
+	fs.Int64Var(&f.retentionBytes, "retention-bytes", 0, "bytes each partition keeps; older whole segments are deleted; 0: unlimited (Kafka's log.retention.bytes)")
+	fs.IntVar(&f.maxMessageBytes, "max-message-bytes", records.DefaultMaxMessageBytes, "largest record batch a producer may send, in bytes; more gets MESSAGE_TOO_LARGE (Kafka's message.max.bytes)")
+	fs.BoolVar(&f.autoCreateTopics, "auto-create-topics", true, "create a topic a Metadata request names and allows to be created (Kafka's auto.create.topics.enable)")
+	fs.IntVar(&f.defaultPartitions, "default-partitions", 1, "partitions of an auto-created topic (Kafka's num.partitions)")
+	fs.IntVar(&f.maxFetchBytes, "max-fetch-bytes", server.DefaultMaxFetchBytes, "largest Fetch answer, whatever it asks for, in bytes (Kafka's fetch.max.bytes)")
+	fs.DurationVar(&f.maxFetchWait, "max-fetch-wait", server.DefaultMaxFetchWait, "longest a Fetch waits for records, whatever it asks for")
 	fs.StringVar(&f.tlsCert, "tls-cert", "", "`FILE` with the PEM server certificate chain; with --tls-key, serve TLS only (default: plaintext)")
 	fs.StringVar(&f.tlsKey, "tls-key", "", "`FILE` with the PEM private key of --tls-cert")
 	fs.StringVar(&f.tlsClientCA, "tls-client-ca", "", "`FILE` with PEM CA certificates; clients must present a certificate they signed (needs --tls-cert)")
@@ -162,6 +180,18 @@ func parseServeFlags(args []string, stderr io.Writer) (*serveFlags, error) {
 		return nil, fmt.Errorf("--max-metadata-bytes must be between 1 and %d, got %d", offsets.MaxMetadataBytes, f.maxMetadataBytes)
 	case f.maxIDBytes < 1 || f.maxIDBytes > coordinator.MaxIDBytesLimit:
 		return nil, fmt.Errorf("--max-id-bytes must be between 1 and %d, got %d", coordinator.MaxIDBytesLimit, f.maxIDBytes)
+	case f.segmentBytes < records.MinSegmentBytes || f.segmentBytes > math.MaxInt32:
+		return nil, fmt.Errorf("--segment-bytes must be between %d and %d, got %d", records.MinSegmentBytes, math.MaxInt32, f.segmentBytes)
+	case f.retentionBytes < 0:
+		return nil, fmt.Errorf("--retention-bytes must not be negative (0: unlimited), got %d", f.retentionBytes)
+	case f.maxMessageBytes < records.MinMaxMessageBytes || f.maxMessageBytes > math.MaxInt32:
+		return nil, fmt.Errorf("--max-message-bytes must be between %d and %d, got %d", records.MinMaxMessageBytes, math.MaxInt32, f.maxMessageBytes)
+	case f.defaultPartitions < 1 || f.defaultPartitions > catalog.MaxPartitions:
+		return nil, fmt.Errorf("--default-partitions must be between 1 and %d, got %d", catalog.MaxPartitions, f.defaultPartitions)
+	case f.maxFetchBytes < 1 || f.maxFetchBytes > math.MaxInt32:
+		return nil, fmt.Errorf("--max-fetch-bytes must be between 1 and %d, got %d", math.MaxInt32, f.maxFetchBytes)
+	case f.maxFetchWait <= 0:
+		return nil, fmt.Errorf("--max-fetch-wait must be positive, got %v", f.maxFetchWait)
 	}
 	tlsCfg, err := loadTLS(f.tlsCert, f.tlsKey, f.tlsClientCA)
 	if err != nil {
@@ -242,6 +272,9 @@ func runServe(ctx context.Context, f *serveFlags, logger *slog.Logger) error {
 		MaxFrameBytes: int32(f.maxFrameBytes), MaxInFlightBytes: f.maxInFlight, MaxConnections: f.maxConnections,
 		MaxMemberMetadataBytes: f.maxMemberMeta, MaxGroupMetadataBytes: f.maxGroupMeta,
 		IdleTimeout: f.idleTimeout, FrameReadTimeout: f.frameReadTimeout,
+		SegmentBytes: f.segmentBytes, RetentionBytes: f.retentionBytes, MaxMessageBytes: int32(f.maxMessageBytes),
+		NoAutoCreateTopics: !f.autoCreateTopics, DefaultPartitions: int32(f.defaultPartitions),
+		MaxFetchBytes: int32(f.maxFetchBytes), MaxFetchWait: f.maxFetchWait,
 		Admin: f.admin, AdminToken: f.adminToken, Logger: logger,
 	})
 	if err != nil {

@@ -193,8 +193,8 @@ func (d *demo) start(ctx context.Context, addr, name string) (*consumer, error) 
 	return c, nil
 }
 
-// poll is the consumer's poll loop. minibroker's topics hold no records, so
-// polls return only errors, such as a lost group session.
+// poll is the consumer's poll loop. The demo produces no records, so polls
+// return only errors, such as a lost group session.
 func (d *demo) poll(ctx context.Context, c *consumer) {
 	defer close(c.polled)
 	for {
