@@ -58,14 +58,15 @@ func TestAdminFencingOverTheWire(t *testing.T) {
 			require.True(t, strings.HasPrefix(rec.Attrs["remote"], "127.0.0.1:"), "logged per connection")
 			delete(rec.Attrs, "remote")
 		}
-		fence := func(api, generation, code string) testutil.Record {
+		fence := func(api, generation, code, reason string) testutil.Record {
 			return testutil.Record{Level: slog.LevelInfo, Message: "fencing rejection", Attrs: map[string]string{
-				"group": "g", "member": "alpha-000001", "api": api, "generation": generation, "code": code}}
+				"group": "g", "member": "alpha-000001", "api": api, "generation": generation,
+				"code": code, "reason": reason}}
 		}
 		require.Equal(t, []testutil.Record{
-			fence("Heartbeat", "1", "ILLEGAL_GENERATION"),
-			fence("OffsetCommit", "1", "ILLEGAL_GENERATION"),
-			fence("OffsetCommit", "2", "REBALANCE_IN_PROGRESS"),
+			fence("Heartbeat", "1", "ILLEGAL_GENERATION", "stale generation"),
+			fence("OffsetCommit", "1", "ILLEGAL_GENERATION", "stale generation"),
+			fence("OffsetCommit", "2", "REBALANCE_IN_PROGRESS", "not the owner"),
 		}, fenced)
 	})
 

@@ -266,13 +266,15 @@ func TestWireFetchOffsetsAndRetention(t *testing.T) {
 // fetch session (v7+, session epoch 0) gets session id 0: there are
 // none, and clients then send full requests. An unknown topic or
 // partition is UNKNOWN_TOPIC_OR_PARTITION with offsets -1 and answers at
-// once, with the other partitions' records.
+// once, with the other partitions' records. A partition with nothing to
+// give has an empty records field, not a null one (librdkafka fails the
+// whole answer on a null: "invalid MessageSetSize -1").
 func TestWireFetchSessionsAndUnknownPartitions(t *testing.T) {
 	t.Parallel()
 	b := startBroker(t, longPolls)
 	c := b.dial(t, "c")
 	produceValues(t, c, "orders", 0, "a")
-	req := fetchRequest(12, time.Minute, fetchAt{"orders", 0, 0}, fetchAt{"orders", 4, 0}, fetchAt{"nope", 0, 0})
+	req := fetchRequest(12, time.Minute, fetchAt{"orders", 0, 0}, fetchAt{"orders", 1, 0}, fetchAt{"orders", 4, 0}, fetchAt{"nope", 0, 0})
 	req.SessionID, req.SessionEpoch = 0, 0
 	start := time.Now()
 	resp := do[*kmsg.FetchResponse](t, c, req)
@@ -286,6 +288,9 @@ func TestWireFetchSessionsAndUnknownPartitions(t *testing.T) {
 		}
 	}
 	assert.Equal(t, []string{"0:a"}, decodedValues(t, ps["orders-0"].RecordBatches))
+	for _, name := range []string{"orders-1", "orders-4", "nope-0"} {
+		assert.Equal(t, []byte{}, ps[name].RecordBatches, "%s: empty, not null", name)
+	}
 	for _, name := range []string{"orders-4", "nope-0"} {
 		assert.Equal(t, codeUnknownTopicOrPartition, ps[name].ErrorCode, name)
 		assert.Equal(t, int64(-1), ps[name].HighWatermark, name)

@@ -115,6 +115,9 @@ func (s *Server) fetchOnce(r *request, req *kmsg.FetchRequest, resp *kmsg.FetchR
 		for _, p := range t.Partitions {
 			rp := kmsg.NewFetchResponseTopicPartition()
 			rp.Partition = p.Partition
+			// No records is an empty field, never a null one, as in
+			// Kafka: librdkafka refuses a null (MessageSetSize -1).
+			rp.RecordBatches = []byte{}
 			if !s.partitionExists(t.Topic, p.Partition) {
 				r.setCode(&rp.ErrorCode, kerr.UnknownTopicOrPartition.Code)
 				rp.HighWatermark, rp.LastStableOffset, rp.LogStartOffset = -1, -1, -1
@@ -133,7 +136,9 @@ func (s *Server) fetchOnce(r *request, req *kmsg.FetchRequest, resp *kmsg.FetchR
 				}
 				ready = true
 			}
-			rp.RecordBatches = res.Records
+			if res.Records != nil {
+				rp.RecordBatches = res.Records
+			}
 			total += int64(len(res.Records))
 			rt.Partitions = append(rt.Partitions, rp)
 		}
