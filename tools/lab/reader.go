@@ -260,7 +260,7 @@ func (t *tally) add(name string, rec records.DecodedRecord) (string, error) {
 		t.first[rec.Offset] = rec
 		return "", nil
 	}
-	if !sameRecord(first, rec) {
+	if !SameRecord(first, rec) {
 		return "", fmt.Errorf("lab: offset %d came back as %q at %d, first processed as %q at %d", rec.Offset, rec.Value, rec.Timestamp, first.Value, first.Timestamp)
 	}
 	n := len(t.by[rec.Offset])
@@ -271,8 +271,9 @@ func (t *tally) add(name string, rec records.DecodedRecord) (string, error) {
 	return fmt.Sprintf("   (%s time; the same key, value and timestamp %s processed)", word, t.by[rec.Offset][0]), nil
 }
 
-// sameRecord compares what a consumer sees of a record.
-func sameRecord(a, b records.DecodedRecord) bool {
+// SameRecord reports whether two fetched records are the same bytes as a
+// consumer sees them: offset, timestamp, key, value and headers.
+func SameRecord(a, b records.DecodedRecord) bool {
 	if a.Offset != b.Offset || a.Timestamp != b.Timestamp || !bytes.Equal(a.Key, b.Key) || !bytes.Equal(a.Value, b.Value) || len(a.Headers) != len(b.Headers) {
 		return false
 	}
