@@ -133,6 +133,10 @@ func run(ctx context.Context, cfg config, out, log io.Writer) error {
 			return nil
 		}
 		fetches.EachError(func(topic string, partition int32, err error) {
+			if topic == "" { // kgo reports the group's errors this way
+				fmt.Fprintf(log, "group: %v\n", err)
+				return
+			}
 			fmt.Fprintf(log, "fetch %s-%d: %v\n", topic, partition, err)
 		})
 		var batch []*kgo.Record

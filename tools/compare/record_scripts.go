@@ -47,7 +47,7 @@ func (s *Script) recordTopic(ctx context.Context) (assignor.TopicPartition, erro
 		return tp, err
 	}
 	if code != 0 || base != 0 {
-		return tp, fmt.Errorf("Produce answered %s at base offset %d, want NONE at 0", lab.CodeName(code), base)
+		return tp, fmt.Errorf("the Produce answered %s at base offset %d, want NONE at 0", lab.CodeName(code), base)
 	}
 	return tp, nil
 }
@@ -140,7 +140,7 @@ func commitAndReplay(ctx context.Context, s *Script) (string, error) {
 		return "", err
 	}
 	if fa.Code != 0 || len(fa.Records) != 10 {
-		return "", fmt.Errorf("A's Fetch answered %s with %d records, want 10", lab.CodeName(fa.Code), len(fa.Records))
+		return "", fmt.Errorf("member A's Fetch answered %s with %d records, want 10", lab.CodeName(fa.Code), len(fa.Records))
 	}
 	if err := commitWant(ctx, a, a.ID, a.Generation, tp, 6, "NONE"); err != nil {
 		return "", err
