@@ -98,7 +98,7 @@ type app struct {
 	out, log io.Writer
 
 	mu        sync.Mutex
-	processed map[int32]*kgo.Record // guarded by mu: last record processed and not committed, per partition
+	processed map[int32]*kgo.Record // guarded by mu: per partition of the one topic, the last record processed and not committed
 	crashed   bool                  // guarded by mu: once set, the callbacks do nothing
 }
 
