@@ -74,13 +74,16 @@ fuzz:
 	@./scripts/fuzz.sh $(FUZZTIME)
 
 ## lab: every lab of the chapter, against an in-process broker: the classic
-## protocol's, then the consumer protocol's (KIP-848).
+## protocol's, then the consumer protocol's (KIP-848), then the record labs
+## (exercise 1's replay, and the zombie's commit with and without the fence).
 lab: build
 	./bin/minibroker lab rebalance
 	./bin/minibroker lab fencing
 	./bin/minibroker lab expiry
 	./bin/minibroker lab rebalance-848
 	./bin/minibroker lab fencing-848
+	./bin/minibroker lab replay
+	./bin/minibroker lab zombie
 
 ## compare: the scenarios against minibroker and kfake side by side.
 compare: build

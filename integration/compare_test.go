@@ -27,6 +27,11 @@ func TestCompareScenarios(t *testing.T) {
 	t.Cleanup(stopKfake)
 	addrs := map[compare.Side]string{compare.Minibroker: mb.Addr(), compare.Kfake: kfakeAddr}
 	runID := strconv.FormatInt(time.Now().UnixNano(), 36)
+	for _, side := range compare.Sides() {
+		ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+		require.NoError(t, compare.Prepare(ctx, addrs[side], runID), "preparing %s", side)
+		cancel()
+	}
 
 	for _, sc := range compare.Scenarios() {
 		t.Run(sc.Name, func(t *testing.T) {

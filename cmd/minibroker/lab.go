@@ -12,24 +12,32 @@ import (
 	labs "github.com/minibroker/minibroker/tools/lab"
 )
 
-const labUsage = `usage: minibroker lab rebalance|fencing|expiry|rebalance-848|fencing-848 [--broker ADDR]
+const labUsage = `usage: minibroker lab rebalance|fencing|expiry|rebalance-848|fencing-848|replay|zombie [--broker ADDR]
 
 Runs one of the chapter's experiments over a real TCP socket and prints each
 step with the Kafka requests sent and the answers received. rebalance,
 fencing and expiry speak the classic group protocol (JoinGroup, SyncGroup,
 Heartbeat); rebalance-848 and fencing-848 are the same experiments over
 Kafka 4's consumer protocol (KIP-848: ConsumerGroupHeartbeat), where a
-member learns of a rebalance from its next heartbeat's answer.
+member learns of a rebalance from its next heartbeat's answer. replay and
+zombie put ten records in a partition and read them back: replay is
+exercise 1 (a crash between processing and commit, and the successor that
+processes the same records again), zombie counts what the generation fence
+saves when a paused owner wakes up and commits.
 
 By default the lab starts its own broker in this process (ephemeral port,
 temporary data dir, manual clock), so the output is the same on every run.
 --broker ADDR runs any lab but expiry against a running minibroker instead;
 member ids then depend on that broker. The expiry lab moves the broker's
 manual clock and runs its expiry step from inside the process, so it has no
---broker form.
+--broker form. With --broker, replay and zombie create a topic of their
+own, give the member whose session must end a 2 s session and wait for the
+broker's expiry step on its real clock (a broker started with
+--clock manual never runs it, and the lab gives up after 12 s).
 `
 
-// labTimeout bounds one lab run; an in-process lab takes milliseconds.
+// labTimeout bounds one lab run; an in-process lab takes milliseconds, and
+// zombie against a running broker about 5 s.
 const labTimeout = 30 * time.Second
 
 // lab runs one of the chapter's labs: "minibroker lab NAME [--broker ADDR]".

@@ -33,8 +33,9 @@ ones are marked "!" and make the command exit 1.
 
 By default both brokers run in this process. --broker ADDR runs the
 minibroker side against a running minibroker instead (it needs the real
-clock for the session-expiry scenario; topics orders:4 and payments:1 are
-created if missing).
+clock for the scenarios that wait for a session to expire; topics orders:4
+and payments:1 are created if missing, and each run creates a topic of one
+partition for each scenario that produces records, named like its group).
 `
 
 // compareTimeout bounds the whole comparison; it takes about two seconds.

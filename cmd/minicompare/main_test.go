@@ -33,7 +33,8 @@ func TestCompareCommand(t *testing.T) {
 
 // TestCompareCommandAgainstARunningBroker points the minibroker side at a
 // running broker (real clock) that lacks the scenarios' topics: compare
-// creates them, then every answer is the documented one.
+// creates them, and a topic of one partition for each record scenario of
+// the run, then every answer is the documented one.
 func TestCompareCommandAgainstARunningBroker(t *testing.T) {
 	t.Parallel()
 	b, err := broker.Start(t.Context(), broker.Config{ExpiryInterval: 10 * time.Millisecond})
@@ -42,7 +43,22 @@ func TestCompareCommandAgainstARunningBroker(t *testing.T) {
 	var stdout, stderr bytes.Buffer
 	require.Equal(t, 0, run(t.Context(), []string{"--broker", b.Addr()}, &stdout, &stderr), stdout.String()+stderr.String())
 	require.Contains(t, stdout.String(), "Every answer is the documented one.")
-	require.Equal(t, compare.Topics(), b.Catalog().Counts())
+	counts := b.Catalog().Counts()
+	for name, n := range compare.Topics() {
+		require.Equal(t, n, counts[name], name)
+		delete(counts, name)
+	}
+	var records []string
+	for _, sc := range compare.Scenarios() {
+		if sc.Records {
+			records = append(records, sc.Name)
+		}
+	}
+	require.Len(t, counts, len(records), "one topic per record scenario: %v", counts)
+	for name, n := range counts {
+		require.Regexp(t, `^compare-(`+strings.Join(records, "|")+`)-[0-9a-z]+$`, name)
+		require.Equal(t, int32(1), n, name)
+	}
 }
 
 func TestCompareCommandUsageErrors(t *testing.T) {

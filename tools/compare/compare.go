@@ -9,6 +9,8 @@ import (
 	"sync"
 	"text/tabwriter"
 	"time"
+
+	"github.com/minibroker/minibroker/tools/lab"
 )
 
 // scenarioTimeout bounds one scenario on one side in Run. Every scenario
@@ -34,16 +36,43 @@ func (r Result) Expected(side Side) bool { return r.Answer[side] == r.Scenario.W
 // own (its name plus runID), and returns the answer, or an error if the
 // script could not finish. ctx bounds the whole script: a scenario that
 // waits for the broker to act (session-expiry) waits until ctx ends.
+// Prepare must have run for addr and runID first.
 func RunScenario(ctx context.Context, sc Scenario, addr, runID string) (string, error) {
-	s := &Script{addr: addr, group: "compare-" + sc.Name + "-" + runID}
+	s := &Script{addr: addr, group: scenarioGroup(sc, runID)}
 	defer s.Close()
 	return sc.Run(ctx, s)
 }
 
+// scenarioGroup is the group of sc in run runID; a record scenario's topic
+// has the same name.
+func scenarioGroup(sc Scenario, runID string) string { return "compare-" + sc.Name + "-" + runID }
+
+// Prepare creates, on the broker at addr, the topic of one partition that
+// each record scenario of run runID produces to. It runs before any
+// scenario does because kfake moves the epoch of every consumer-protocol
+// group when a topic is created (Cluster.notifyTopicChange), which would
+// disturb the kip848 scenarios running beside it; minibroker moves only
+// the groups subscribed to the new topic (docs/design.md section 9).
+func Prepare(ctx context.Context, addr, runID string) error {
+	topics := map[string]int32{}
+	for _, sc := range Scenarios() {
+		if sc.Records {
+			topics[scenarioGroup(sc, runID)] = 1
+		}
+	}
+	return lab.EnsureTopics(ctx, addr, topics)
+}
+
 // Run plays every scenario against both brokers, all at once (each in its
-// own group), and returns the results in table order.
+// own group), and returns the results in table order. It prepares both
+// brokers first; a side that cannot be prepared answers every scenario
+// with the error.
 func Run(ctx context.Context, addrs map[Side]string) []Result {
 	runID := strconv.FormatInt(time.Now().UnixNano(), 36)
+	prepared := map[Side]error{}
+	for _, side := range Sides() {
+		prepared[side] = Prepare(ctx, addrs[side], runID)
+	}
 	scenarios := Scenarios()
 	results := make([]Result, len(scenarios))
 	var mu sync.Mutex // guards the Answer maps
@@ -54,7 +83,10 @@ func Run(ctx context.Context, addrs map[Side]string) []Result {
 			wg.Go(func() {
 				ctx, cancel := context.WithTimeout(ctx, scenarioTimeout)
 				defer cancel()
-				answer, err := RunScenario(ctx, sc, addrs[side], runID)
+				answer, err := "", prepared[side]
+				if err == nil {
+					answer, err = RunScenario(ctx, sc, addrs[side], runID)
+				}
 				if err != nil {
 					answer = "error: " + err.Error()
 				}

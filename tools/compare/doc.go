@@ -17,6 +17,12 @@
 // SyncGroup (minibroker ignores it). Against minibroker the same scripts
 // never wait: every join completes on its own.
 //
+// The record scenarios (produce-fetch, commit-replay, zombie-commit,
+// direct-commit-backwards) each have a topic of one partition named like
+// their group, which Prepare creates before any scenario runs; they put
+// ten records in it with lab.Produce and read them back with lab.Fetch:
+// the chapter's exercise 1 and the zombie's commit, on both sides.
+//
 // The kip848-* scenarios speak Kafka 4's consumer protocol
 // (ConsumerGroupHeartbeat, through lab.ConsumerMember), which kfake also
 // implements. There nobody waits on either side; what differs is when a

@@ -29,6 +29,9 @@ type Scenario struct {
 	Run func(ctx context.Context, s *Script) (string, error)
 	// Minibroker and Kfake are the answers each side is documented to give.
 	Minibroker, Kfake string
+	// Records marks a scenario that produces records to a topic of its
+	// own, which Prepare creates before any scenario runs.
+	Records bool
 }
 
 // Want returns the answer side is documented to give.
@@ -186,6 +189,30 @@ func Scenarios() []Scenario {
 			Name: "list-offsets-and-fetch", Row: "wire-fetch-empty", Run: listOffsetsAndFetch,
 			Minibroker: "offsets 0..0; Fetch NONE, high watermark 0, no records",
 			Kfake:      "offsets 0..0; Fetch NONE, high watermark 0, no records",
+		},
+		{
+			Name: "produce-fetch", Row: "records-produce-fetch", Run: produceFetch,
+			Minibroker: "offsets 0..10; from 0: 0-9 (payment-0..payment-9), high watermark 10; from 6: 6-9 (payment-6..payment-9), high watermark 10, 6 earlier records of the batch dropped",
+			Kfake:      "offsets 0..10; from 0: 0-9 (payment-0..payment-9), high watermark 10; from 6: 6-9 (payment-6..payment-9), high watermark 10, 6 earlier records of the batch dropped",
+			Records:    true,
+		},
+		{
+			Name: "commit-replay", Row: "replay-at-least-once", Run: commitAndReplay,
+			Minibroker: "B starts at 6 and gets 6-9 again, the same bytes",
+			Kfake:      "B starts at 6 and gets 6-9 again, the same bytes",
+			Records:    true,
+		},
+		{
+			Name: "zombie-commit", Row: "zombie-commit", Run: zombieCommit,
+			Minibroker: "zombie's commit of 8 ILLEGAL_GENERATION; committed 10",
+			Kfake:      "zombie's commit of 8 UNKNOWN_MEMBER_ID; committed 10",
+			Records:    true,
+		},
+		{
+			Name: "direct-commit-backwards", Row: "direct-commit-backwards", Run: directCommitBackwards,
+			Minibroker: "over 10, with a member: NONE, committed 8; into the Empty group: NONE, committed 8",
+			Kfake:      "over 10, with a member: UNKNOWN_MEMBER_ID, committed 10; into the Empty group: NONE, committed 8",
+			Records:    true,
 		},
 		{
 			Name: "pipelined-requests", Row: "wire-response-order", Run: pipelinedInOrder,

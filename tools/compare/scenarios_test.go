@@ -31,6 +31,7 @@ func TestCompareScenarioTableIsWellFormed(t *testing.T) {
 		"unchanged-rejoin", "changed-rejoin", "session-expiry",
 		"kip848-two-owners", "kip848-previous-epoch-heartbeat", "kip848-previous-epoch-commit",
 		"kip848-unknown-group", "kip848-leave-unknown-member", "kip848-assignors", "kip848-describe-topic-ids",
+		"produce-fetch", "commit-replay", "zombie-commit", "direct-commit-backwards",
 	} {
 		require.True(t, seen[name], "the issue asks for scenario %s", name)
 	}

@@ -36,12 +36,16 @@ func (s *Script) member(ctx context.Context, topics ...string) (*lab.Member, err
 }
 
 // memberWith dials a member with cfg, filling in the group (unless cfg
-// names one), the client id and the plan catalog.
+// names one), the client id and the plan catalog (Topics, unless cfg
+// names one).
 func (s *Script) memberWith(ctx context.Context, cfg lab.MemberConfig) (*lab.Member, error) {
 	if cfg.Group == "" {
 		cfg.Group = s.group
 	}
-	cfg.ClientID, cfg.Plan = "compare", Topics()
+	cfg.ClientID = "compare"
+	if cfg.Plan == nil {
+		cfg.Plan = Topics()
+	}
 	m, err := lab.Dial(ctx, s.addr, cfg)
 	if err != nil {
 		return nil, err

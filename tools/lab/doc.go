@@ -4,7 +4,11 @@
 // so a reader sees the rules at work on the wire. rebalance, fencing and
 // expiry speak the classic group protocol; rebalance-848 and fencing-848
 // run the same experiments over the consumer protocol (KIP-848,
-// docs/design.md section 9).
+// docs/design.md section 9). replay and zombie add records (Produce, Fetch,
+// ListOffsets): replay is exercise 1, a consumer's position against the
+// group's committed offset across a crash; zombie counts the records a
+// paused owner's commit makes the group process again, with the generation
+// fence and without it.
 //
 // It also holds the pieces the labs are built from and that the
 // comparison scenarios (package compare) reuse: Member, a classic
@@ -20,7 +24,9 @@
 //
 // lab is a client of the broker: it may import server and coordinator to
 // start one in process, but the labs themselves talk to it only through
-// the Kafka protocol, except for the expiry lab, which moves the
-// in-process manual clock and runs the coordinator's expiry step, as the
-// chapter's exercise 3 does.
+// the Kafka protocol, except where a session must end: the expiry lab, and
+// replay and zombie in process, move the in-process manual clock and run
+// the coordinator's expiry step, as the chapter's exercise 3 does (against
+// a broker in another process, replay and zombie wait for its own expiry
+// step instead).
 package lab

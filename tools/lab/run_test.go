@@ -25,20 +25,32 @@ func TestLabRunExpiryNeedsInProcessBroker(t *testing.T) {
 // TestLabAgainstRunningBroker runs the wire labs twice against one broker
 // that outlives them, as --broker does: each run uses its own group, so the
 // second run is not disturbed by the first, and topic orders is created
-// when the broker lacks it.
+// when the broker lacks it. The record labs run once each: each creates a
+// topic of one partition named like its group, and ends its members'
+// sessions by waiting for the broker's expiry step on the real clock.
 func TestLabAgainstRunningBroker(t *testing.T) {
 	t.Parallel()
 	b, err := broker.Start(testContext(t), broker.Config{})
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, b.Close()) })
 	wire := []string{"rebalance", "fencing", "rebalance-848", "fencing-848"}
-	for _, name := range append(wire, wire...) {
+	for _, name := range append(append(wire, wire...), "replay", "zombie") {
 		var out bytes.Buffer
 		require.NoError(t, Run(testContext(t), name, &out, b.Addr()), "lab %s:\n%s", name, out.String())
 		require.Contains(t, out.String(), "group "+Group(name)+"-")
+		if recordLab(name) {
+			require.Contains(t, out.String(), "expiry step (the broker's own): removed a-")
+		}
 	}
-	require.Equal(t, map[string]int32{"orders": 4}, b.Catalog().Counts())
+	counts := b.Catalog().Counts()
+	require.Equal(t, int32(4), counts["orders"])
+	delete(counts, "orders")
+	require.Len(t, counts, 2, "one topic per record lab run")
+	for name, n := range counts {
+		require.Regexp(t, `^lab-(replay|zombie)-[0-9a-z]+$`, name)
+		require.Equal(t, int32(1), n)
+	}
 	for _, g := range b.Coordinator().Groups() {
-		require.Equal(t, "Empty", g.State.String(), "group %s: every lab member leaves at the end", g.Group)
+		require.Equal(t, "Empty", g.State.String(), "group %s: every lab member leaves or expires by the end", g.Group)
 	}
 }

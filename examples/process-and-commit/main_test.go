@@ -1,0 +1,296 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/minibroker/minibroker/broker"
+)
+
+// The test's group and topic: two partitions, one per instance.
+const (
+	testGroup = "pc"
+	testTopic = "orders"
+	waitFor   = 20 * time.Second
+)
+
+// TestProcessAndCommitSurvivorReplaysFromTheCommittedOffset runs two
+// instances, a and b, one partition each. Round 1 puts three records in
+// each partition; both process and commit them. Round 2 puts five more in
+// each, one batch per partition. a processes orders-0's 3, 4 and 5 and
+// crashes (--crash-after 6): no commit, and its connections are cut, so no
+// LeaveGroup either. Its session ends (ExpireMember, the broker's expiry
+// step for one member); b is fenced at its next heartbeat, loses orders-1
+// without committing (it had committed all of it), re-joins with both
+// partitions and starts orders-0 at a's committed offset, 3. Exactly
+// orders-0 offsets 3, 4 and 5 are processed twice, the same values.
+func TestProcessAndCommitSurvivorReplaysFromTheCommittedOffset(t *testing.T) {
+	t.Parallel()
+	b, err := broker.Start(context.Background(), broker.Config{Topics: map[string]int32{testTopic: 2}, DataDir: t.TempDir()})
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, b.Close()) })
+
+	a := startInstance(t, b, "a", 6)
+	waitLog(t, a, "assigned orders [0 1]")
+	bi := startInstance(t, b, "b", 0)
+	waitLog(t, bi, "assigned orders [1]")
+	waitLog(t, a, "assigned orders [0]")
+
+	produce(t, b, 0, 3)
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("a printed:\n%s\na logged:\n%s\nb printed:\n%s\nb logged:\n%s", a.out, a.log, bi.out, bi.log)
+		}
+	})
+	waitCommitted(t, b, map[int32]int64{0: 3, 1: 3})
+	produce(t, b, 3, 8)
+
+	select {
+	case <-a.finished:
+		require.ErrorIs(t, a.err, errCrashed)
+	case <-time.After(waitFor):
+		t.Fatalf("a never crashed; it printed:\n%s", a.out.String())
+	}
+	waitCommitted(t, b, map[int32]int64{0: 3, 1: 8})
+	aID := memberIDOf(t, b, "a")
+	require.NotEmpty(t, aID, "a crash tells the broker nothing: a is still a member")
+	require.NoError(t, b.ExpireMember(testGroup, aID))
+
+	waitLog(t, bi, "assigned orders [0 1]")
+	waitCommitted(t, b, map[int32]int64{0: 8, 1: 8})
+	bi.stop(t)
+
+	aDid, bDid := a.processed(t), bi.processed(t)
+	assert.Equal(t, []string{"0 0 r0-0", "0 1 r0-1", "0 2 r0-2", "0 3 r0-3", "0 4 r0-4", "0 5 r0-5"}, aDid)
+	var twice []string
+	for _, line := range bDid {
+		if slices.Contains(aDid, line) {
+			twice = append(twice, line)
+		}
+	}
+	assert.Equal(t, []string{"0 3 r0-3", "0 4 r0-4", "0 5 r0-5"}, twice, "processed twice: what a processed after its last commit")
+	assert.Len(t, bDid, 8+5, "b: all of orders-1, and orders-0 from a's committed offset")
+	assert.Contains(t, a.log.String(), "crashing after 6 records, without committing")
+	assert.Contains(t, bi.log.String(), "lost orders [1]; not committing 0 processed partitions")
+}
+
+// instance is one run of the example, in a goroutine.
+type instance struct {
+	name     string
+	out, log *syncBuffer
+	cut      *cutDialer
+	cancel   context.CancelFunc
+	finished chan struct{} // closed when run has returned
+	err      error         // what run returned; read after finished
+}
+
+// startInstance runs the example as name (its client id, so member ids
+// sort by name) with a short heartbeat interval; crashAfter as the flag.
+func startInstance(t *testing.T, b *broker.Broker, name string, crashAfter int) *instance {
+	t.Helper()
+	in := &instance{name: name, out: &syncBuffer{}, log: &syncBuffer{}, cut: &cutDialer{}, finished: make(chan struct{})}
+	cfg := config{
+		brokers: []string{b.Addr()}, group: testGroup, topic: testTopic,
+		session: 30 * time.Second, crashAfter: crashAfter, crash: in.cut.Cut,
+		opts: []kgo.Opt{
+			kgo.ClientID(name), kgo.Dialer(in.cut.DialContext),
+			kgo.HeartbeatInterval(100 * time.Millisecond), kgo.FetchMaxWait(100 * time.Millisecond),
+			kgo.RetryBackoffFn(func(int) time.Duration { return 50 * time.Millisecond }),
+		},
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	in.cancel = cancel
+	go func() {
+		defer close(in.finished)
+		in.err = run(ctx, cfg, in.out, in.log)
+	}()
+	t.Cleanup(func() {
+		cancel()
+		in.cut.Cut()
+		<-in.finished
+	})
+	return in
+}
+
+// stop ends the instance the clean way and insists that it returns nil.
+func (in *instance) stop(t *testing.T) {
+	t.Helper()
+	in.cancel()
+	<-in.finished
+	require.NoError(t, in.err)
+}
+
+// processed returns the instance's "partition offset value" lines.
+func (in *instance) processed(t *testing.T) []string {
+	t.Helper()
+	return strings.Split(strings.TrimSpace(in.out.String()), "\n")
+}
+
+// waitLog waits until the instance's log has line.
+func waitLog(t *testing.T, in *instance, line string) {
+	t.Helper()
+	eventually(t, func() string {
+		if strings.Contains(in.log.String(), line+"\n") {
+			return ""
+		}
+		return fmt.Sprintf("%s has not logged %q; its log:\n%s", in.name, line, in.log.String())
+	})
+}
+
+// produce puts r<p>-<i> for i in [from, to) in each partition p, one batch
+// per partition (one produce request, lingering until the flush).
+func produce(t *testing.T, b *broker.Broker, from, to int) {
+	t.Helper()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(b.Addr()), kgo.DefaultProduceTopic(testTopic),
+		kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.ProducerLinger(time.Minute))
+	require.NoError(t, err)
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), waitFor)
+	defer cancel()
+	var wg sync.WaitGroup
+	errs := make(chan error, 2*(to-from))
+	for p := range int32(2) {
+		for i := from; i < to; i++ {
+			wg.Add(1)
+			r := &kgo.Record{Partition: p, Value: fmt.Appendf(nil, "r%d-%d", p, i)}
+			cl.Produce(ctx, r, func(r *kgo.Record, err error) {
+				defer wg.Done()
+				if err == nil && r.Offset != int64(i) {
+					err = fmt.Errorf("r%d-%d landed at offset %d", p, i, r.Offset)
+				}
+				errs <- err
+			})
+		}
+	}
+	require.NoError(t, cl.Flush(ctx))
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		require.NoError(t, err)
+	}
+}
+
+// waitCommitted waits until the group's committed offsets are want.
+func waitCommitted(t *testing.T, b *broker.Broker, want map[int32]int64) {
+	t.Helper()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(b.Addr()))
+	require.NoError(t, err)
+	defer cl.Close()
+	adm := kadm.NewClient(cl)
+	eventually(t, func() string {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		fetched, err := adm.FetchOffsets(ctx, testGroup)
+		if err != nil {
+			return err.Error()
+		}
+		got := map[int32]int64{}
+		fetched.Each(func(r kadm.OffsetResponse) { got[r.Partition] = r.At })
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			return fmt.Sprintf("committed %v, want %v", got, want)
+		}
+		return ""
+	})
+}
+
+// memberIDOf returns the member id of the group member whose client id is
+// clientID, or "".
+func memberIDOf(t *testing.T, b *broker.Broker, clientID string) string {
+	t.Helper()
+	view, _ := b.Coordinator().Describe(testGroup)
+	for _, m := range view.Members {
+		if m.ClientID == clientID {
+			return m.MemberID
+		}
+	}
+	return ""
+}
+
+// eventually polls cond every 20 ms until it returns "" or waitFor passes.
+func eventually(t *testing.T, cond func() string) {
+	t.Helper()
+	deadline := time.Now().Add(waitFor)
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		why := cond()
+		if why == "" {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("not reached in %v: %s", waitFor, why)
+		}
+		<-tick.C
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for one writer and concurrent readers.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.buf.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.buf.String()
+}
+
+// cutDialer dials TCP and remembers every connection, so that Cut can
+// sever them all and refuse new ones: a crash, as the broker sees it.
+type cutDialer struct {
+	mu    sync.Mutex
+	cut   bool                  // guarded by mu
+	conns map[net.Conn]struct{} // guarded by mu
+}
+
+var errCut = errors.New("cutDialer: network cut")
+
+// DialContext is a kgo.Dialer.
+func (d *cutDialer) DialContext(ctx context.Context, network, host string) (net.Conn, error) {
+	var nd net.Dialer
+	conn, err := nd.DialContext(ctx, network, host)
+	if err != nil {
+		return nil, err
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.cut {
+		conn.Close()
+		return nil, errCut
+	}
+	if d.conns == nil {
+		d.conns = map[net.Conn]struct{}{}
+	}
+	d.conns[conn] = struct{}{}
+	return conn, nil
+}
+
+// Cut closes every connection and makes later dials fail.
+func (d *cutDialer) Cut() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.cut = true
+	for conn := range d.conns {
+		conn.Close()
+	}
+}
