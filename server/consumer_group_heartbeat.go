@@ -117,7 +117,9 @@ func checkConsumerHeartbeatShape(req *kmsg.ConsumerGroupHeartbeatRequest) error 
 	case epoch < coordinator.StaticLeaveEpoch:
 		return invalid("MemberEpoch is invalid.")
 	}
-	if req.SubscribedTopicRegex != nil {
+	// An empty regex is no regex, as in Kafka: librdkafka sends one
+	// beside the topic names it subscribes to.
+	if req.SubscribedTopicRegex != nil && *req.SubscribedTopicRegex != "" {
 		return invalid("SubscribedTopicRegex is not supported: subscribe by topic name.")
 	}
 	return nil

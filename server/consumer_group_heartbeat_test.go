@@ -91,6 +91,20 @@ func TestConsumerGroupHeartbeatShapeChecks(t *testing.T) {
 	}
 }
 
+// TestConsumerGroupHeartbeatEmptyRegexIsNone: librdkafka's join carries
+// topic names and an empty (not null) SubscribedTopicRegex; as in Kafka
+// the empty regex subscribes to nothing and the names stand.
+func TestConsumerGroupHeartbeatEmptyRegexIsNone(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	req := consumerHeartbeatRequest(1, "g", "rdkafka-a", 0, "orders")
+	req.SubscribedTopicRegex = kmsg.StringPtr("")
+	resp := call[*kmsg.ConsumerGroupHeartbeatResponse](e, "rdkafka", req)
+	require.Zero(t, resp.ErrorCode, "%v", resp.ErrorMessage)
+	assert.Equal(t, int32(1), resp.MemberEpoch)
+	assert.Equal(t, map[string][]int32{"orders": {0, 1, 2, 3}}, heartbeatParts(t, e, resp.Assignment))
+}
+
 // TestConsumerGroupHeartbeatAssignmentWhenFullOrChanged: as Kafka, the
 // response carries the assignment for a full request or when the member's
 // epoch or assignment moved, and not for a keepalive that changes nothing.

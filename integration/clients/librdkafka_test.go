@@ -141,10 +141,19 @@ func rdkafkaJoin(extra kafka.ConfigMap) func(t *testing.T, addr, group, topic, i
 		leave := sync.OnceFunc(func() {
 			cancel()
 			<-done
-			if err := c.Close(); err != nil { // commits the stored offsets, leaves
-				t.Errorf("librdkafka %s Close: %v", id, err)
+			closed := make(chan error, 1)
+			go func() { closed <- c.Close() }() // commits the stored offsets, leaves
+			select {
+			case err := <-closed:
+				if err != nil {
+					t.Errorf("librdkafka %s Close: %v", id, err)
+				}
+				stopLog()
+			case <-time.After(waitTimeout):
+				// Leave the client and its log forwarder running: the
+				// test fails with the logs instead of hanging.
+				t.Errorf("librdkafka %s Close: not closed within %v", id, waitTimeout)
 			}
-			stopLog()
 		})
 		t.Cleanup(leave)
 		return leave
