@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/minibroker/minibroker/internal/testutil"
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -39,11 +40,7 @@ type adminBinary struct {
 func startAdminBinary(t *testing.T, args ...string) *adminBinary {
 	t.Helper()
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "minibroker")
-	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
-	defer cancel()
-	out, err := exec.CommandContext(ctx, "go", "build", "-o", bin, "github.com/minibroker/minibroker/cmd/minibroker").CombinedOutput()
-	require.NoError(t, err, "go build: %s", out)
+	bin := testutil.BuildMain(t, "github.com/minibroker/minibroker/cmd/minibroker")
 
 	args = append([]string{"serve", "--listen", "127.0.0.1:0", "--admin", "127.0.0.1:0", "--data-dir", filepath.Join(dir, "data")}, args...)
 	b := &adminBinary{cmd: exec.Command(bin, args...), lines: make(chan string, 1024)}

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/minibroker/minibroker/internal/testutil"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -20,8 +21,7 @@ import (
 // its own within waitTimeout) and returns its exit code and output.
 func runServe(t *testing.T, args ...string) (int, string) {
 	t.Helper()
-	bin, err := buildMinibroker()
-	require.NoError(t, err)
+	bin := testutil.BuildMain(t, minibrokerPkg)
 	ctx, cancel := context.WithTimeout(t.Context(), waitTimeout)
 	defer cancel()
 	out, err := exec.CommandContext(ctx, bin, append([]string{"serve"}, args...)...).CombinedOutput()

@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"os"
 	"strconv"
 	"strings"
 	"testing"
@@ -21,6 +22,16 @@ import (
 	"github.com/minibroker/minibroker/internal/testutil"
 	"github.com/minibroker/minibroker/protocol"
 )
+
+// minibrokerPkg is the binary the process-level tests build and run.
+const minibrokerPkg = "github.com/minibroker/minibroker/cmd/minibroker"
+
+// TestMain removes the binaries the process-level tests built.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	testutil.RemoveBuilds()
+	os.Exit(code)
+}
 
 // waitTimeout bounds every network wait and every poll of a test.
 const waitTimeout = 10 * time.Second

@@ -8,13 +8,9 @@ package integration
 import (
 	"bufio"
 	"context"
-	"errors"
 	"io"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"regexp"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -31,20 +27,6 @@ import (
 func directCommit(group, topic string, partition int32, offset int64) *kmsg.OffsetCommitRequest {
 	return commitRequest(9, group, "", -1, tp{topic, partition, offset})
 }
-
-// buildMinibroker builds cmd/minibroker once per test binary.
-var buildMinibroker = sync.OnceValues(func() (string, error) {
-	dir, err := os.MkdirTemp("", "minibroker-integration-")
-	if err != nil {
-		return "", err
-	}
-	bin := filepath.Join(dir, "minibroker")
-	out, err := exec.Command("go", "build", "-o", bin, "github.com/minibroker/minibroker/cmd/minibroker").CombinedOutput()
-	if err != nil {
-		return "", errors.New("go build: " + err.Error() + ": " + string(out))
-	}
-	return bin, nil
-})
 
 // brokerProcess is "minibroker serve" running as a process of its own.
 type brokerProcess struct {
@@ -77,8 +59,7 @@ func startProcess(t *testing.T, args ...string) *brokerProcess {
 	if testing.Short() {
 		t.Skip("builds and runs the binary")
 	}
-	bin, err := buildMinibroker()
-	require.NoError(t, err)
+	bin := testutil.BuildMain(t, minibrokerPkg)
 	p := &brokerProcess{logs: &testutil.Buffer{}, done: make(chan struct{})}
 	p.cmd = exec.Command(bin, append([]string{"serve", "--listen", "127.0.0.1:0"}, args...)...)
 	stderr, err := p.cmd.StderrPipe()

@@ -4,11 +4,11 @@ import (
 	"bytes"
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/minibroker/minibroker/internal/testutil"
 	"github.com/stretchr/testify/require"
 )
 
@@ -21,7 +21,9 @@ func TestMain(m *testing.M) {
 		defer stop()
 		os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	testutil.RemoveBuilds()
+	os.Exit(code)
 }
 
 // TestRunQuick runs a short "minibench run" of a few scenarios against
@@ -33,10 +35,7 @@ func TestRunQuick(t *testing.T) {
 		t.Skip("builds minibroker and starts servers")
 	}
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "minibroker")
-	build := exec.Command("go", "build", "-o", bin, "github.com/minibroker/minibroker/cmd/minibroker")
-	out, err := build.CombinedOutput()
-	require.NoError(t, err, "%s", out)
+	bin := testutil.BuildMain(t, "github.com/minibroker/minibroker/cmd/minibroker")
 
 	var stdout, stderr bytes.Buffer
 	report := filepath.Join(dir, "report.md")

@@ -3,8 +3,10 @@ package main
 import (
 	"bytes"
 	"context"
+	"os"
 	"testing"
 
+	"github.com/minibroker/minibroker/internal/testutil"
 	"github.com/stretchr/testify/require"
 )
 
@@ -19,4 +21,11 @@ func TestRunUsage(t *testing.T) {
 	require.Contains(t, stdout.String(), "minibroker serve")
 	require.Equal(t, 0, run(context.Background(), []string{"serve", "-h"}, &stdout, &stderr))
 	require.Contains(t, stderr.String(), "-min-session-timeout")
+}
+
+// TestMain removes the binary the process-level tests built.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	testutil.RemoveBuilds()
+	os.Exit(code)
 }

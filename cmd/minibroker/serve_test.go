@@ -125,27 +125,6 @@ func TestServeUnusableDataDir(t *testing.T) {
 	require.Contains(t, stderr.String(), "data dir")
 }
 
-// buildBinary builds minibroker once per test binary run.
-var buildBinary = sync.OnceValues(func() (string, error) {
-	dir, err := os.MkdirTemp("", "minibroker-bin-")
-	if err != nil {
-		return "", err
-	}
-	bin := filepath.Join(dir, "minibroker")
-	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
-	if err != nil {
-		return "", &buildError{out: string(out), err: err}
-	}
-	return bin, nil
-})
-
-type buildError struct {
-	out string
-	err error
-}
-
-func (e *buildError) Error() string { return e.err.Error() + ": " + e.out }
-
 // process is a running minibroker binary.
 type process struct {
 	cmd    *exec.Cmd
@@ -162,8 +141,7 @@ func startBinary(t *testing.T, args ...string) *process {
 	if testing.Short() {
 		t.Skip("builds and runs the binary")
 	}
-	bin, err := buildBinary()
-	require.NoError(t, err)
+	bin := testutil.BuildMain(t, "github.com/minibroker/minibroker/cmd/minibroker")
 	p := &process{stderr: &testutil.Buffer{}, done: make(chan error, 1)}
 	p.cmd = exec.Command(bin, append([]string{"serve", "--listen", "127.0.0.1:0"}, args...)...)
 	pipe, err := p.cmd.StderrPipe()

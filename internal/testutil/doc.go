@@ -6,7 +6,9 @@
 //   - LogRecorder: a slog.Handler that keeps every record for assertions
 //     and can echo them to the test's output;
 //   - Buffer: a bytes buffer safe for a writer and readers at once, for
-//     the output of a process under test.
+//     the output of a process under test;
+//   - BuildMain: a main package built once per test binary, for tests
+//     that run minibroker as a process of its own.
 //
 // It is imported only by _test.go files. It imports only the standard
 // library, so that any package's in-package tests can use it without an
