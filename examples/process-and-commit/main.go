@@ -26,7 +26,7 @@
 //
 //	go run ./examples/process-and-commit
 //
-// Flags: --brokers (default 127.0.0.1:9092), --group (default
+// Flags: --broker (default 127.0.0.1:9092), --group (default
 // process-and-commit), --topic (default orders), --session-timeout
 // (default 10s: how soon the broker's expiry step removes a crashed
 // instance), --crash-after N (default 0: never).
@@ -73,7 +73,7 @@ type config struct {
 }
 
 func main() {
-	brokers := flag.String("brokers", "127.0.0.1:9092", "seed brokers, HOST:PORT[,HOST:PORT...]")
+	brokers := flag.String("broker", "127.0.0.1:9092", "minibroker address, HOST:PORT (a comma-separated list for several seeds)")
 	group := flag.String("group", "process-and-commit", "consumer group")
 	topic := flag.String("topic", "orders", "topic to consume")
 	session := flag.Duration("session-timeout", 10*time.Second, "session timeout: how long the broker keeps a silent member")
@@ -237,7 +237,12 @@ func (a *app) lost(_ context.Context, _ *kgo.Client, parts map[string][]int32) {
 	if !ok {
 		return
 	}
-	fmt.Fprintf(a.log, "lost %s; not committing %d processed partitions\n", formatParts(parts), len(recs))
+	if len(recs) == 0 {
+		fmt.Fprintf(a.log, "lost %s; all it processed was committed\n", formatParts(parts))
+		return
+	}
+	fmt.Fprintf(a.log, "lost %s; not committing what it processed of %v: the next owner processes it again\n",
+		formatParts(parts), partitionsOf(recs))
 }
 
 // take removes and returns what was processed and not committed of parts.

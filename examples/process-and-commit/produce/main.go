@@ -7,7 +7,7 @@
 //
 //	go run ./examples/process-and-commit/produce --count 12
 //
-// Flags: --brokers (default 127.0.0.1:9092), --topic (default orders),
+// Flags: --broker (default 127.0.0.1:9092), --topic (default orders),
 // --count (default 10), --prefix (default "record").
 package main
 
@@ -25,7 +25,7 @@ import (
 )
 
 func main() {
-	brokers := flag.String("brokers", "127.0.0.1:9092", "seed brokers, HOST:PORT[,HOST:PORT...]")
+	brokers := flag.String("broker", "127.0.0.1:9092", "minibroker address, HOST:PORT (a comma-separated list for several seeds)")
 	topic := flag.String("topic", "orders", "topic to produce to")
 	count := flag.Int("count", 10, "how many records")
 	prefix := flag.String("prefix", "record", "values are <prefix>-<n>")
