@@ -5,6 +5,8 @@ FUZZTIME  ?= 60s
 DATA_DIR  ?= ./minibroker-data
 LISTEN    ?= 127.0.0.1:9092
 ADMIN     ?= 127.0.0.1:9644
+# BIN is where make build puts the binaries.
+BIN       ?= bin
 # TOPICS are created at start unless they exist: make run TOPICS="orders:4 audit:1".
 TOPICS    ?= orders:4 payments:1
 COVER_MIN ?= 90
@@ -47,13 +49,13 @@ unit: chromium kcat
 ## API and live page on $(ADMIN). The binary runs in the foreground, so
 ## Ctrl-C stops it cleanly (exit 0).
 run: build
-	./bin/minibroker serve --listen $(LISTEN) --admin $(ADMIN) --data-dir $(DATA_DIR) \
+	$(BIN)/minibroker serve --listen $(LISTEN) --admin $(ADMIN) --data-dir $(DATA_DIR) \
 		$(foreach t,$(TOPICS),--topic $(t))
 
 ## build: the minibroker binary, and minicompare beside it.
 build:
-	$(GO) build -o bin/minibroker ./cmd/minibroker
-	$(GO) build -o bin/minicompare ./cmd/minicompare
+	$(GO) build -o $(BIN)/minibroker ./cmd/minibroker
+	$(GO) build -o $(BIN)/minicompare ./cmd/minicompare
 
 ## bench: the Go benchmarks (assignor, coordinator, offsets store, ...), then
 ## the load generator: every scenario against minibroker, kfake, kfake with
@@ -67,7 +69,7 @@ bench: build
 	$(GO) test -run '^$$' -bench . -benchmem ./...
 	$(GO) build -o .cache/bench/minibench ./cmd/minibench
 	@echo "load average: $$(cut -d' ' -f1-3 /proc/loadavg)"
-	.cache/bench/minibench run -minibroker bin/minibroker -work-dir .cache/bench -out $(BENCH_OUT) $(BENCH_FLAGS)
+	.cache/bench/minibench run -minibroker $(BIN)/minibroker -work-dir .cache/bench -out $(BENCH_OUT) $(BENCH_FLAGS)
 
 ## fuzz: run every fuzz target for FUZZTIME (make fuzz FUZZTIME=60s).
 fuzz:
@@ -77,17 +79,17 @@ fuzz:
 ## protocol's, then the consumer protocol's (KIP-848), then the record labs
 ## (exercise 1's replay, and the zombie's commit with and without the fence).
 lab: build
-	./bin/minibroker lab rebalance
-	./bin/minibroker lab fencing
-	./bin/minibroker lab expiry
-	./bin/minibroker lab rebalance-848
-	./bin/minibroker lab fencing-848
-	./bin/minibroker lab replay
-	./bin/minibroker lab zombie
+	$(BIN)/minibroker lab rebalance
+	$(BIN)/minibroker lab fencing
+	$(BIN)/minibroker lab expiry
+	$(BIN)/minibroker lab rebalance-848
+	$(BIN)/minibroker lab fencing-848
+	$(BIN)/minibroker lab replay
+	$(BIN)/minibroker lab zombie
 
 ## compare: the scenarios against minibroker and kfake side by side.
 compare: build
-	./bin/minicompare
+	$(BIN)/minicompare
 
 cover:
 	@mkdir -p .cache

@@ -1,0 +1,408 @@
+package integration_test
+
+// The README's commands, checked. Every line of its sh blocks must be a
+// command that something in make test exercises: a Makefile target or
+// variable, an example with its own test and the flags the README gives
+// it, a minibroker subcommand and its flags, a script with its test, or a
+// curl call that these tests run against the real binary, comparing what
+// it prints with the sample the README shows.
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/minibroker/minibroker/internal/testutil"
+)
+
+// repoRoot is the repository's root, seen from this package's directory.
+const repoRoot = ".."
+
+// readmeCommand is one command of a README sh block: continuation lines
+// joined, the trailing comment (two spaces or more, then #) split off.
+type readmeCommand struct {
+	line    int    // the README line it starts on
+	section string // the heading above it
+	text    string
+	comment string
+}
+
+// readmeCommands returns every command in README.md's sh blocks, in order.
+func readmeCommands(t *testing.T) []readmeCommand {
+	t.Helper()
+	f, err := os.Open(filepath.Join(repoRoot, "README.md"))
+	require.NoError(t, err)
+	defer f.Close()
+	var (
+		out     []readmeCommand
+		inSh    bool
+		fenced  bool
+		section string
+		pending *readmeCommand
+	)
+	trailing := regexp.MustCompile(`\s{2,}#\s?`)
+	sc := bufio.NewScanner(f)
+	for n := 1; sc.Scan(); n++ {
+		l := sc.Text()
+		switch {
+		case strings.HasPrefix(l, "```"):
+			if fenced {
+				fenced, inSh = false, false
+			} else {
+				fenced, inSh = true, l == "```sh"
+			}
+			continue
+		case !fenced && strings.HasPrefix(l, "#"):
+			section = strings.TrimSpace(strings.TrimLeft(l, "#"))
+			continue
+		case !inSh:
+			continue
+		}
+		if pending != nil {
+			pending.text += " " + strings.TrimSpace(strings.TrimSuffix(l, "\\"))
+		} else {
+			if s := strings.TrimSpace(l); s == "" || strings.HasPrefix(s, "#") {
+				continue
+			}
+			text, comment := l, ""
+			if loc := trailing.FindStringIndex(l); loc != nil {
+				text, comment = l[:loc[0]], strings.TrimSpace(l[loc[1]:])
+			}
+			pending = &readmeCommand{line: n, section: section, text: strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(text), "\\")), comment: comment}
+		}
+		if !strings.HasSuffix(l, "\\") {
+			out = append(out, *pending)
+			pending = nil
+		}
+	}
+	require.NoError(t, sc.Err())
+	require.NotEmpty(t, out, "README.md has sh blocks")
+	return out
+}
+
+// makefile returns the Makefile's targets and variables.
+func makefile(t *testing.T) (targets, vars map[string]bool) {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(repoRoot, "Makefile"))
+	require.NoError(t, err)
+	targets, vars = map[string]bool{}, map[string]bool{}
+	for _, m := range regexp.MustCompile(`(?m)^([a-z][a-z-]*):`).FindAllStringSubmatch(string(data), -1) {
+		targets[m[1]] = true
+	}
+	for _, m := range regexp.MustCompile(`(?m)^([A-Z_]+)\s*\?=`).FindAllStringSubmatch(string(data), -1) {
+		vars[m[1]] = true
+	}
+	return targets, vars
+}
+
+// goFlags returns the flags a Go main package defines with the flag
+// package (flag.String, or a FlagSet's).
+func goFlags(t *testing.T, dir string) []string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(repoRoot, dir, "main.go"))
+	require.NoError(t, err)
+	var flags []string
+	for _, m := range regexp.MustCompile(`\.(?:String|Int|Int64|Uint|Bool|Duration|Float64)\("([a-z-]+)"`).FindAllStringSubmatch(string(data), -1) {
+		flags = append(flags, m[1])
+	}
+	return flags
+}
+
+// commandFlags returns the --flags of args.
+func commandFlags(args []string) []string {
+	var flags []string
+	for _, a := range args {
+		if name, ok := strings.CutPrefix(a, "--"); ok {
+			name, _, _ = strings.Cut(name, "=")
+			flags = append(flags, name)
+		}
+	}
+	return flags
+}
+
+// minibrokerHelp returns the flags "minibroker SUB -h" lists, or names
+// in its usage line.
+func minibrokerHelp(t *testing.T, bin string, sub ...string) []string {
+	t.Helper()
+	out, _ := exec.Command(bin, append(sub, "-h")...).CombinedOutput() // -h exits 0 or 2
+	var flags []string // the flag list, or else the usage line's [--flag ARG]s
+	for _, m := range regexp.MustCompile(`(?m)^  -([a-z-]+)|\[--([a-z-]+)`).FindAllStringSubmatch(string(out), -1) {
+		flags = append(flags, m[1]+m[2])
+	}
+	require.NotEmpty(t, flags, "minibroker %v -h:\n%s", sub, out)
+	return flags
+}
+
+// labs are the names "minibroker lab" accepts.
+var labs = []string{"rebalance", "fencing", "expiry", "rebalance-848", "fencing-848", "replay", "zombie"}
+
+// TestReadmeCommandsAreExercised: every README command is one that make
+// test exercises, with names and flags that exist.
+func TestReadmeCommandsAreExercised(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	t.Parallel()
+	bin := testutil.BuildMain(t, "github.com/minibroker/minibroker/cmd/minibroker")
+	targets, vars := makefile(t)
+	serveFlags := minibrokerHelp(t, bin, "serve")
+	for _, c := range readmeCommands(t) {
+		where := fmt.Sprintf("README.md:%d %q", c.line, c.text)
+		args := strings.Fields(c.text)
+		switch {
+		case args[0] == "make":
+			require.True(t, targets[args[1]], "%s: no make target %s", where, args[1])
+			for _, a := range args[2:] {
+				name, _, ok := strings.Cut(a, "=")
+				require.True(t, ok && vars[name], "%s: no Makefile variable %s", where, a)
+			}
+		case args[0] == "go" && args[1] == "run":
+			dir := strings.TrimPrefix(args[2], "./")
+			require.FileExists(t, filepath.Join(repoRoot, dir, "main_test.go"), "%s: %s has no test", where, dir)
+			for _, f := range commandFlags(args[3:]) {
+				require.Contains(t, goFlags(t, dir), f, "%s: %s has no flag --%s", where, dir, f)
+			}
+		case args[0] == "./bin/minibroker":
+			switch args[1] {
+			case "serve":
+				for _, f := range commandFlags(args[2:]) {
+					require.Contains(t, serveFlags, f, "%s: serve has no flag --%s", where, f)
+				}
+			case "lab":
+				require.Contains(t, labs, args[2], "%s: no such lab", where)
+				for _, f := range commandFlags(args[3:]) {
+					require.Contains(t, minibrokerHelp(t, bin, "lab", "rebalance"), f, "%s", where)
+				}
+			case "offsets":
+				for _, f := range commandFlags(args[2:]) {
+					require.Contains(t, minibrokerHelp(t, bin, "offsets"), f, "%s", where)
+				}
+			default:
+				t.Errorf("%s: minibroker has no subcommand %s", where, args[1])
+			}
+		case args[0] == "./bin/minicompare":
+			require.Subset(t, goFlags(t, "cmd/minicompare"), commandFlags(args[1:]), where)
+		case args[0] == "examples/kcat/demo.sh":
+			require.FileExists(t, filepath.Join(repoRoot, "examples/kcat/demo_test.go"), where)
+		case args[0] == "curl":
+			require.Regexp(t, `^curl -s( -H "\$J" -X(POST|DELETE))? 127\.0\.0\.1:964[45]/(v1/|metrics)`, c.text, where)
+		case strings.HasPrefix(c.text, "J='Content-Type: application/json'"):
+		default:
+			t.Errorf("%s: nothing in make test exercises this command", where)
+		}
+	}
+
+	// The lab list in the README is the one the binary has.
+	out, _ := exec.Command(bin, "lab").CombinedOutput()
+	require.Contains(t, string(out), strings.Join(labs, "|"))
+}
+
+// TestReadmeServeFlagsTable: the README's table of serve flags lists
+// exactly the flags "minibroker serve -h" prints.
+func TestReadmeServeFlagsTable(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	t.Parallel()
+	bin := testutil.BuildMain(t, "github.com/minibroker/minibroker/cmd/minibroker")
+	data, err := os.ReadFile(filepath.Join(repoRoot, "README.md"))
+	require.NoError(t, err)
+	_, table, ok := strings.Cut(string(data), "## `minibroker serve` flags")
+	require.True(t, ok)
+	table, _, _ = strings.Cut(table, "\n## ")
+	var documented []string
+	flagName := regexp.MustCompile("`--([a-z-]+)")
+	for _, row := range strings.Split(table, "\n") {
+		if cells := strings.Split(row, "|"); len(cells) > 2 {
+			for _, m := range flagName.FindAllStringSubmatch(cells[1], -1) {
+				documented = append(documented, m[1])
+			}
+		}
+	}
+	have := minibrokerHelp(t, bin, "serve")
+	slices.Sort(documented)
+	slices.Sort(have)
+	require.Equal(t, have, documented)
+}
+
+// readmeSection returns the commands of one README section.
+func readmeSection(t *testing.T, section string) []readmeCommand {
+	t.Helper()
+	var out []readmeCommand
+	for _, c := range readmeCommands(t) {
+		if c.section == section {
+			out = append(out, c)
+		}
+	}
+	require.NotEmpty(t, out, "README section %q", section)
+	return out
+}
+
+// runCurl runs a README curl command through sh, with the README's
+// admin address replaced by addr and J set as the README sets it.
+func runCurl(t *testing.T, c readmeCommand, readmeAddr, addr string) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), adminWait)
+	defer cancel()
+	line := strings.ReplaceAll(c.text, readmeAddr, strings.TrimPrefix(addr, "http://"))
+	cmd := exec.CommandContext(ctx, "sh", "-c", "J='Content-Type: application/json'; "+line)
+	out, err := cmd.Output()
+	require.NoError(t, err, "README.md:%d: %s", c.line, line)
+	return strings.TrimSpace(string(out))
+}
+
+// TestReadmeManualClockExercise runs "Exercise 3 by hand" as written:
+// the serve line (on ports the kernel picks), the quiet-members example,
+// and the four curl calls, each printing the README's sample.
+func TestReadmeManualClockExercise(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the binaries")
+	}
+	t.Parallel()
+	cmds := readmeSection(t, "Exercise 3 by hand, on a manual clock")
+	require.True(t, strings.HasPrefix(cmds[0].text, "./bin/minibroker serve "), cmds[0].text)
+	var args []string
+	serve := strings.Fields(cmds[0].text)[2:]
+	for i := 0; i < len(serve); i++ {
+		switch serve[i] {
+		case "--listen", "--admin", "--data-dir": // startAdminBinary picks its own
+			i++
+		default:
+			args = append(args, serve[i])
+		}
+	}
+	require.Equal(t, []string{"--clock", "manual", "--topic", "orders:4"}, args)
+	b := startAdminBinary(t, args...)
+
+	quiet := strings.Fields(cmds[1].text)
+	require.Equal(t, []string{"go", "run", "./examples/quiet-members", "--broker", "127.0.0.1:9093"}, quiet)
+	members := exec.Command(testutil.BuildMain(t, "github.com/minibroker/minibroker/examples/quiet-members"), "--broker", b.Kafka)
+	stdout, err := members.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, members.Start())
+	t.Cleanup(func() {
+		members.Process.Signal(syscall.SIGINT)
+		members.Wait()
+	})
+	lines := bufio.NewScanner(stdout)
+	var printed []string
+	for lines.Scan() && lines.Text() != "quiet until Ctrl-C" {
+		printed = append(printed, lines.Text())
+	}
+	require.Equal(t, []string{"member quiet-000001 generation 1 session 100ms", "member quiet-000002 generation 2 session 100ms"}, printed)
+	require.True(t, strings.HasPrefix(cmds[1].comment, "member quiet-000001 generation 1 "), "the README's sample: %s", cmds[1].comment)
+
+	calls := cmds[2:]
+	require.Len(t, calls, 5, "J=, then four curl calls")
+	for _, c := range calls[1:] {
+		require.Equal(t, c.comment, runCurl(t, c, "127.0.0.1:9645", b.HTTP), "README.md:%d", c.line)
+	}
+}
+
+// TestReadmeFenceOnDemand runs "Fence a member on demand": a kgo
+// consumer in group process-and-commit, the README's GET of the group,
+// then its expire call with the member id the GET showed. The answer has
+// the README's shape, and the consumer loses its partitions.
+func TestReadmeFenceOnDemand(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the binary")
+	}
+	t.Parallel()
+	cmds := readmeSection(t, "Fence a member on demand")
+	require.Len(t, cmds, 3)
+	b := startAdminBinary(t, "--topic", "orders:4")
+
+	lost := make(chan struct{}, 1)
+	cl, err := kgo.NewClient(kgo.SeedBrokers(b.Kafka), kgo.ConsumerGroup("process-and-commit"), kgo.ConsumeTopics("orders"),
+		kgo.HeartbeatInterval(100*time.Millisecond),
+		kgo.OnPartitionsLost(func(context.Context, *kgo.Client, map[string][]int32) {
+			select {
+			case lost <- struct{}{}:
+			default:
+			}
+		}))
+	require.NoError(t, err)
+	t.Cleanup(cl.Close)
+	go func() {
+		for !cl.PollFetches(t.Context()).IsClientClosed() && t.Context().Err() == nil {
+		}
+	}()
+
+	var group struct {
+		Generation int32 `json:"generation"`
+		Members    []struct {
+			MemberID string `json:"member_id"`
+		} `json:"members"`
+	}
+	deadline := time.Now().Add(adminWait)
+	for len(group.Members) == 0 {
+		require.True(t, time.Now().Before(deadline), "the consumer never joined")
+		if out := runCurl(t, cmds[0], "127.0.0.1:9644", b.HTTP); strings.HasPrefix(out, "{") {
+			require.NoError(t, json.Unmarshal([]byte(out), &group), out)
+		}
+		time.Sleep(20 * time.Millisecond) // poll, bounded by the deadline above
+	}
+	member := group.Members[0].MemberID
+
+	require.Contains(t, cmds[2].text, "/members/kgo-000004/expire")
+	expire := cmds[2]
+	expire.text = strings.Replace(expire.text, "kgo-000004", member, 1)
+	got := runCurl(t, expire, "127.0.0.1:9644", b.HTTP)
+	require.Equal(t, fmt.Sprintf(`{"group":"process-and-commit","member":%q,"generation":%d}`, member, group.Generation+1), got)
+	select {
+	case <-lost:
+	case <-time.After(adminWait):
+		t.Fatal("the consumer never learned it was fenced")
+	}
+}
+
+// TestReadmeMakeRun runs "make run" as a terminal would, on ports the
+// kernel picks and its own directories, and stops it with Ctrl-C (SIGINT
+// to the whole process group): the broker stops cleanly and make reports
+// no error.
+func TestReadmeMakeRun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the binary")
+	}
+	t.Parallel()
+	dir := t.TempDir()
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "make", "--no-print-directory", "-C", repoRoot, "run",
+		"BIN="+filepath.Join(dir, "bin"), "LISTEN=127.0.0.1:0", "ADMIN=127.0.0.1:0",
+		"DATA_DIR="+filepath.Join(dir, "data"), "TOPICS=orders:4 audit:1")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	out := &testutil.Buffer{}
+	cmd.Stdout, cmd.Stderr = out, out
+	require.NoError(t, cmd.Start())
+
+	deadline := time.Now().Add(2 * time.Minute) // make builds first
+	for !strings.Contains(out.String(), `msg="minibroker ready"`) {
+		require.True(t, time.Now().Before(deadline), "make run never got ready:\n%s", out)
+		time.Sleep(20 * time.Millisecond) // poll, bounded by the deadline
+	}
+	require.Contains(t, out.String(), `msg="topic created" topic=audit partitions=1`)
+	require.NoError(t, syscall.Kill(-cmd.Process.Pid, syscall.SIGINT))
+	err := cmd.Wait()
+	log := out.String()
+	require.Contains(t, log, `msg="minibroker stopped"`)
+	require.NotContains(t, log, "make: ***", "make reports no error")
+	if err != nil { // make itself was interrupted too, as in a terminal (the shell says 130)
+		ws := cmd.ProcessState.Sys().(syscall.WaitStatus)
+		require.True(t, ws.Signaled() && ws.Signal() == syscall.SIGINT, "%v\n%s", err, log)
+	}
+}
