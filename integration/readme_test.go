@@ -138,7 +138,8 @@ func commandFlags(args []string) []string {
 func minibrokerHelp(t *testing.T, bin string, sub ...string) []string {
 	t.Helper()
 	out, _ := exec.Command(bin, append(sub, "-h")...).CombinedOutput() // -h exits 0 or 2
-	var flags []string                                                 // the flag list, or else the usage line's [--flag ARG]s
+	// The flag list, or else the usage line's [--flag ARG]s.
+	var flags []string
 	for _, m := range regexp.MustCompile(`(?m)^  -([a-z-]+)|\[--([a-z-]+)`).FindAllStringSubmatch(string(out), -1) {
 		flags = append(flags, m[1]+m[2])
 	}
