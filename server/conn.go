@@ -84,6 +84,15 @@ func (r *request) reserve(n int64) bool {
 	return true
 }
 
+// keep shrinks the answer's reservation to n bytes, once the handler
+// knows its answer takes no more: the rest goes back to the budget.
+func (r *request) keep(n int64) {
+	if r.budget != nil && n < r.reserved {
+		r.budget.release(r.reserved - n)
+		r.reserved = max(n, 0)
+	}
+}
+
 // setCode sets an error code field of the response and records the first
 // non-zero one as the request's outcome. Handlers set every error code
 // through it (TestHandlersSetCodesThroughSetCode), so the observer learns

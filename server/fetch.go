@@ -41,6 +41,11 @@ func (s *Server) handleFetch(r *request, req *kmsg.FetchRequest) kmsg.Response {
 		return resp
 	}
 	total, ready := s.fetchOnce(r, req, resp, maxBytes)
+	// What the answer holds is known now: the rest of the reservation
+	// goes back, so that neither the budget nor the connection's output
+	// buffer carries maxBytes (kgo asks for 50 MiB) for a few records, or
+	// through a long poll.
+	r.keep(fetchAnswerBound(resp, total))
 	wait := min(time.Duration(max(req.MaxWaitMillis, 0))*time.Millisecond, s.maxFetchWait)
 	if ready || total >= int64(req.MinBytes) || wait == 0 {
 		return resp
@@ -62,9 +67,24 @@ func (s *Server) handleFetch(r *request, req *kmsg.FetchRequest) kmsg.Response {
 	case <-r.ctx.Done():
 		return resp
 	}
+	if !r.reserve(int64(maxBytes)) {
+		return resp
+	}
 	resp.Topics = resp.Topics[:0]
-	s.fetchOnce(r, req, resp, maxBytes)
+	total, _ = s.fetchOnce(r, req, resp, maxBytes)
+	r.keep(fetchAnswerBound(resp, total))
 	return resp
+}
+
+// fetchAnswerBound bounds the encoded size of a Fetch answer holding
+// records bytes of batches: the batches and, generously, every field
+// around them.
+func fetchAnswerBound(resp *kmsg.FetchResponse, records int64) int64 {
+	n := 64 + records
+	for _, t := range resp.Topics {
+		n += 32 + int64(len(t.Topic)) + 96*int64(len(t.Partitions))
+	}
+	return n
 }
 
 // fetchOnce reads every requested partition into resp and returns the
