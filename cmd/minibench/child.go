@@ -49,7 +49,7 @@ func startServer(ctx context.Context, cfg *benchConfig, server, dataDir, logPath
 		argv = []string{cfg.self, "serve-kfake", "--port", strconv.Itoa(port), "--partitions", strconv.Itoa(cfg.partitions),
 			"--data-dir", dataDir, "--fsync"}
 	case serverFloor:
-		argv = []string{cfg.self, "serve-floor", "--listen", addr}
+		argv = []string{cfg.self, "serve-floor", "--listen", addr, "--data-dir", dataDir, "--partitions", strconv.Itoa(cfg.partitions)}
 	default:
 		return nil, fmt.Errorf("unknown server %q", server)
 	}
