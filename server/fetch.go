@@ -22,6 +22,7 @@ package server
 // budget before it is read from disk.
 
 import (
+	"bytes"
 	"errors"
 	"time"
 
@@ -45,7 +46,7 @@ func (s *Server) handleFetch(r *request, req *kmsg.FetchRequest) kmsg.Response {
 	// goes back, so that neither the budget nor the connection's output
 	// buffer carries maxBytes (kgo asks for 50 MiB) for a few records, or
 	// through a long poll.
-	r.keep(fetchAnswerBound(resp, total))
+	s.keepAnswer(r, resp, total)
 	wait := min(time.Duration(max(req.MaxWaitMillis, 0))*time.Millisecond, s.maxFetchWait)
 	if ready || total >= int64(req.MinBytes) || wait == 0 {
 		return resp
@@ -71,9 +72,58 @@ func (s *Server) handleFetch(r *request, req *kmsg.FetchRequest) kmsg.Response {
 		return resp
 	}
 	resp.Topics = resp.Topics[:0]
+	s.releaseReads(r)
 	total, _ = s.fetchOnce(r, req, resp, maxBytes)
-	r.keep(fetchAnswerBound(resp, total))
+	s.keepAnswer(r, resp, total)
 	return resp
+}
+
+// holdRead decides what becomes of buf, a pooled buffer (or nil) that
+// records were read into (or past, into a larger one): records that fill
+// at least half of their buffer are answered from it, and the buffer goes
+// back to the pool once the answer is encoded; fewer are copied out and
+// the buffer goes back at once. So what a fetch holds stays within twice
+// what it answers.
+func (s *Server) holdRead(r *request, buf, records []byte) []byte {
+	if buf != nil && cap(records) != cap(buf) { // empty, or read into a larger buffer
+		s.bufs.put(buf)
+		buf = nil
+	}
+	switch {
+	case len(records) == 0:
+		return nil
+	case buf == nil:
+		r.pooled = append(r.pooled, records)
+	case len(records) < cap(buf)/2:
+		records = bytes.Clone(records)
+		s.bufs.put(buf)
+	default:
+		r.pooled = append(r.pooled, records)
+	}
+	return records
+}
+
+// keepAnswer sets the fetch's reservation to its answer and the buffers
+// its records were read into, and tells the connection how large the
+// answer is.
+func (s *Server) keepAnswer(r *request, resp *kmsg.FetchResponse, records int64) {
+	r.answerBytes = fetchAnswerBound(resp, records)
+	held := r.answerBytes
+	for _, b := range r.pooled {
+		held += int64(cap(b))
+	}
+	if held > r.reserved && !r.reserve(held-r.reserved) {
+		return
+	}
+	r.keep(held)
+}
+
+// releaseReads gives back the buffers of a read whose answer is dropped.
+func (s *Server) releaseReads(r *request) {
+	for _, b := range r.pooled {
+		s.bufs.put(b)
+	}
+	r.pooled = r.pooled[:0]
 }
 
 // fetchAnswerBound bounds the encoded size of a Fetch answer holding
@@ -105,7 +155,12 @@ func (s *Server) fetchOnce(r *request, req *kmsg.FetchRequest, resp *kmsg.FetchR
 			}
 			room := max(int64(maxBytes)-total, 0)
 			limit := int32(min(int64(p.PartitionMaxBytes), room))
-			res, err := s.log.Read(t.Topic, p.Partition, p.FetchOffset, limit, total == 0, nil)
+			var buf []byte
+			if limit >= minPooledBytes {
+				buf = s.bufs.get(int(limit))
+			}
+			res, err := s.log.Read(t.Topic, p.Partition, p.FetchOffset, limit, total == 0, buf)
+			res.Records = s.holdRead(r, buf, res.Records)
 			rp.HighWatermark, rp.LastStableOffset, rp.LogStartOffset = res.HighWatermark, res.HighWatermark, res.LogStartOffset
 			if err != nil {
 				r.setCode(&rp.ErrorCode, s.code(err))
