@@ -78,27 +78,32 @@ func (s *Server) handleFetch(r *request, req *kmsg.FetchRequest) kmsg.Response {
 	return resp
 }
 
-// holdRead decides what becomes of buf, a pooled buffer (or nil) that
-// records were read into (or past, into a larger one): records that fill
-// at least half of their buffer are answered from it, and the buffer goes
-// back to the pool once the answer is encoded; fewer are copied out and
-// the buffer goes back at once. So what a fetch holds stays within twice
-// what it answers.
-func (s *Server) holdRead(r *request, buf, records []byte) []byte {
-	if buf != nil && cap(records) != cap(buf) { // empty, or read into a larger buffer
-		s.bufs.put(buf)
-		buf = nil
+// readBuffer is the buffer a partition's read of n bytes goes into: one
+// of the pool's when n is large enough.
+func (s *Server) readBuffer(n int) []byte {
+	if n < minPooledBytes {
+		return make([]byte, 0, n)
 	}
+	return s.bufs.get(n)
+}
+
+// holdRead decides what becomes of the buffer records were read into:
+// records that fill at least half of a pooled buffer are answered from
+// it, and it goes back to the pool once the answer is encoded; fewer (the
+// read kept only whole batches) are copied out and the buffer goes back
+// at once. So what a fetch holds stays within twice what it answers.
+func (s *Server) holdRead(r *request, records []byte) []byte {
 	switch {
-	case len(records) == 0:
-		return nil
-	case buf == nil:
-		r.pooled = append(r.pooled, records)
-	case len(records) < cap(buf)/2:
-		records = bytes.Clone(records)
-		s.bufs.put(buf)
+	case cap(records) < minPooledBytes:
+	case len(records) < cap(records)/2:
+		small := bytes.Clone(records)
+		s.bufs.put(records)
+		records = small
 	default:
 		r.pooled = append(r.pooled, records)
+	}
+	if len(records) == 0 {
+		return nil
 	}
 	return records
 }
@@ -155,12 +160,8 @@ func (s *Server) fetchOnce(r *request, req *kmsg.FetchRequest, resp *kmsg.FetchR
 			}
 			room := max(int64(maxBytes)-total, 0)
 			limit := int32(min(int64(p.PartitionMaxBytes), room))
-			var buf []byte
-			if limit >= minPooledBytes {
-				buf = s.bufs.get(int(limit))
-			}
-			res, err := s.log.Read(t.Topic, p.Partition, p.FetchOffset, limit, total == 0, buf)
-			res.Records = s.holdRead(r, buf, res.Records)
+			res, err := s.log.ReadAlloc(t.Topic, p.Partition, p.FetchOffset, limit, total == 0, s.readBuffer)
+			res.Records = s.holdRead(r, res.Records)
 			rp.HighWatermark, rp.LastStableOffset, rp.LogStartOffset = res.HighWatermark, res.HighWatermark, res.LogStartOffset
 			if err != nil {
 				r.setCode(&rp.ErrorCode, s.code(err))
