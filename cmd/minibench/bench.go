@@ -282,6 +282,8 @@ func runScenario(ctx context.Context, cfg *benchConfig, sc benchScenario) *outco
 			if err := children[server].stop(); err != nil && o.results[server] != nil && o.results[server].Err == nil {
 				o.results[server].Err = fmt.Errorf("stop %s: %w", server, err)
 			}
+			// The records scenarios leave gigabytes behind; the logs stay.
+			_ = os.RemoveAll(children[server].dataDir)
 		}
 	}()
 	for _, server := range allServers {
@@ -345,7 +347,12 @@ func startChild(ctx context.Context, cfg *benchConfig, server string, sc benchSc
 			return nil, err
 		}
 	}
-	return startServer(ctx, cfg, server, dataDir, filepath.Join(cfg.workDir, "logs", sc.Name+"-"+server+".log"))
+	ch, err := startServer(ctx, cfg, server, dataDir, filepath.Join(cfg.workDir, "logs", sc.Name+"-"+server+".log"))
+	if err != nil {
+		return nil, err
+	}
+	ch.dataDir = dataDir
+	return ch, nil
 }
 
 // measureInProcess times rebalances and weighs idle members in this

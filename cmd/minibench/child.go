@@ -24,10 +24,11 @@ const stopTimeout = 2 * time.Minute
 
 // child is one server process.
 type child struct {
-	cmd    *exec.Cmd
-	addr   string
-	log    *os.File
-	exited chan error
+	cmd     *exec.Cmd
+	addr    string
+	log     *os.File
+	dataDir string // removed once the server has stopped
+	exited  chan error
 }
 
 // startServer starts server as a child process listening on a free
