@@ -57,11 +57,13 @@ build:
 	$(GO) build -o $(BIN)/minibroker ./cmd/minibroker
 	$(GO) build -o $(BIN)/minicompare ./cmd/minicompare
 
-## bench: the Go benchmarks (assignor, coordinator, offsets store, ...), then
-## the load generator: every scenario against minibroker, kfake, kfake with
-## fsync and the floor server, as child processes; one table on stdout and in
-## $(BENCH_OUT) (docs/performance.md explains it). BENCH_FLAGS adds
-## "minibench run" flags, e.g. BENCH_FLAGS='-only hb -rounds 5'.
+## bench: the Go benchmarks (assignor, coordinator, offsets store, records,
+## server, ...), then the load generator: every scenario against minibroker,
+## kfake, kfake with fsync and the floor server, as child processes, the
+## records scenarios through a kgo client; the tables on stdout and in
+## $(BENCH_OUT) (docs/performance.md explains them; about 7 minutes).
+## BENCH_FLAGS adds "minibench run" flags, e.g. BENCH_FLAGS='-only hb -rounds 5'
+## or BENCH_FLAGS='-only produce'.
 BENCH_OUT   ?= .cache/bench/report.md
 BENCH_FLAGS ?=
 bench: build

@@ -50,8 +50,12 @@
 // different partitions (the partition map is copy-on-write). Validation
 // runs outside every lock. Lock order, outermost first:
 //
-//	Log.createMu -> partition.mu -> flusher.mu
+//	Log.createMu -> flusher.roundMu -> partition.mu -> flusher.mu
 //	partition.mu and partition.wmu are never held together
+//
+// One flush round runs at a time, under flusher.roundMu: in the flusher
+// goroutine, or in a goroutine waiting in Pending.Wait that found no
+// round running.
 //
 // producerIDs.mu and the memFS mutexes are leaves. Flush rounds sync
 // files without partition.mu; writes (to the page cache) are made under

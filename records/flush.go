@@ -33,6 +33,16 @@ type flushGroup struct {
 
 func newFlushGroup() *flushGroup { return &flushGroup{done: make(chan struct{})} }
 
+// finished reports whether the group's round has ended.
+func (g *flushGroup) finished() bool {
+	select {
+	case <-g.done:
+		return true
+	default:
+		return false
+	}
+}
+
 func (g *flushGroup) finish(err error) {
 	g.err = err
 	close(g.done)
@@ -50,8 +60,13 @@ type Pending struct {
 // nothing of it is stored). The first Wait starts a flush round that takes
 // every append written so far, on every partition: a Produce handler
 // appends all its partitions' batches first and then waits, so that one
-// request costs one round.
+// request costs one round. When no round is running, Wait runs it in its
+// own goroutine, which would only sleep meanwhile: handing the round to
+// the flusher goroutine and back costs two wake-ups per request.
 func (p *Pending) Wait() (Appended, error) {
+	if p.g != nil {
+		p.f.lead(p.g)
+	}
 	<-p.Done()
 	if p.g != nil && p.g.err != nil {
 		return Appended{}, p.g.err
@@ -87,6 +102,7 @@ func (p *Pending) Done() <-chan struct{} {
 // newest segment, where Open cuts them (recover.go).
 type flusher struct {
 	l       *Log
+	roundMu sync.Mutex    // held by whoever runs a round: the flusher goroutine or a leading Wait
 	kickc   chan struct{} // capacity 1: a round is wanted
 	stopc   chan struct{}
 	donec   chan struct{}
@@ -115,6 +131,16 @@ func (f *flusher) add(p *partition) {
 	f.mu.Unlock()
 }
 
+// lead runs a round in the calling goroutine if g is not done and no
+// other round is running; the round takes g's appends, since they were
+// queued before the caller waits.
+func (f *flusher) lead(g *flushGroup) {
+	if !g.finished() && f.roundMu.TryLock() {
+		f.round()
+		f.roundMu.Unlock()
+	}
+}
+
 // kick asks for a round without waiting for it.
 func (f *flusher) kick() {
 	select {
@@ -130,9 +156,13 @@ func (f *flusher) run() {
 	for {
 		select {
 		case <-f.kickc:
+			f.roundMu.Lock()
 			f.round()
+			f.roundMu.Unlock()
 		case <-f.stopc:
+			f.roundMu.Lock()
 			f.finalErr = f.round()
+			f.roundMu.Unlock()
 			return
 		}
 	}
@@ -157,6 +187,7 @@ type syncJob struct {
 }
 
 // round makes every pending append durable, and returns what failed.
+// Called with roundMu held.
 func (f *flusher) round() error {
 	f.mu.Lock()
 	parts := f.dirty

@@ -37,13 +37,43 @@ type ReadResult struct {
 // error; below the log start or above the high watermark it returns
 // ErrOffsetOutOfRange (with the offsets filled in).
 func (l *Log) Read(topic string, partition int32, offset int64, maxBytes int32, atLeastOne bool, buf []byte) (ReadResult, error) {
+	return l.read(topic, partition, offset, maxBytes, atLeastOne, buf[:0], nil)
+}
+
+// ReadAlloc is Read into a buffer from alloc, which is asked only once
+// the size of what will be read is known: alloc(n) returns an empty
+// slice with room for at least n bytes. It is not called when there is
+// nothing to read, and more than once only when a read runs on into the
+// next segment (the bytes read so far are copied over). A server that
+// reuses its buffers sizes each to the read this way.
+func (l *Log) ReadAlloc(topic string, partition int32, offset int64, maxBytes int32, atLeastOne bool, alloc func(n int) []byte) (ReadResult, error) {
+	return l.read(topic, partition, offset, maxBytes, atLeastOne, nil, alloc)
+}
+
+func (l *Log) read(topic string, partition int32, offset int64, maxBytes int32, atLeastOne bool, out []byte, alloc func(int) []byte) (ReadResult, error) {
 	p, err := l.partition(topic, partition)
 	if err != nil {
 		return ReadResult{}, err
 	}
 	sp := l.getScratch()
 	defer l.scratch.Put(sp)
-	return p.read(offset, int64(maxBytes), atLeastOne, buf[:0], *sp)
+	return p.read(offset, int64(maxBytes), atLeastOne, readOut{buf: out, alloc: alloc}, *sp)
+}
+
+// readOut is where a read puts what it reads: buf, grown by append or
+// replaced by one from alloc.
+type readOut struct {
+	buf   []byte
+	alloc func(n int) []byte // nil: append's growth
+}
+
+// grow returns buf with n more bytes of length, the old ones kept.
+func (o *readOut) grow(n int) []byte {
+	old := len(o.buf)
+	if o.alloc != nil && cap(o.buf)-old < n {
+		return append(o.alloc(old+n), o.buf...)[:old+n]
+	}
+	return slices.Grow(o.buf, n)[:old+n]
 }
 
 func (l *Log) getScratch() *[]byte {
@@ -89,7 +119,7 @@ func (p *partition) plan(offset int64) (rp readPlan, res ReadResult, ok bool, er
 
 // read is Read on one partition; scratch is a window for header scans.
 // It continues into the next segment while the budget allows.
-func (p *partition) read(offset, maxBytes int64, atLeastOne bool, out, scratch []byte) (ReadResult, error) {
+func (p *partition) read(offset, maxBytes int64, atLeastOne bool, out readOut, scratch []byte) (ReadResult, error) {
 	var res ReadResult
 	for first := true; ; first = false {
 		rp, r, ok, err := p.plan(offset)
@@ -102,9 +132,9 @@ func (p *partition) read(offset, maxBytes int64, atLeastOne bool, out, scratch [
 		if err != nil || !ok {
 			break // the high watermark, or Close: return what we have
 		}
-		added, next, more, err := p.readSegment(rp, offset, maxBytes-int64(len(out)), atLeastOne && len(out) == 0, &out, scratch)
+		added, next, more, err := p.readSegment(rp, offset, maxBytes-int64(len(out.buf)), atLeastOne && len(out.buf) == 0, &out, scratch)
 		if err != nil {
-			if len(out) > 0 {
+			if len(out.buf) > 0 {
 				break
 			}
 			if p.l.closed.Load() {
@@ -120,7 +150,7 @@ func (p *partition) read(offset, maxBytes int64, atLeastOne bool, out, scratch [
 		}
 		offset = next
 	}
-	res.Records = out
+	res.Records = out.buf
 	return res, nil
 }
 
@@ -129,7 +159,7 @@ func (p *partition) read(offset, maxBytes int64, atLeastOne bool, out, scratch [
 // atLeastOne). It returns how many bytes it added, the offset after them,
 // and whether it reached the segment's readable end (so the next segment
 // may follow).
-func (p *partition) readSegment(rp readPlan, offset, budget int64, atLeastOne bool, out *[]byte, scratch []byte) (added, next int64, more bool, err error) {
+func (p *partition) readSegment(rp readPlan, offset, budget int64, atLeastOne bool, out *readOut, scratch []byte) (added, next int64, more bool, err error) {
 	w := fileScanner{f: rp.f, limit: rp.limit, buf: scratch}
 	pos := rp.start
 	var h header
@@ -152,8 +182,8 @@ func (p *partition) readSegment(rp readPlan, offset, budget int64, atLeastOne bo
 		}
 		n = h.size()
 	}
-	old := len(*out)
-	buf := slices.Grow(*out, int(n))[:old+int(n)]
+	old := len(out.buf)
+	buf := out.grow(int(n))
 	if m, rerr := rp.f.ReadAt(buf[old:], pos); int64(m) < n {
 		if rerr == nil || rerr == io.EOF {
 			rerr = io.ErrUnexpectedEOF
@@ -173,7 +203,7 @@ func (p *partition) readSegment(rp readPlan, offset, budget int64, atLeastOne bo
 		next = hb.nextOffset()
 		k += size
 	}
-	*out = buf[:old+int(k)]
+	out.buf = buf[:old+int(k)]
 	return k, next, pos+k >= rp.limit, nil
 }
 

@@ -210,3 +210,36 @@ func TestReadable(t *testing.T) {
 	require.Zero(t, l.Readable("t", 7, 0))
 	require.Equal(t, int32(DefaultMaxMessageBytes), l.MaxMessageBytes())
 }
+
+// TestReadAlloc reads what Read reads, into buffers from alloc, asked
+// for the size of the read: not at all at the high watermark, once within
+// a segment, and again (with the bytes so far copied over) for each next
+// segment a read runs into.
+func TestReadAlloc(t *testing.T) {
+	t.Parallel()
+	l, stored := readFixture(t)
+	size := len(stored[0])
+	var asked []int
+	alloc := func(n int) []byte {
+		asked = append(asked, n)
+		return make([]byte, 0, n)
+	}
+	res, err := l.ReadAlloc("t", 0, 30, 1<<20, true, alloc)
+	require.NoError(t, err)
+	require.Empty(t, res.Records)
+	require.Empty(t, asked, "nothing to read: no buffer")
+
+	res, err = l.ReadAlloc("t", 0, 0, int32(2*size), false, alloc)
+	require.NoError(t, err)
+	require.Equal(t, bytes.Join(stored[0:2], nil), res.Records)
+	require.Equal(t, []int{2 * size}, asked, "one buffer, the read's size")
+
+	asked = nil
+	res, err = l.ReadAlloc("t", 0, 0, 1<<20, false, alloc)
+	require.NoError(t, err)
+	require.Equal(t, bytes.Join(stored, nil), res.Records)
+	st, err := l.PartitionStats("t", 0)
+	require.NoError(t, err)
+	require.Len(t, asked, st.Segments, "one buffer per segment read")
+	require.Equal(t, len(res.Records), asked[len(asked)-1], "the last holds everything")
+}

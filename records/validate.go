@@ -136,6 +136,15 @@ func (v *validator) checkRecords(raw []byte, h *header) error {
 		}
 	}
 	lo, hi := v.cfg.timestampBounds(v.cfg.Now().UnixMilli())
+	if s.r == nil && flatRecordsPass(s.buf[s.pos:s.end], h, lo, hi) {
+		return nil
+	}
+	return scanRecords(&s, h, lo, hi)
+}
+
+// scanRecords is checkRecords through the scanner, which words every
+// error: timestamps must lie within [lo, hi].
+func scanRecords(s *scanner, h *header, lo, hi int64) error {
 	maxTS := int64(math.MinInt64)
 	var tsErr error
 	for i := int32(0); i < h.recordCount; i++ {

@@ -183,3 +183,32 @@ func fetchesWaiting() (waiting, acquiring int) {
 	}
 	return waiting, acquiring
 }
+
+// TestLongPollHoldsOnlyItsAnswer: a Fetch reserves what it can read, not
+// its MaxBytes, then keeps only a bound on the answer it built; a long
+// poll waits
+// holding that small bound, not the 50 MiB a consumer asks for, so that
+// polling consumers do not spend the budget of everyone else.
+func TestLongPollHoldsOnlyItsAnswer(t *testing.T) {
+	t.Parallel()
+	e := newEnvWith(t, envOptions{config: func(cfg *Config) { cfg.MaxFetchWait = time.Minute }})
+	c := dial(t, e.serve(), "c")
+	fetch := fetchRequest(12, time.Minute, "orders", 0, 0, 1)
+	fetch.MaxBytes = 50 << 20
+	require.NoError(t, c.Send(rawRequest(fetch, 1, "c")))
+	eventually(t, testTimeout, func() bool {
+		st, err := e.log.PartitionStats("orders", 1)
+		require.NoError(t, err)
+		return st.Waiters == 1
+	}, "the fetch waits for records")
+	require.Less(t, e.srv.InFlightBytes(), int64(1<<10), "the waiting fetch holds at most a bound on its empty answer")
+	e.produce("orders", 1, "a")
+	require.NoError(t, c.SetDeadline(time.Now().Add(testTimeout)))
+	frame, err := c.ReadFrame()
+	require.NoError(t, err)
+	resp := kmsg.NewPtrFetchResponse()
+	resp.Version = 12
+	require.NoError(t, resp.ReadFrom(frame[5:])) // correlation id, header tags
+	require.Equal(t, []string{"0:a"}, values(t, resp.Topics[0].Partitions[1].RecordBatches))
+	eventually(t, testTimeout, func() bool { return e.srv.InFlightBytes() == 0 }, "every reservation given back")
+}

@@ -2,6 +2,7 @@ package server
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"crypto/tls"
 	"encoding/binary"
@@ -60,6 +61,12 @@ type request struct {
 	budget       *budget
 	frameTimeout time.Duration
 	reserved     int64
+	// answerBytes, when set, bounds the encoded answer, which may be less
+	// than reserved (a Fetch also holds the buffers its records were read
+	// into); pooled are those buffers, given back to the pool once the
+	// answer is encoded.
+	answerBytes int64
+	pooled      [][]byte
 	// failed, when set, closes the connection instead of answering.
 	failed error
 }
@@ -84,15 +91,12 @@ func (r *request) reserve(n int64) bool {
 	return true
 }
 
-// shrink gives back what the handler reserved beyond n bytes, once it
-// knows its answer holds no more: a Fetch reserves its MaxBytes before it
-// reads, then keeps only what it read, so that neither its long poll nor
-// the write of a small answer holds (or allocates) the whole bound.
-func (r *request) shrink(n int64) {
-	n = max(n, 0)
-	if r.reserved > n && r.budget != nil {
+// keep shrinks the answer's reservation to n bytes, once the handler
+// knows its answer takes no more: the rest goes back to the budget.
+func (r *request) keep(n int64) {
+	if r.budget != nil && n < r.reserved {
 		r.budget.release(r.reserved - n)
-		r.reserved = n
+		r.reserved = max(n, 0)
 	}
 }
 
@@ -139,7 +143,7 @@ func (s *Server) serveConn(ctx context.Context, conn net.Conn) {
 	var held int64 // budget reserved for the requests and answers in out
 	defer func() { s.budget.release(held) }()
 	for {
-		frame, reserved, err := s.readFrame(ctx, conn, br)
+		frame, reserved, pooled, err := s.readFrame(ctx, conn, br)
 		held += reserved
 		if err != nil {
 			s.logReadError(logger, err)
@@ -162,8 +166,16 @@ func (s *Server) serveConn(ctx context.Context, conn net.Conn) {
 		if resp != nil { // nil: a produce with acks 0, which is not answered
 			// A large answer was reserved: room for it at once, not by
 			// append's doubling copies.
-			out = slices.Grow(out, int(r.reserved))
+			out = s.grow(out, int(cmp.Or(r.answerBytes, r.reserved)))
 			out = protocol.AppendResponse(out, corr, resp)
+		}
+		// The answer is encoded: nothing refers to the frame or to the
+		// buffers records were read into any more.
+		if pooled {
+			s.bufs.put(frame)
+		}
+		for _, b := range r.pooled {
+			s.bufs.put(b)
 		}
 		if len(out) < coalesceBytes && frameBuffered(br) {
 			continue
@@ -176,6 +188,7 @@ func (s *Server) serveConn(ctx context.Context, conn net.Conn) {
 			return
 		}
 		if cap(out) > keepOutputBytes {
+			s.bufs.put(out)
 			out = nil
 		} else {
 			out = out[:0]
@@ -191,43 +204,74 @@ const reservedFrameStart = 64 << 10
 // the frame's first byte, unless that is buffered already, then up to
 // FrameReadTimeout for the rest. A frame larger than smallFrameBytes
 // first reserves its size of the memory budget, within FrameReadTimeout;
-// reserved is what it took, for the caller to release.
-func (s *Server) readFrame(ctx context.Context, conn net.Conn, br *bufio.Reader) (frame []byte, reserved int64, err error) {
+// reserved is what it took, for the caller to release. A large Produce
+// frame is read into a buffer of the pool (pooled), for the caller to give
+// back once the answer is encoded: a Produce handler keeps nothing of its
+// request (the batches are copied into the log's files before it
+// returns), which is not said of every handler.
+func (s *Server) readFrame(ctx context.Context, conn net.Conn, br *bufio.Reader) (frame []byte, reserved int64, pooled bool, err error) {
 	if br.Buffered() == 0 {
 		_ = conn.SetReadDeadline(time.Now().Add(s.idleTimeout))
 		if _, err := br.Peek(1); err != nil {
 			if isTimeout(err) {
-				return nil, 0, fmt.Errorf("%w: no request for %v", errIdle, s.idleTimeout)
+				return nil, 0, false, fmt.Errorf("%w: no request for %v", errIdle, s.idleTimeout)
 			}
-			return nil, 0, err
+			return nil, 0, false, err
 		}
 	}
 	deadline := time.Now().Add(s.frameTimeout)
 	_ = conn.SetReadDeadline(deadline)
+	need := int64(0)
 	if head, err := br.Peek(4); err == nil {
 		if size := int32(binary.BigEndian.Uint32(head)); size > smallFrameBytes && size <= s.maxFrame {
+			need = int64(size)
+			// The frame is large, so its API key follows at once.
+			if head, err := br.Peek(6); err == nil && int16(binary.BigEndian.Uint16(head[4:])) == int16(kmsg.Produce) {
+				if c, ok := pooledCap(int(size)); ok {
+					need, pooled = int64(c), true
+				}
+			}
 			wait, cancel := context.WithDeadline(ctx, deadline)
-			reserved, err = s.budget.acquire(wait, int64(size))
+			reserved, err = s.budget.acquire(wait, need)
 			cancel()
 			if err != nil {
-				return nil, 0, fmt.Errorf("%w: %d bytes for a request not free within %v", errBudget, size, s.frameTimeout)
+				return nil, 0, false, fmt.Errorf("%w: %d bytes for a request not free within %v", errBudget, size, s.frameTimeout)
 			}
 		}
 	}
 	var buf []byte
-	if reserved > 0 {
+	switch {
+	case pooled && reserved == need:
+		// A Produce frame: read into a buffer of the pool, of its
+		// reserved size, given back once the answer is encoded.
+		buf = s.bufs.get(int(need))
+	case reserved > 0:
 		// Its memory is reserved, but a peer that announces a large frame
 		// and stalls must still hold little (docs/reliability.md): start
 		// at reservedFrameStart, not at the whole size, and let
 		// ReadFrame double the buffer as the bytes arrive. A large frame
 		// that does arrive costs a few copies, not many small ones.
+		pooled = false
 		buf = make([]byte, 0, min(reserved, reservedFrameStart))
 	}
 	frame, err = protocol.ReadFrame(br, s.maxFrame, buf)
 	if err != nil && isTimeout(err) {
-		return nil, reserved, fmt.Errorf("%w: not whole within %v", errFrameTimeout, s.frameTimeout)
+		return nil, reserved, false, fmt.Errorf("%w: not whole within %v", errFrameTimeout, s.frameTimeout)
 	}
-	return frame, reserved, err
+	return frame, reserved, pooled && err == nil, err
+}
+
+// grow returns out with room for n more bytes. A large answer takes a
+// buffer of the pool, which serveConn gives back after the write.
+func (s *Server) grow(out []byte, n int) []byte {
+	if n <= cap(out)-len(out) || len(out)+n <= keepOutputBytes {
+		return slices.Grow(out, n)
+	}
+	grown := append(s.bufs.get(len(out)+n), out...)
+	if cap(out) > keepOutputBytes {
+		s.bufs.put(out)
+	}
+	return grown
 }
 
 // write sends out, if anything, within FrameReadTimeout.

@@ -29,6 +29,7 @@ package server
 // second time.
 
 import (
+	"bytes"
 	"errors"
 	"time"
 
@@ -48,7 +49,11 @@ func (s *Server) handleFetch(r *request, req *kmsg.FetchRequest) kmsg.Response {
 		return resp
 	}
 	total, ready := s.fetchOnce(r, req, resp, maxBytes)
-	r.shrink(fetchAnswerBytes(req, total))
+	// What the answer holds is known now: the rest of the reservation
+	// goes back, so that neither the budget nor the connection's output
+	// buffer carries maxBytes (kgo asks for 50 MiB) for a few records, or
+	// through a long poll.
+	s.keepAnswer(r, req, total)
 	wait := min(time.Duration(max(req.MaxWaitMillis, 0))*time.Millisecond, s.maxFetchWait)
 	if ready || total >= int64(req.MinBytes) || wait == 0 {
 		return resp
@@ -70,11 +75,12 @@ func (s *Server) handleFetch(r *request, req *kmsg.FetchRequest) kmsg.Response {
 			return resp
 		}
 		resp.Topics = resp.Topics[:0]
+		s.releaseReads(r)
 		if !r.reserve(s.fetchBound(req, maxBytes)) {
 			return resp
 		}
 		total, ready = s.fetchOnce(r, req, resp, maxBytes)
-		r.shrink(fetchAnswerBytes(req, total))
+		s.keepAnswer(r, req, total)
 		if ready || total >= int64(req.MinBytes) {
 			return resp
 		}
@@ -106,6 +112,59 @@ func fetchAnswerBytes(req *kmsg.FetchRequest, total int64) int64 {
 	return n
 }
 
+// readBuffer is the buffer a partition's read of n bytes goes into: one
+// of the pool's when n is large enough.
+func (s *Server) readBuffer(n int) []byte {
+	if n < minPooledBytes {
+		return make([]byte, 0, n)
+	}
+	return s.bufs.get(n)
+}
+
+// holdRead decides what becomes of the buffer records were read into:
+// records that fill at least half of a pooled buffer are answered from
+// it, and it goes back to the pool once the answer is encoded; fewer (the
+// read kept only whole batches) are copied out and the buffer goes back
+// at once. So what a fetch holds stays within twice what it answers.
+func (s *Server) holdRead(r *request, records []byte) []byte {
+	switch {
+	case cap(records) < minPooledBytes:
+	case len(records) < cap(records)/2:
+		small := bytes.Clone(records)
+		s.bufs.put(records)
+		records = small
+	default:
+		r.pooled = append(r.pooled, records)
+	}
+	if len(records) == 0 {
+		return nil
+	}
+	return records
+}
+
+// keepAnswer sets the fetch's reservation to its answer and the buffers
+// its records were read into, and tells the connection how large the
+// answer is.
+func (s *Server) keepAnswer(r *request, req *kmsg.FetchRequest, records int64) {
+	r.answerBytes = fetchAnswerBytes(req, records)
+	held := r.answerBytes
+	for _, b := range r.pooled {
+		held += int64(cap(b))
+	}
+	if held > r.reserved && !r.reserve(held-r.reserved) {
+		return
+	}
+	r.keep(held)
+}
+
+// releaseReads gives back the buffers of a read whose answer is dropped.
+func (s *Server) releaseReads(r *request) {
+	for _, b := range r.pooled {
+		s.bufs.put(b)
+	}
+	r.pooled = r.pooled[:0]
+}
+
 // fetchOnce reads every requested partition into resp and returns the
 // record bytes it holds and whether an error makes the fetch answer now.
 func (s *Server) fetchOnce(r *request, req *kmsg.FetchRequest, resp *kmsg.FetchResponse, maxBytes int32) (total int64, ready bool) {
@@ -127,7 +186,8 @@ func (s *Server) fetchOnce(r *request, req *kmsg.FetchRequest, resp *kmsg.FetchR
 			}
 			room := max(int64(maxBytes)-total, 0)
 			limit := int32(min(int64(p.PartitionMaxBytes), room))
-			res, err := s.log.Read(t.Topic, p.Partition, p.FetchOffset, limit, total == 0, nil)
+			res, err := s.log.ReadAlloc(t.Topic, p.Partition, p.FetchOffset, limit, total == 0, s.readBuffer)
+			res.Records = s.holdRead(r, res.Records)
 			rp.HighWatermark, rp.LastStableOffset, rp.LogStartOffset = res.HighWatermark, res.HighWatermark, res.LogStartOffset
 			if err != nil {
 				r.setCode(&rp.ErrorCode, s.code(err))

@@ -306,3 +306,45 @@ func (e *env) consumerJoin(group, member string, topics ...string) *kmsg.Consume
 	require.Zero(e.t, resp.ErrorCode, "join %s/%s", group, member)
 	return resp
 }
+
+// benchServer serves a Server over an in-memory log holding topic
+// "bench" with partitions partitions, on a loopback socket, for
+// benchmarks of the connection and the records handlers without a disk.
+func benchServer(b *testing.B, partitions int32) (addr string, log *records.Log) {
+	b.Helper()
+	log, err := records.Open(records.Config{})
+	require.NoError(b, err)
+	cat, err := catalog.Open(catalog.Config{Prepare: func(tp catalog.Topic) error { return log.CreatePartitions(tp.Name, tp.Partitions) }})
+	require.NoError(b, err)
+	_, err = cat.Create("bench", partitions)
+	require.NoError(b, err)
+	coord, err := coordinator.New(coordinator.Config{Clock: clock.System{}, Store: offsets.NewMemory(), Topics: cat})
+	require.NoError(b, err)
+	srv, err := New(Config{Coordinator: coord, Catalog: cat, Log: log})
+	require.NoError(b, err)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(b, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ctx, ln) }()
+	b.Cleanup(func() {
+		cancel()
+		<-done
+		log.Close()
+	})
+	return ln.Addr().String(), log
+}
+
+// benchBatch is an uncompressed batch of 100-byte records, about size
+// bytes, timestamped now.
+func benchBatch(size int) []byte {
+	spec := records.BatchSpec{FirstTimestamp: time.Now().UnixMilli()}
+	for i := range size / 110 {
+		v := make([]byte, 100)
+		for j := range v {
+			v[j] = byte('a' + (i+j)%26)
+		}
+		spec.Records = append(spec.Records, records.Record{Value: v})
+	}
+	return records.EncodeBatch(spec)
+}

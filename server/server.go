@@ -180,6 +180,7 @@ type Server struct {
 	frameTimeout time.Duration
 	tls          *tls.Config
 	budget       *budget
+	bufs         bufPool
 
 	mu       sync.Mutex
 	conns    map[net.Conn]struct{} // guarded by mu

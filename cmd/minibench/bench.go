@@ -145,6 +145,7 @@ func scenarios(cfg *benchConfig) []benchScenario {
 	members := mk("members-100k", fmt.Sprintf("join %d groups x 10 members, then read the broker's RSS", scaled(10_000)),
 		loadgen.Scenario{Kind: loadgen.Members, Conns: 16, Groups: scaled(10_000), Members: 10, Servers: []string{serverMinibroker}})
 	out = append(out, members)
+	out = append(out, recordScenarios(cfg, mk)...)
 	var kept []benchScenario
 	for _, s := range out {
 		if cfg.only.MatchString(s.Name) {
@@ -221,12 +222,19 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		}
 		outcomes = append(outcomes, o)
 	}
+	var disk *diskResults
+	for _, o := range outcomes {
+		if o.sc.Kind == loadgen.ProduceSync {
+			disk = measureDisk(cfg, stderr)
+			break
+		}
+	}
 	var inproc *inProcessResults
 	if cfg.inProcess {
 		inproc = measureInProcess(cfg, stderr)
 	}
 	meta.end, meta.loadEnd = time.Now(), loadAvg()
-	report := renderReport(cfg, meta, outcomes, inproc)
+	report := renderReport(cfg, meta, outcomes, inproc, disk)
 	fmt.Fprint(stdout, report)
 	if cfg.out != "" {
 		err := os.MkdirAll(filepath.Dir(cfg.out), 0o755)
@@ -274,6 +282,8 @@ func runScenario(ctx context.Context, cfg *benchConfig, sc benchScenario) *outco
 			if err := children[server].stop(); err != nil && o.results[server] != nil && o.results[server].Err == nil {
 				o.results[server].Err = fmt.Errorf("stop %s: %w", server, err)
 			}
+			// The records scenarios leave gigabytes behind; the logs stay.
+			_ = os.RemoveAll(children[server].dataDir)
 		}
 	}()
 	for _, server := range allServers {
@@ -337,7 +347,12 @@ func startChild(ctx context.Context, cfg *benchConfig, server string, sc benchSc
 			return nil, err
 		}
 	}
-	return startServer(ctx, cfg, server, dataDir, filepath.Join(cfg.workDir, "logs", sc.Name+"-"+server+".log"))
+	ch, err := startServer(ctx, cfg, server, dataDir, filepath.Join(cfg.workDir, "logs", sc.Name+"-"+server+".log"))
+	if err != nil {
+		return nil, err
+	}
+	ch.dataDir = dataDir
+	return ch, nil
 }
 
 // measureInProcess times rebalances and weighs idle members in this

@@ -24,10 +24,11 @@ const stopTimeout = 2 * time.Minute
 
 // child is one server process.
 type child struct {
-	cmd    *exec.Cmd
-	addr   string
-	log    *os.File
-	exited chan error
+	cmd     *exec.Cmd
+	addr    string
+	log     *os.File
+	dataDir string // removed once the server has stopped
+	exited  chan error
 }
 
 // startServer starts server as a child process listening on a free
@@ -49,7 +50,7 @@ func startServer(ctx context.Context, cfg *benchConfig, server, dataDir, logPath
 		argv = []string{cfg.self, "serve-kfake", "--port", strconv.Itoa(port), "--partitions", strconv.Itoa(cfg.partitions),
 			"--data-dir", dataDir, "--fsync"}
 	case serverFloor:
-		argv = []string{cfg.self, "serve-floor", "--listen", addr}
+		argv = []string{cfg.self, "serve-floor", "--listen", addr, "--data-dir", dataDir, "--partitions", strconv.Itoa(cfg.partitions)}
 	default:
 		return nil, fmt.Errorf("unknown server %q", server)
 	}

@@ -62,10 +62,15 @@ func serveFloor(ctx context.Context, args []string, stderr io.Writer) int {
 	fs := flag.NewFlagSet("minibench serve-floor", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	listen := fs.String("listen", "127.0.0.1:9092", "`ADDR` to listen on")
+	var cfg loadgen.FloorConfig
+	fs.StringVar(&cfg.Dir, "data-dir", "", "`DIR` a Produce appends to (one file, fdatasynced once per request); none: store nothing")
+	fs.StringVar(&cfg.Topic, "topic", "bench", "`NAME` of the one topic Metadata shows")
+	partitions := fs.Int("partitions", 16, "partitions of the topic")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	srv, err := loadgen.StartFloor(*listen)
+	cfg.Partitions = int32(*partitions)
+	srv, err := loadgen.StartFloor(*listen, cfg)
 	if err != nil {
 		fmt.Fprintf(stderr, "minibench serve-floor: %v\n", err)
 		return 1

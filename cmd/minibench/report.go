@@ -12,60 +12,70 @@ import (
 
 // renderReport renders the whole run as markdown: the results table, the
 // in-process measurements and the targets.
-func renderReport(cfg *benchConfig, meta runMeta, outcomes []*outcome, inproc *inProcessResults) string {
+func renderReport(cfg *benchConfig, meta runMeta, outcomes []*outcome, inproc *inProcessResults, disk *diskResults) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "## minibench results\n\n")
 	fmt.Fprintf(&b, "Run %s, %s, %d CPUs (GOMAXPROCS %d), %s/%s. Load average %s at the start, %s at the end. ",
 		meta.start.UTC().Format("2006-01-02 15:04 MST"), runtime.Version(), cpus(), runtime.GOMAXPROCS(0), runtime.GOOS, runtime.GOARCH,
 		meta.loadStart, meta.loadEnd)
-	fmt.Fprintf(&b, "Each server is a fresh child process per scenario. Every scenario is measured in %d windows of %v (after %v of warmup each) per server, alternating between the servers and reversing their order each round; ops/s is the median window (the windows column shows the slowest and fastest), latencies come from all windows together. The load generator runs in its own process. ",
-		cfg.rounds, cfg.duration, cfg.warmup)
+	fmt.Fprintf(&b, "Each server is a fresh child process per scenario. Every scenario is measured in %d windows of %v (after %v of warmup each) per server, alternating between the servers and reversing their order each round; ops/s is the median window (the windows column shows the slowest and fastest), latencies come from all windows together. The load generator, and the kgo client of the records scenarios, run in the minibench process, apart from the servers but on the same %d CPUs. ",
+		cfg.rounds, cfg.duration, cfg.warmup, cpus())
 	fmt.Fprintf(&b, "Command: `minibench run %s` (%s).\n\n", strings.Join(meta.args, " "), meta.end.Sub(meta.start).Round(time.Second))
-	b.WriteString("CPU/op is the server process's user+system CPU time in the window (from /proc/<pid>/stat) divided by the operations completed. ")
-	b.WriteString("The `mb ÷ this` columns divide minibroker's value by the row's: above 1 means minibroker does more operations per second, or spends more CPU per operation. ")
-	b.WriteString("Codes are every non-zero error code answered during the windows, warmups included (`!` marks one the scenario does not expect); setup codes are those answered while the members joined. Nothing is left out.\n\n")
 
-	b.WriteString("| scenario | server | ops/s | windows | req/s | p50 | p99 | p99.9 | CPU/op | mb ÷ this ops/s | mb ÷ this CPU/op | codes | setup codes |\n")
-	b.WriteString("|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|---|\n")
+	var groups []*outcome // the records scenarios have a table of their own
 	for _, o := range outcomes {
-		mb := o.results[serverMinibroker]
-		first := true
-		for _, server := range allServers {
-			r := o.results[server]
-			if r == nil {
-				continue
-			}
-			name := ""
-			if first {
-				name = "**" + o.sc.Name + "**"
-				first = false
-			}
-			rateRatio, cpuRatio := "", ""
-			if mb != nil && server != serverMinibroker {
-				rateRatio = fmtRatio(mb.MedianRate(), r.MedianRate())
-				cpuRatio = fmtRatio(float64(mb.CPUPerOp()), float64(r.CPUPerOp()))
-			}
-			rate := fmtCount(r.MedianRate())
-			if r.Err != nil {
-				rate = "ERROR: " + strings.ReplaceAll(r.Err.Error(), "|", "/")
-			}
-			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", name, server, rate, windowRange(r), fmtCount(r.RequestRate()),
-				fmtDur(r.Latency.Quantile(0.5)), fmtDur(r.Latency.Quantile(0.99)), fmtDur(r.Latency.Quantile(0.999)),
-				fmtDur(r.CPUPerOp()), rateRatio, cpuRatio, formatCodes(r.Codes, r.Unexpected), loadgen.FormatCodes(r.SetupCodes))
+		if !o.sc.Kind.Records() {
+			groups = append(groups, o)
 		}
 	}
-	b.WriteString("\nScenarios:\n\n")
-	for _, o := range outcomes {
-		extra := ""
-		if r := o.results[serverMinibroker]; r != nil && r.Members > 0 {
-			extra = fmt.Sprintf(" Result: %d members joined; broker RSS %s before, %s after (%.0f bytes per member).",
-				r.Members, fmtBytes(r.RSSBefore), fmtBytes(r.RSS), r.BytesPerMember())
+	if len(groups) > 0 {
+		b.WriteString("CPU/op is the server process's user+system CPU time in the window (from /proc/<pid>/stat) divided by the operations completed. ")
+		b.WriteString("The `mb ÷ this` columns divide minibroker's value by the row's: above 1 means minibroker does more operations per second, or spends more CPU per operation. ")
+		b.WriteString("Codes are every non-zero error code answered during the windows, warmups included (`!` marks one the scenario does not expect); setup codes are those answered while the members joined. Nothing is left out.\n\n")
+		b.WriteString("| scenario | server | ops/s | windows | req/s | p50 | p99 | p99.9 | CPU/op | mb ÷ this ops/s | mb ÷ this CPU/op | codes | setup codes |\n")
+		b.WriteString("|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|---|\n")
+		for _, o := range groups {
+			mb := o.results[serverMinibroker]
+			first := true
+			for _, server := range allServers {
+				r := o.results[server]
+				if r == nil {
+					continue
+				}
+				name := ""
+				if first {
+					name = "**" + o.sc.Name + "**"
+					first = false
+				}
+				rateRatio, cpuRatio := "", ""
+				if mb != nil && server != serverMinibroker {
+					rateRatio = fmtRatio(mb.MedianRate(), r.MedianRate())
+					cpuRatio = fmtRatio(float64(mb.CPUPerOp()), float64(r.CPUPerOp()))
+				}
+				rate := fmtCount(r.MedianRate())
+				if r.Err != nil {
+					rate = "ERROR: " + strings.ReplaceAll(r.Err.Error(), "|", "/")
+				}
+				fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", name, server, rate, windowRange(r), fmtCount(r.RequestRate()),
+					fmtDur(r.Latency.Quantile(0.5)), fmtDur(r.Latency.Quantile(0.99)), fmtDur(r.Latency.Quantile(0.999)),
+					fmtDur(r.CPUPerOp()), rateRatio, cpuRatio, formatCodes(r.Codes, r.Unexpected), loadgen.FormatCodes(r.SetupCodes))
+			}
 		}
-		if r := o.results[serverMinibroker]; r != nil && o.sc.Kind == loadgen.Churn {
-			extra = churnNote(o)
+		b.WriteString("\nScenarios:\n\n")
+		for _, o := range groups {
+			extra := ""
+			if r := o.results[serverMinibroker]; r != nil && r.Members > 0 {
+				extra = fmt.Sprintf(" Result: %d members joined; broker RSS %s before, %s after (%.0f bytes per member).",
+					r.Members, fmtBytes(r.RSSBefore), fmtBytes(r.RSS), r.BytesPerMember())
+			}
+			if r := o.results[serverMinibroker]; r != nil && o.sc.Kind == loadgen.Churn {
+				extra = churnNote(o)
+			}
+			fmt.Fprintf(&b, "- `%s`: %s.%s\n", o.sc.Name, o.sc.about, extra)
 		}
-		fmt.Fprintf(&b, "- `%s`: %s.%s\n", o.sc.Name, o.sc.about, extra)
 	}
+
+	renderRecords(&b, cfg, outcomes, disk)
 
 	if inproc != nil {
 		b.WriteString("\nIn-process measurements (coordinator only, no sockets):\n\n")
@@ -79,7 +89,7 @@ func renderReport(cfg *benchConfig, meta runMeta, outcomes []*outcome, inproc *i
 	}
 
 	b.WriteString("\nTargets:\n\n| target | measured | result |\n|---|---|---|\n")
-	for _, t := range evaluateTargets(outcomes, inproc) {
+	for _, t := range append(evaluateTargets(outcomes, inproc), recordTargets(outcomes, disk)...) {
 		fmt.Fprintf(&b, "| %s | %s | %s |\n", t.name, t.measured, t.verdict())
 	}
 	return b.String()

@@ -8,9 +8,16 @@
 // log-bucketed histogram), every non-zero error code and, through /proc,
 // the server process's CPU time and memory.
 //
+// The records kinds (Produce, ProduceSync, Consume, EndToEnd) drive a
+// stock kgo client instead: producers through one client, a consumer
+// reading a prefilled topic, a paced producer and a group member; they
+// measure records and value bytes per second and per-record latency.
+//
 // It also holds the floor server (ServeFloor): the Kafka framing with no
 // coordinator behind it, the reference any coordinator's cost is measured
-// against; in-process starters for minibroker, kfake and the floor; and
+// against, which is also the disk floor for producers (a Produce appends
+// its batches to one file and fdatasyncs it once, nothing else), and
+// MeasureSync, the same append and sync timed in this process; in-process starters for minibroker, kfake and the floor; and
 // in-process measurements of the coordinator (rebalance time, memory per
 // idle member). cmd/minibench drives it; docs/performance.md explains the
 // numbers.

@@ -7,7 +7,6 @@ import (
 	"net"
 	"strconv"
 	"sync"
-	"sync/atomic"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -24,14 +23,28 @@ import (
 // buffer, and flush only when no request is left buffered, answering
 // strictly in order. Whatever minibroker costs beyond this is the cost of
 // the coordinator and of its own connection handling.
-func ServeFloor(ctx context.Context, ln net.Listener) error {
+//
+// For producers it is also the disk floor (diskfloor.go): ApiVersions,
+// Metadata and InitProducerId answer as a one-broker cluster holding
+// cfg's topic, and a Produce appends its batches to one file in cfg.Dir
+// and fdatasyncs it once before it is answered.
+func ServeFloor(ctx context.Context, ln net.Listener, cfg FloorConfig) error {
+	fl, err := newFloor(cfg, ln.Addr())
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	return fl.serve(ctx, ln)
+}
+
+func (fl *floor) serve(ctx context.Context, ln net.Listener) error {
 	stop := context.AfterFunc(ctx, func() { ln.Close() })
 	defer stop()
+	defer fl.close()
 	var (
 		mu    sync.Mutex
 		conns = map[net.Conn]struct{}{}
 		wg    sync.WaitGroup
-		seq   atomic.Int64
 	)
 	for {
 		c, err := ln.Accept()
@@ -42,7 +55,7 @@ func ServeFloor(ctx context.Context, ln net.Listener) error {
 		conns[c] = struct{}{}
 		mu.Unlock()
 		wg.Go(func() {
-			serveFloorConn(c, &seq)
+			fl.serveConn(c)
 			mu.Lock()
 			delete(conns, c)
 			mu.Unlock()
@@ -61,7 +74,7 @@ func ServeFloor(ctx context.Context, ln net.Listener) error {
 	return errors.New("loadgen: floor listener closed")
 }
 
-func serveFloorConn(c net.Conn, seq *atomic.Int64) {
+func (fl *floor) serveConn(c net.Conn) {
 	br := bufio.NewReaderSize(c, 16<<10)
 	bw := bufio.NewWriterSize(c, 16<<10)
 	var buf, out []byte
@@ -81,15 +94,17 @@ func serveFloorConn(c net.Conn, seq *atomic.Int64) {
 		var resp kmsg.Response
 		switch {
 		case err == nil:
-			resp = floorResponse(req, seq)
+			resp = fl.respond(req)
 		case h.APIKey == int16(kmsg.ApiVersions):
 			resp = protocol.UnsupportedAPIVersionsResponse()
 		default:
 			return
 		}
-		out = protocol.AppendResponse(out[:0], h.CorrelationID, resp)
-		if _, err := bw.Write(out); err != nil {
-			return
+		if resp != nil { // nil: a produce with acks 0
+			out = protocol.AppendResponse(out[:0], h.CorrelationID, resp)
+			if _, err := bw.Write(out); err != nil {
+				return
+			}
 		}
 		if br.Buffered() == 0 {
 			if err := bw.Flush(); err != nil {
@@ -99,15 +114,23 @@ func serveFloorConn(c net.Conn, seq *atomic.Int64) {
 	}
 }
 
-// floorResponse answers req with success and no state.
-func floorResponse(req kmsg.Request, seq *atomic.Int64) kmsg.Response {
+// respond answers req with success and no state but the disk floor's.
+func (fl *floor) respond(req kmsg.Request) kmsg.Response {
 	resp := req.ResponseKind()
 	switch req := req.(type) {
+	case *kmsg.ApiVersionsRequest:
+		fl.apiVersions(resp.(*kmsg.ApiVersionsResponse))
+	case *kmsg.MetadataRequest:
+		fl.metadata(req, resp.(*kmsg.MetadataResponse))
+	case *kmsg.InitProducerIDRequest:
+		resp.(*kmsg.InitProducerIDResponse).ProducerID = fl.seq.Add(1)
+	case *kmsg.ProduceRequest:
+		return fl.produce(req, resp.(*kmsg.ProduceResponse))
 	case *kmsg.JoinGroupRequest:
 		r := resp.(*kmsg.JoinGroupResponse)
 		r.MemberID = req.MemberID
 		if r.MemberID == "" {
-			r.MemberID = "floor-" + strconv.FormatInt(seq.Add(1), 10)
+			r.MemberID = "floor-" + strconv.FormatInt(fl.seq.Add(1), 10)
 		}
 		r.Generation, r.LeaderID = 1, r.MemberID
 		r.ProtocolType = &req.ProtocolType

@@ -15,7 +15,7 @@ func startServers(t *testing.T, partitions int32) map[string]*Server {
 	mb, err := StartMinibroker(t.TempDir(), map[string]int32{"bench": partitions})
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, mb.Stop()) })
-	floor, err := StartFloor("127.0.0.1:0")
+	floor, err := StartFloor("127.0.0.1:0", FloorConfig{Dir: t.TempDir(), Partitions: partitions})
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, floor.Stop()) })
 	kf, err := StartKfake(KfakeConfig{Topic: "bench", Partitions: partitions})
@@ -42,6 +42,10 @@ func TestScenariosRunClean(t *testing.T) {
 		// machine: give churn a window long enough to see several.
 		{Name: "churn", Kind: Churn, Conns: 5, Groups: 1, Partitions: 8, Warmup: 100 * time.Millisecond, Duration: time.Second},
 		{Name: "members", Kind: Members, Conns: 2, Groups: 20, Members: 5, Partitions: 8, Servers: []string{"minibroker", "floor"}},
+		short(Scenario{Name: "produce", Kind: Produce, Partitions: 8, Producers: 2}),
+		short(Scenario{Name: "produce-sync", Kind: ProduceSync, Partitions: 8, Producers: 2}),
+		{Name: "consume", Kind: Consume, Partitions: 8, Producers: 2, Prefill: 5_000, Servers: []string{"minibroker", "kfake"}},
+		short(Scenario{Name: "end-to-end", Kind: EndToEnd, Partitions: 8, Rate: 200, Servers: []string{"minibroker", "kfake"}}),
 	}
 	for _, sc := range scenarios {
 		for name, srv := range servers {
@@ -59,6 +63,11 @@ func TestScenariosRunClean(t *testing.T) {
 				case sc.Kind == Churn:
 					require.Positive(t, r.Ops, "rebalances")
 					require.Positive(t, r.Cycles)
+				case sc.Kind.Records():
+					require.Positive(t, r.Ops)
+					n := sc
+					require.NoError(t, n.Normalize())
+					require.Equal(t, r.Ops*int64(n.ValueBytes), r.Bytes, "value bytes")
 				default:
 					require.Positive(t, r.Ops)
 				}

@@ -67,7 +67,9 @@ type Result struct {
 	Ops int64
 	// Requests is every request answered in the window.
 	Requests int64
-	Elapsed  time.Duration
+	// Bytes is the record value bytes the Ops carried (records kinds).
+	Bytes   int64
+	Elapsed time.Duration
 	// Latency is per request, per join cycle for Churn (first JoinGroup
 	// to successful SyncGroup), per join for Members.
 	Latency *Histogram
@@ -117,6 +119,24 @@ func (r *Result) CPUPerOp() time.Duration {
 	return r.ServerCPU / time.Duration(r.Ops)
 }
 
+// MBPerSec returns record value megabytes (10^6 bytes) per second at the
+// median window's rate.
+func (r *Result) MBPerSec() float64 {
+	if r.Ops == 0 {
+		return 0
+	}
+	return r.MedianRate() * float64(r.Bytes) / float64(r.Ops) / 1e6
+}
+
+// CPUPerMB returns the server's CPU time per megabyte (10^6 bytes) of
+// record values; 0 when unknown.
+func (r *Result) CPUPerMB() time.Duration {
+	if r.Bytes == 0 || r.ServerCPU == 0 {
+		return 0
+	}
+	return time.Duration(float64(r.ServerCPU) / (float64(r.Bytes) / 1e6))
+}
+
 // BytesPerMember returns the server's resident-set growth per member.
 func (r *Result) BytesPerMember() float64 {
 	if r.Members == 0 || r.RSS == 0 {
@@ -137,6 +157,7 @@ func Merge(windows ...*Result) *Result {
 	for _, w := range windows {
 		out.Ops += w.Ops
 		out.Requests += w.Requests
+		out.Bytes += w.Bytes
 		out.Elapsed += w.Elapsed
 		out.Latency.Merge(w.Latency)
 		out.Codes = addCodes(out.Codes, w.Codes)

@@ -56,6 +56,7 @@ type Session struct {
 	gens       []atomic.Int32
 	setupCodes map[int16]int64
 	broken     error
+	rec        *recordSession // the records kinds
 }
 
 // Prepare joins sc's members on t and opens its connections. On error the
@@ -66,6 +67,9 @@ func Prepare(ctx context.Context, t Target, sc Scenario) (*Session, error) {
 		return sess, err
 	}
 	sess.g = newGroupSpec(&sess.sc)
+	if sess.sc.Kind.Records() {
+		return sess, sess.prepareRecords(ctx)
+	}
 	switch sess.sc.Kind {
 	case Members:
 		return sess, nil
@@ -104,8 +108,11 @@ func Prepare(ctx context.Context, t Target, sc Scenario) (*Session, error) {
 // SetupCodes returns the codes answered while the members joined.
 func (s *Session) SetupCodes() map[int16]int64 { return s.setupCodes }
 
-// Close closes the session's connections.
+// Close closes the session's connections and clients.
 func (s *Session) Close() {
+	if s.rec != nil {
+		s.rec.close()
+	}
 	for _, c := range s.conns {
 		c.Close()
 	}
@@ -123,6 +130,12 @@ func (s *Session) Measure(ctx context.Context) *Result {
 		s.measureChurn(ctx, r)
 	case Members:
 		runMembers(ctx, s.t, &s.sc, r)
+	case Produce, ProduceSync:
+		s.measureProduce(ctx, r)
+	case Consume:
+		s.measureConsume(ctx, r)
+	case EndToEnd:
+		s.measureEndToEnd(ctx, r)
 	default:
 		s.measureSteady(ctx, r)
 	}

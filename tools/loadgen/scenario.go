@@ -26,7 +26,25 @@ const (
 	// Members: join Groups x Members members once and measure the
 	// server's memory afterwards.
 	Members
+	// Produce: Producers goroutines produce records of ValueBytes random
+	// bytes through one stock kgo client (idempotent, acks all, snappy,
+	// its default linger and batch size), each as fast as the client takes
+	// them; latency is from Produce to the record's promise.
+	Produce
+	// ProduceSync: Producers goroutines, each producing one record and
+	// waiting for it (kgo's ProduceSync) before the next.
+	ProduceSync
+	// Consume: the topic is filled with Prefill records once; each window
+	// a new kgo consumer reads them all from the start.
+	Consume
+	// EndToEnd: a producer at Rate records/s (no linger) and a consumer
+	// group member reading them; latency is from produce to poll.
+	EndToEnd
 )
+
+// Records reports whether the kind drives a kgo client over the topic's
+// records rather than raw group requests.
+func (k Kind) Records() bool { return k >= Produce }
 
 func (k Kind) String() string {
 	switch k {
@@ -40,6 +58,14 @@ func (k Kind) String() string {
 		return "churn"
 	case Members:
 		return "members"
+	case Produce:
+		return "produce"
+	case ProduceSync:
+		return "produce-sync"
+	case Consume:
+		return "consume"
+	case EndToEnd:
+		return "end-to-end"
 	}
 	return fmt.Sprintf("kind%d", int(k))
 }
@@ -70,6 +96,15 @@ type Scenario struct {
 	GroupPrefix string
 	// Servers, if set, restricts the scenario to these target names.
 	Servers []string
+	// The records kinds: ValueBytes is each record's value (default
+	// 100), Producers the goroutines producing through one client
+	// (default 8; EndToEnd uses one), Prefill the records Consume reads
+	// (default 100,000), Rate the records per second EndToEnd produces
+	// (default 1,000).
+	ValueBytes int
+	Producers  int
+	Prefill    int
+	Rate       int
 }
 
 // Normalize fills defaults and checks the shape.
@@ -103,6 +138,24 @@ func (sc *Scenario) Normalize() error {
 	}
 	if sc.GroupPrefix == "" {
 		sc.GroupPrefix = sc.Name
+	}
+	if sc.ValueBytes <= 0 {
+		sc.ValueBytes = 100
+	}
+	if sc.Producers <= 0 {
+		sc.Producers = 8
+	}
+	if sc.Prefill <= 0 {
+		sc.Prefill = 100_000
+	}
+	if sc.Rate <= 0 {
+		sc.Rate = 1_000
+	}
+	if sc.Kind == EndToEnd && sc.ValueBytes < e2eHeader {
+		return fmt.Errorf("loadgen: %s: end-to-end values carry a %d-byte header", sc.Name, e2eHeader)
+	}
+	if sc.ValueBytes > valueRegionBytes {
+		return fmt.Errorf("loadgen: %s: values of at most %d bytes", sc.Name, valueRegionBytes)
 	}
 	if sc.Kind != Members && sc.Kind != Churn && sc.Members > sc.Conns {
 		return fmt.Errorf("loadgen: %s: %d members per group need as many connections to join at once, have %d", sc.Name, sc.Members, sc.Conns)

@@ -35,14 +35,19 @@ func StartMinibroker(dir string, topics map[string]int32) (*Server, error) {
 
 // StartFloor runs the floor server (ServeFloor) in this process on addr
 // ("127.0.0.1:0" for any port).
-func StartFloor(addr string) (*Server, error) {
+func StartFloor(addr string, cfg FloorConfig) (*Server, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, err
 	}
+	fl, err := newFloor(cfg, ln.Addr())
+	if err != nil {
+		ln.Close()
+		return nil, err
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- ServeFloor(ctx, ln) }()
+	go func() { done <- fl.serve(ctx, ln) }()
 	return &Server{Addr: ln.Addr().String(), stop: func() error { cancel(); return <-done }}, nil
 }
 
