@@ -26,6 +26,7 @@ import (
 
 	"github.com/minibroker/minibroker/broker"
 	"github.com/minibroker/minibroker/coordinator"
+	"github.com/minibroker/minibroker/internal/testutil"
 )
 
 // fourStatesTopic is the one-partition topic of these tests.
@@ -68,7 +69,7 @@ func produceValues(t *testing.T, b *testBroker, from, to int) {
 type kgoWorker struct {
 	name   string
 	cl     *kgo.Client
-	dialer *kgoCutDialer
+	dialer *testutil.CutDialer
 	held   []*kgo.Record // polled and not yet processed
 	// gate, when not nil, holds kgo's OnPartitionsRevoked and
 	// OnPartitionsLost until kill closes it: the member cannot re-join.
@@ -82,7 +83,7 @@ type kgoWorker struct {
 // long as its session.
 func newKgoWorker(t *testing.T, b *testBroker, name, group string, session, heartbeat time.Duration, gated bool) *kgoWorker {
 	t.Helper()
-	w := &kgoWorker{name: name, dialer: &kgoCutDialer{}}
+	w := &kgoWorker{name: name, dialer: &testutil.CutDialer{}}
 	if gated {
 		w.gate = make(chan struct{})
 	}

@@ -13,7 +13,6 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
-	"net"
 	"os"
 	"slices"
 	"sync"
@@ -121,7 +120,7 @@ type kgoEvent struct {
 type kgoMember struct {
 	Name   string
 	Client *kgo.Client
-	dialer *kgoCutDialer
+	dialer *testutil.CutDialer
 
 	mu          sync.Mutex
 	owned       map[string][]int32 // guarded by mu: assigned minus revoked and lost
@@ -192,7 +191,7 @@ func (m *kgoMember) OnGroupManageError(err error) {
 // the member is closed or killed.
 func newKgoMember(t *testing.T, b *testBroker, name string, cfg kgoMemberConfig) *kgoMember {
 	t.Helper()
-	m := &kgoMember{Name: name, dialer: &kgoCutDialer{}, owned: map[string][]int32{}, onLost: cfg.OnLost, pollDone: make(chan struct{})}
+	m := &kgoMember{Name: name, dialer: &testutil.CutDialer{}, owned: map[string][]int32{}, onLost: cfg.OnLost, pollDone: make(chan struct{})}
 	balancer := cfg.Balancer
 	if balancer == nil {
 		balancer = kgo.RoundRobinBalancer()
@@ -365,49 +364,6 @@ func (m *kgoMember) Kill() {
 	_ = m.Client.LeaveGroupContext(canceled)
 	m.Client.Close()
 	<-m.pollDone
-}
-
-// kgoCutDialer dials TCP and remembers every connection, so that Cut can
-// sever them all and refuse new ones.
-type kgoCutDialer struct {
-	mu    sync.Mutex
-	cut   bool                  // guarded by mu
-	conns map[net.Conn]struct{} // guarded by mu
-}
-
-var errKgoCut = errors.New("kgoCutDialer: network cut")
-
-// DialContext is a kgo.Dialer.
-func (d *kgoCutDialer) DialContext(ctx context.Context, network, host string) (net.Conn, error) {
-	var nd net.Dialer
-	conn, err := nd.DialContext(ctx, network, host)
-	if err != nil {
-		return nil, err
-	}
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.cut {
-		conn.Close()
-		return nil, errKgoCut
-	}
-	if d.conns == nil {
-		d.conns = map[net.Conn]struct{}{}
-	}
-	d.conns[conn] = struct{}{}
-	return conn, nil
-}
-
-// Cut closes every connection and makes later dials fail.
-func (d *kgoCutDialer) Cut() {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	d.cut = true
-	for conn := range d.conns {
-		if tc, ok := conn.(*net.TCPConn); ok {
-			_ = tc.SetLinger(0) // RST, as a crashed host's kernel would
-		}
-		conn.Close()
-	}
 }
 
 // kgoEventually polls cond every 20 ms until it returns "" (done) or

@@ -137,49 +137,29 @@ func renderRecords(b *strings.Builder, cfg *benchConfig, outcomes []*outcome, di
 
 // recordTargets evaluates the targets for the records scenarios.
 func recordTargets(outcomes []*outcome, disk *diskResults) []target {
-	get := func(scenario, server string) *loadgen.Result {
-		for _, o := range outcomes {
-			if o.sc.Name == scenario {
-				if r := o.results[server]; r != nil && r.Err == nil {
-					return r
-				}
-			}
-		}
-		return nil
-	}
-	var out []target
-	ratio := func(name, scenario, other string, min float64) {
-		mb, o := get(scenario, serverMinibroker), get(scenario, other)
-		if mb == nil || o == nil || o.MedianRate() == 0 {
-			out = append(out, target{name: name})
-			return
-		}
-		x := mb.MedianRate() / o.MedianRate()
-		out = append(out, target{name: name, run: true, ok: x >= min,
-			measured: fmt.Sprintf("%.2f× (%s vs %s records/s)", x, fmtCount(mb.MedianRate()), fmtCount(o.MedianRate()))})
-	}
-	ratio("durable produce, 100 B: records/s ≥ 1.5× kfake with fsync", "produce-100B", serverKfakeFsync, 1.5)
-	ratio("durable produce, 100 B: records/s ≥ 1× kfake in memory", "produce-100B", serverKfake, 1)
-	ratio("durable produce, 1 KiB: records/s ≥ 1.5× kfake with fsync", "produce-1KiB", serverKfakeFsync, 1.5)
-	ratio("durable produce, 1 KiB: records/s ≥ 1× kfake in memory", "produce-1KiB", serverKfake, 1)
-	ratio("one record at a time per goroutine: records/s ≥ 5× kfake with fsync", "produce-sync", serverKfakeFsync, 5)
+	ts := &targets{outcomes: outcomes, unit: "records/s"}
+	ts.ratio("durable produce, 100 B: records/s ≥ 1.5× kfake with fsync", "produce-100B", serverKfakeFsync, 1.5)
+	ts.ratio("durable produce, 100 B: records/s ≥ 1× kfake in memory", "produce-100B", serverKfake, 1)
+	ts.ratio("durable produce, 1 KiB: records/s ≥ 1.5× kfake with fsync", "produce-1KiB", serverKfakeFsync, 1.5)
+	ts.ratio("durable produce, 1 KiB: records/s ≥ 1× kfake in memory", "produce-1KiB", serverKfake, 1)
+	ts.ratio("one record at a time per goroutine: records/s ≥ 5× kfake with fsync", "produce-sync", serverKfakeFsync, 5)
 	name := "one record at a time: p50 ≤ 2× the disk's single sync p50"
-	mb := get("produce-sync", serverMinibroker)
+	mb := ts.result("produce-sync", serverMinibroker)
 	if st, ok := disk.single(); mb != nil && ok {
 		p50 := mb.Latency.Quantile(0.5)
 		x := float64(p50) / float64(st.P50)
-		out = append(out, target{name: name, run: true, ok: x <= 2,
+		ts.add(target{name: name, run: true, ok: x <= 2,
 			measured: fmt.Sprintf("%.2f× (%s vs %s)", x, fmtDur(p50), fmtDur(st.P50))})
 	} else {
-		out = append(out, target{name: name})
+		ts.add(target{name: name})
 	}
-	ratio("fetch: records/s ≥ 1× kfake in memory", "consume-100B", serverKfake, 1)
+	ts.ratio("fetch: records/s ≥ 1× kfake in memory", "consume-100B", serverKfake, 1)
 	name = "produce-to-consume p99 < 10 ms at 1,000 records/s"
-	if mb := get("e2e-1000", serverMinibroker); mb != nil {
+	if mb := ts.result("e2e-1000", serverMinibroker); mb != nil {
 		p99 := mb.Latency.Quantile(0.99)
-		out = append(out, target{name: name, run: true, ok: p99 < 10*time.Millisecond, measured: fmtDur(p99)})
+		ts.add(target{name: name, run: true, ok: p99 < 10*time.Millisecond, measured: fmtDur(p99)})
 	} else {
-		out = append(out, target{name: name})
+		ts.add(target{name: name})
 	}
-	return out
+	return ts.out
 }

@@ -167,96 +167,76 @@ func (t target) verdict() string {
 }
 
 func evaluateTargets(outcomes []*outcome, inproc *inProcessResults) []target {
-	get := func(scenario, server string) *loadgen.Result {
-		for _, o := range outcomes {
-			if o.sc.Name == scenario {
-				if r := o.results[server]; r != nil && r.Err == nil {
-					return r
-				}
-			}
-		}
-		return nil
-	}
-	var out []target
-	ratio := func(name, scenario, other string, min float64) {
-		mb, o := get(scenario, serverMinibroker), get(scenario, other)
-		if mb == nil || o == nil || o.MedianRate() == 0 {
-			out = append(out, target{name: name})
-			return
-		}
-		x := mb.MedianRate() / o.MedianRate()
-		out = append(out, target{name: name, run: true, ok: x >= min,
-			measured: fmt.Sprintf("%.3f× (%s vs %s ops/s)", x, fmtCount(mb.MedianRate()), fmtCount(o.MedianRate()))})
-	}
-	ratio("heartbeats/s ≥ 0.8× floor, 4 conns", "hb-c4", serverFloor, 0.8)
-	ratio("heartbeats/s ≥ 0.8× floor, 64 conns", "hb-c64", serverFloor, 0.8)
-	ratio("heartbeats/s ≥ 1.5× kfake, 4 conns", "hb-c4", serverKfake, 1.5)
-	ratio("heartbeats/s ≥ 1.5× kfake, 64 conns", "hb-c64", serverKfake, 1.5)
+	ts := &targets{outcomes: outcomes, unit: "ops/s"}
+	ts.ratio("heartbeats/s ≥ 0.8× floor, 4 conns", "hb-c4", serverFloor, 0.8)
+	ts.ratio("heartbeats/s ≥ 0.8× floor, 64 conns", "hb-c64", serverFloor, 0.8)
+	ts.ratio("heartbeats/s ≥ 1.5× kfake, 4 conns", "hb-c4", serverKfake, 1.5)
+	ts.ratio("heartbeats/s ≥ 1.5× kfake, 64 conns", "hb-c64", serverKfake, 1.5)
 	for _, sc := range []string{"hb-c4", "hb-c64"} {
 		name := fmt.Sprintf("server CPU per heartbeat ≤ 1.3× floor's, %s", strings.TrimPrefix(sc, "hb-c")+" conns")
-		mb, fl := get(sc, serverMinibroker), get(sc, serverFloor)
+		mb, fl := ts.result(sc, serverMinibroker), ts.result(sc, serverFloor)
 		if mb == nil || fl == nil || fl.CPUPerOp() == 0 || mb.CPUPerOp() == 0 {
-			out = append(out, target{name: name})
+			ts.add(target{name: name})
 			continue
 		}
 		x := float64(mb.CPUPerOp()) / float64(fl.CPUPerOp())
-		out = append(out, target{name: name, run: true, ok: x <= 1.3,
+		ts.add(target{name: name, run: true, ok: x <= 1.3,
 			measured: fmt.Sprintf("%.3f× (%s vs %s)", x, fmtDur(mb.CPUPerOp()), fmtDur(fl.CPUPerOp()))})
 	}
-	ratio("durable commits/s ≥ 0.5× floor's commit rate, 64 conns", "commit-c64", serverFloor, 0.5)
-	if mb, kf := get("commit-c64", serverMinibroker), get("commit-c64", serverKfakeFsync); mb != nil && kf != nil && kf.MedianRate() > 0 {
-		out = append(out, target{name: "durable commits/s vs kfake with fsync, 64 conns (the issue estimates the 0.5×-floor target at ~25×)", run: true, info: true,
+	ts.ratio("durable commits/s ≥ 0.5× floor's commit rate, 64 conns", "commit-c64", serverFloor, 0.5)
+	if mb, kf := ts.result("commit-c64", serverMinibroker), ts.result("commit-c64", serverKfakeFsync); mb != nil && kf != nil && kf.MedianRate() > 0 {
+		ts.add(target{name: "durable commits/s vs kfake with fsync, 64 conns (the issue estimates the 0.5×-floor target at ~25×)", run: true, info: true,
 			measured: fmt.Sprintf("%.1f× (%s vs %s ops/s)", mb.MedianRate()/kf.MedianRate(), fmtCount(mb.MedianRate()), fmtCount(kf.MedianRate()))})
 	}
-	if mb := get("commit-c64", serverMinibroker); mb != nil {
+	if mb := ts.result("commit-c64", serverMinibroker); mb != nil {
 		p99 := mb.Latency.Quantile(0.99)
-		out = append(out, target{name: "durable commit p99 < 10 ms, 64 conns", run: true, ok: p99 < 10*time.Millisecond, measured: fmtDur(p99)})
+		ts.add(target{name: "durable commit p99 < 10 ms, 64 conns", run: true, ok: p99 < 10*time.Millisecond, measured: fmtDur(p99)})
 	} else {
-		out = append(out, target{name: "durable commit p99 < 10 ms, 64 conns"})
+		ts.add(target{name: "durable commit p99 < 10 ms, 64 conns"})
 	}
-	ratio("pipelined heartbeats (8 in flight) ≥ 0.8× floor's", "hb-pipe8-c4", serverFloor, 0.8)
-	ratio("join churn, 50-member group: rebalances/s ≥ 2× kfake's", "churn-50", serverKfake, 2)
+	ts.ratio("pipelined heartbeats (8 in flight) ≥ 0.8× floor's", "hb-pipe8-c4", serverFloor, 0.8)
+	ts.ratio("join churn, 50-member group: rebalances/s ≥ 2× kfake's", "churn-50", serverKfake, 2)
 	if inproc != nil {
 		if d, ok := inproc.rebalance[1_000]; ok {
-			out = append(out, target{name: "rebalance of 1,000 members over 10,000 partitions < 10 ms", run: true, ok: d < 10*time.Millisecond, measured: fmtDur(d)})
+			ts.add(target{name: "rebalance of 1,000 members over 10,000 partitions < 10 ms", run: true, ok: d < 10*time.Millisecond, measured: fmtDur(d)})
 		}
-		out = append(out, target{name: "memory per idle member < 2 KiB (live heap, in-process)", run: !inproc.measuredWithout,
+		ts.add(target{name: "memory per idle member < 2 KiB (live heap, in-process)", run: !inproc.measuredWithout,
 			ok: inproc.bytesPerMember < 2048, measured: fmt.Sprintf("%.0f B", inproc.bytesPerMember)})
 	} else {
-		out = append(out, target{name: "rebalance of 1,000 members over 10,000 partitions < 10 ms"},
+		ts.add(target{name: "rebalance of 1,000 members over 10,000 partitions < 10 ms"},
 			target{name: "memory per idle member < 2 KiB (live heap, in-process)"})
 	}
 	var small, large *loadgen.Result
 	var largeName string
 	for _, o := range outcomes {
 		if o.sc.stored == 1_000 {
-			small = get(o.sc.Name, serverMinibroker)
+			small = ts.result(o.sc.Name, serverMinibroker)
 		} else if o.sc.stored > 1_000 {
-			large, largeName = get(o.sc.Name, serverMinibroker), o.sc.Name
+			large, largeName = ts.result(o.sc.Name, serverMinibroker), o.sc.Name
 		}
 	}
 	if small != nil && large != nil {
 		a, z := small.Latency.Quantile(0.5), large.Latency.Quantile(0.5)
 		x := float64(z) / float64(a)
-		out = append(out, target{name: fmt.Sprintf("commit p50 with many offsets stored (%s) ≤ 2× p50 with 1,000", largeName), run: true, ok: x <= 2,
+		ts.add(target{name: fmt.Sprintf("commit p50 with many offsets stored (%s) ≤ 2× p50 with 1,000", largeName), run: true, ok: x <= 2,
 			measured: fmt.Sprintf("%.2f× (%s vs %s)", x, fmtDur(z), fmtDur(a))})
 	} else {
-		out = append(out, target{name: "commit p50 with 1,000,000 offsets stored ≤ 2× p50 with 1,000"})
+		ts.add(target{name: "commit p50 with 1,000,000 offsets stored ≤ 2× p50 with 1,000"})
 	}
 	var members *loadgen.Result
 	for _, o := range outcomes {
 		if o.sc.Kind == loadgen.Members {
-			members = get(o.sc.Name, serverMinibroker)
+			members = ts.result(o.sc.Name, serverMinibroker)
 		}
 	}
 	if members != nil && members.RSS > 0 {
-		out = append(out, target{name: fmt.Sprintf("broker RSS < 200 MiB with %d members in %d groups", members.Members, members.Members/10),
+		ts.add(target{name: fmt.Sprintf("broker RSS < 200 MiB with %d members in %d groups", members.Members, members.Members/10),
 			run: true, ok: members.RSS < 200<<20,
 			measured: fmt.Sprintf("%s (%.0f B per member over the idle broker's %s)", fmtBytes(members.RSS), members.BytesPerMember(), fmtBytes(members.RSSBefore))})
 	} else {
-		out = append(out, target{name: "broker RSS < 200 MiB with 100,000 members in 10,000 groups"})
+		ts.add(target{name: "broker RSS < 200 MiB with 100,000 members in 10,000 groups"})
 	}
-	return out
+	return ts.out
 }
 
 func fmtDur(d time.Duration) string {
@@ -308,4 +288,39 @@ func fmtBytes(n int64) string {
 		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
 	}
 	return fmt.Sprintf("%d B", n)
+}
+
+// targets collects the targets of one run, evaluated over its outcomes.
+type targets struct {
+	outcomes []*outcome
+	unit     string // what ratio's rates count: "ops/s", "records/s"
+	out      []target
+}
+
+// add appends t.
+func (ts *targets) add(t ...target) { ts.out = append(ts.out, t...) }
+
+// result returns the successful result of scenario against server, or nil.
+func (ts *targets) result(scenario, server string) *loadgen.Result {
+	for _, o := range ts.outcomes {
+		if o.sc.Name == scenario {
+			if r := o.results[server]; r != nil && r.Err == nil {
+				return r
+			}
+		}
+	}
+	return nil
+}
+
+// ratio adds the target that minibroker's median rate in scenario is at
+// least min times other's; not run when either side has no result.
+func (ts *targets) ratio(name, scenario, other string, min float64) {
+	mb, o := ts.result(scenario, serverMinibroker), ts.result(scenario, other)
+	if mb == nil || o == nil || o.MedianRate() == 0 {
+		ts.add(target{name: name})
+		return
+	}
+	x := mb.MedianRate() / o.MedianRate()
+	ts.add(target{name: name, run: true, ok: x >= min,
+		measured: fmt.Sprintf("%.2f× (%s vs %s %s)", x, fmtCount(mb.MedianRate()), fmtCount(o.MedianRate()), ts.unit)})
 }

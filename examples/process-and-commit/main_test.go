@@ -3,9 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
-	"net"
 	"slices"
 	"strings"
 	"sync"
@@ -18,6 +16,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/minibroker/minibroker/broker"
+	"github.com/minibroker/minibroker/internal/testutil"
 )
 
 // The test's group and topic: two partitions, one per instance.
@@ -91,7 +90,7 @@ func TestProcessAndCommitSurvivorReplaysFromTheCommittedOffset(t *testing.T) {
 type instance struct {
 	name     string
 	out, log *syncBuffer
-	cut      *cutDialer
+	cut      *testutil.CutDialer
 	cancel   context.CancelFunc
 	finished chan struct{} // closed when run has returned
 	err      error         // what run returned; read after finished
@@ -101,7 +100,7 @@ type instance struct {
 // sort by name) with a short heartbeat interval; crashAfter as the flag.
 func startInstance(t *testing.T, b *broker.Broker, name string, crashAfter int) *instance {
 	t.Helper()
-	in := &instance{name: name, out: &syncBuffer{}, log: &syncBuffer{}, cut: &cutDialer{}, finished: make(chan struct{})}
+	in := &instance{name: name, out: &syncBuffer{}, log: &syncBuffer{}, cut: &testutil.CutDialer{}, finished: make(chan struct{})}
 	cfg := config{
 		brokers: []string{b.Addr()}, group: testGroup, topic: testTopic,
 		session: 30 * time.Second, crashAfter: crashAfter, crash: in.cut.Cut,
@@ -253,44 +252,4 @@ func (s *syncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.buf.String()
-}
-
-// cutDialer dials TCP and remembers every connection, so that Cut can
-// sever them all and refuse new ones: a crash, as the broker sees it.
-type cutDialer struct {
-	mu    sync.Mutex
-	cut   bool                  // guarded by mu
-	conns map[net.Conn]struct{} // guarded by mu
-}
-
-var errCut = errors.New("cutDialer: network cut")
-
-// DialContext is a kgo.Dialer.
-func (d *cutDialer) DialContext(ctx context.Context, network, host string) (net.Conn, error) {
-	var nd net.Dialer
-	conn, err := nd.DialContext(ctx, network, host)
-	if err != nil {
-		return nil, err
-	}
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.cut {
-		conn.Close()
-		return nil, errCut
-	}
-	if d.conns == nil {
-		d.conns = map[net.Conn]struct{}{}
-	}
-	d.conns[conn] = struct{}{}
-	return conn, nil
-}
-
-// Cut closes every connection and makes later dials fail.
-func (d *cutDialer) Cut() {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	d.cut = true
-	for conn := range d.conns {
-		conn.Close()
-	}
 }

@@ -8,7 +8,9 @@
 //   - Buffer: a bytes buffer safe for a writer and readers at once, for
 //     the output of a process under test;
 //   - BuildMain: a main package built once per test binary, for tests
-//     that run minibroker as a process of its own.
+//     that run minibroker as a process of its own;
+//   - CutDialer: a dialer whose connections can all be cut at once, a
+//     crashed client as the broker sees it.
 //
 // It is imported only by _test.go files. It imports only the standard
 // library, so that any package's in-package tests can use it without an
