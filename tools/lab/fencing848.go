@@ -23,17 +23,11 @@ import (
 // It writes each step with its requests and answers to w and checks every
 // answer against minibroker's rules.
 func Fencing848(ctx context.Context, w io.Writer, addr, group string) error {
-	first, second, closeBoth, err := dialConsumerPair(ctx, addr, ConsumerConfig{Group: group, Topics: []string{"orders"}, Assignor: "uniform", Trace: w})
+	first, second, done, err := startConsumerLab(ctx, w, addr, group, "lab fencing-848: the fencing exercises")
 	if err != nil {
 		return err
 	}
-	defer closeBoth()
-	defer leaveConsumerQuietly(ctx, second)
-	defer leaveConsumerQuietly(ctx, first)
-
-	fmt.Fprintf(w, "lab fencing-848: the fencing exercises over the consumer protocol (KIP-848),\n")
-	fmt.Fprintf(w, "group %s, topic orders with 4 partitions\n", group)
-	fmt.Fprintf(w, "Each step lists the requests sent (>) and the broker's answers (<).\n")
+	defer done()
 
 	heading(w, "Setup. Member 1 joins alone, then member 2 joins.")
 	if err := expectConsumerJoin(ctx, first, 1); err != nil {

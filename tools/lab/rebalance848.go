@@ -24,17 +24,11 @@ import (
 // error if the transport fails or the broker answers other than
 // minibroker's rules say.
 func Rebalance848(ctx context.Context, w io.Writer, addr, group string) error {
-	first, second, closeBoth, err := dialConsumerPair(ctx, addr, ConsumerConfig{Group: group, Topics: []string{"orders"}, Assignor: "uniform", Trace: w})
+	first, second, done, err := startConsumerLab(ctx, w, addr, group, "lab rebalance-848: the rebalance lab")
 	if err != nil {
 		return err
 	}
-	defer closeBoth()
-	defer leaveConsumerQuietly(ctx, second)
-	defer leaveConsumerQuietly(ctx, first)
-
-	fmt.Fprintf(w, "lab rebalance-848: the rebalance lab over the consumer protocol (KIP-848),\n")
-	fmt.Fprintf(w, "group %s, topic orders with 4 partitions\n", group)
-	fmt.Fprintf(w, "Each step lists the requests sent (>) and the broker's answers (<).\n")
+	defer done()
 
 	heading(w, "1. Member 1 joins the empty group (member epoch 0) and is given every partition.")
 	if err := expectConsumerJoin(ctx, first, 1); err != nil {
@@ -95,6 +89,24 @@ func Rebalance848(ctx context.Context, w io.Writer, addr, group string) error {
 // dialConsumerPair dials the two members the consumer-protocol labs start
 // with, "member-1" and "member-2", configured by cfg; closeBoth closes
 // their connections.
+// startConsumerLab dials the two members of a consumer-protocol lab in
+// group, on topic orders with the uniform assignor, and prints the lab's
+// title and legend. done makes both leave, quietly, and closes them.
+func startConsumerLab(ctx context.Context, w io.Writer, addr, group, title string) (first, second *ConsumerMember, done func(), err error) {
+	first, second, closeBoth, err := dialConsumerPair(ctx, addr, ConsumerConfig{Group: group, Topics: []string{"orders"}, Assignor: "uniform", Trace: w})
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	fmt.Fprintf(w, "%s over the consumer protocol (KIP-848),\n", title)
+	fmt.Fprintf(w, "group %s, topic orders with 4 partitions\n", group)
+	fmt.Fprintf(w, "Each step lists the requests sent (>) and the broker's answers (<).\n")
+	return first, second, func() {
+		leaveConsumerQuietly(ctx, first)
+		leaveConsumerQuietly(ctx, second)
+		closeBoth()
+	}, nil
+}
+
 func dialConsumerPair(ctx context.Context, addr string, cfg ConsumerConfig) (first, second *ConsumerMember, closeBoth func(), err error) {
 	cfg.MemberID = "member-1"
 	first, err = DialConsumer(ctx, addr, cfg)
