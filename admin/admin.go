@@ -34,7 +34,7 @@ type Config struct {
 	// *clock.Manual (409 otherwise). Default clock.System{}.
 	Clock coordinator.Clock
 	// Logger receives the API's actions (clock advanced, members
-	// expired). Default: discard.
+	// expired) and the requests its guard refuses. Default: discard.
 	Logger *slog.Logger
 	// Token, when set, is required as "Authorization: Bearer <token>" on
 	// every API request (guard.go). It must be set when the API listens
@@ -159,7 +159,7 @@ func New(cfg Config) (*Server, error) {
 	mux.Handle("GET /metrics", promhttp.HandlerFor(s.recorder.metrics.registry, promhttp.HandlerOpts{
 		ErrorLog: slog.NewLogLogger(s.logger.Handler(), slog.LevelError),
 	}))
-	s.handler = &guard{next: mux, token: s.token, hosts: s.boundHosts}
+	s.handler = &guard{next: mux, token: s.token, hosts: s.boundHosts, logger: s.logger}
 	if s.log != nil {
 		c := &stateCollector{s: s, maxPartitions: cmp.Or(cfg.MaxPartitionSeries, DefaultMaxPartitionSeries)}
 		if err := s.recorder.metrics.registry.Register(c); err != nil {
