@@ -36,8 +36,9 @@ type Observer interface {
 	Fetched(FetchEvent)
 	// ConnOpened and ConnClosed bracket every accepted connection, named
 	// by its remote address ("127.0.0.1:54321"). ConnClosed comes after
-	// the connection's last request and before its socket is closed, so
-	// its address cannot yet belong to another connection.
+	// the connection's last request and, unless shutdown closed the
+	// connection first, before the server closes its socket, so that its
+	// address cannot yet belong to another connection.
 	ConnOpened(remote string)
 	ConnClosed(remote string)
 }
