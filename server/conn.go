@@ -46,7 +46,7 @@ var (
 // request is what a handler knows about the request beyond its body. It is
 // owned by the connection goroutine.
 type request struct {
-	peer // who sent it
+	*peer // who sent it: one per connection, shared by its requests
 
 	ctx      context.Context
 	logger   *slog.Logger
@@ -129,7 +129,7 @@ func (s *Server) serveConn(ctx context.Context, conn net.Conn, remote string) {
 			logger.Error("handler panic, closing connection", "err", v, "stack", string(debug.Stack()))
 		}
 	}()
-	from := peer{remote: remote, host: "/"}
+	from := &peer{remote: remote, host: "/"}
 	if addr, ok := conn.RemoteAddr().(*net.TCPAddr); ok {
 		from.host += addr.IP.String()
 	}
@@ -268,7 +268,7 @@ func isTimeout(err error) bool {
 // connection must close (Kafka's SocketServer rules): an unparsable header
 // or body, an unknown API key, or an unsupported version of any API but
 // ApiVersions, which instead gets KIP-511's v0 error answer.
-func (s *Server) handleFrame(ctx context.Context, logger *slog.Logger, from peer, frame []byte) (resp kmsg.Response, corr int32, r *request, err error) {
+func (s *Server) handleFrame(ctx context.Context, logger *slog.Logger, from *peer, frame []byte) (resp kmsg.Response, corr int32, r *request, err error) {
 	h, body, err := protocol.ParseHeader(frame)
 	if err != nil {
 		return nil, 0, nil, err

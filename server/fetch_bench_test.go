@@ -38,7 +38,7 @@ func BenchmarkFetch(b *testing.B) {
 					req.Topics[0].Partitions = append(req.Topics[0].Partitions, fp)
 				}
 				r := &request{ctx: b.Context(), logger: srv.logger, clientID: "bench",
-					peer: peer{remote: "127.0.0.1:40000", host: "/127.0.0.1"}, key: kmsg.Fetch, version: 12}
+					peer: &peer{remote: "127.0.0.1:40000", host: "/127.0.0.1"}, key: kmsg.Fetch, version: 12}
 				b.ReportAllocs()
 				for b.Loop() {
 					resp := srv.handleFetch(r, req).(*kmsg.FetchResponse)
