@@ -1,6 +1,7 @@
 package admin
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -33,7 +34,7 @@ type Config struct {
 	// *clock.Manual (409 otherwise). Default clock.System{}.
 	Clock coordinator.Clock
 	// Logger receives the API's actions (clock advanced, members
-	// expired). Default: discard.
+	// expired) and the requests its guard refuses. Default: discard.
 	Logger *slog.Logger
 	// Token, when set, is required as "Authorization: Bearer <token>" on
 	// every API request (guard.go). It must be set when the API listens
@@ -45,11 +46,25 @@ type Config struct {
 	// OffsetStats reads the offsets store's counters for GET
 	// /v1/storage. Default: none shown.
 	OffsetStats func() offsets.Stats
+	// Log is the partition logs, for the log offsets, lags and sizes of
+	// GET /v1/groups and GET /v1/topics and the metrics of the log end
+	// and the lag. Default: none; those offsets are null and those
+	// metrics absent.
+	Log Log
+	// MaxPartitionSeries caps the partitions reported in
+	// minibroker_partition_log_end_offset: the first ones in topic and
+	// partition order. Default DefaultMaxPartitionSeries.
+	MaxPartitionSeries int
 }
 
 // DefaultMaxConnections is Config.MaxConnections's default: a handful of
 // browser tabs and scrapers, not a public service.
 const DefaultMaxConnections = 64
+
+// DefaultMaxPartitionSeries is Config.MaxPartitionSeries's default: a
+// broker may hold 100,000 partitions, and /metrics need not list them
+// all.
+const DefaultMaxPartitionSeries = 1000
 
 // HTTP limits of Serve, as a Go server facing untrusted peers sets them.
 const (
@@ -74,6 +89,9 @@ func (cfg *Config) Validate() error {
 	if cfg.MaxConnections < 0 {
 		return fmt.Errorf("admin: MaxConnections %d must not be negative", cfg.MaxConnections)
 	}
+	if cfg.MaxPartitionSeries < 0 {
+		return fmt.Errorf("admin: MaxPartitionSeries %d must not be negative", cfg.MaxPartitionSeries)
+	}
 	return nil
 }
 
@@ -92,6 +110,7 @@ type Server struct {
 	token       string
 	maxConns    int
 	offsetStats func() offsets.Stats
+	log         Log          // nil: no log offsets
 	handler     http.Handler // the mux behind the guard
 
 	mu    sync.Mutex
@@ -113,6 +132,7 @@ func New(cfg Config) (*Server, error) {
 		maxConns: cfg.MaxConnections,
 
 		offsetStats: cfg.OffsetStats,
+		log:         cfg.Log,
 	}
 	if s.maxConns == 0 {
 		s.maxConns = DefaultMaxConnections
@@ -130,6 +150,7 @@ func New(cfg Config) (*Server, error) {
 	mux.HandleFunc("GET /v1/groups/{group}", s.handleGroup)
 	mux.HandleFunc("GET /v1/events", s.handleEvents)
 	mux.HandleFunc("GET /v1/storage", s.handleStorage)
+	mux.HandleFunc("GET /v1/topics", s.handleTopics)
 	mux.HandleFunc("POST /v1/clock/advance", s.handleAdvance)
 	mux.HandleFunc("POST /v1/expire", s.handleExpire)
 	mux.HandleFunc("POST /v1/groups/{group}/members/{member}/expire", s.handleExpireMember)
@@ -138,7 +159,13 @@ func New(cfg Config) (*Server, error) {
 	mux.Handle("GET /metrics", promhttp.HandlerFor(s.recorder.metrics.registry, promhttp.HandlerOpts{
 		ErrorLog: slog.NewLogLogger(s.logger.Handler(), slog.LevelError),
 	}))
-	s.handler = &guard{next: mux, token: s.token, hosts: s.boundHosts}
+	s.handler = &guard{next: mux, token: s.token, hosts: s.boundHosts, logger: s.logger}
+	if s.log != nil {
+		c := &stateCollector{s: s, maxPartitions: cmp.Or(cfg.MaxPartitionSeries, DefaultMaxPartitionSeries)}
+		if err := s.recorder.metrics.registry.Register(c); err != nil {
+			return nil, fmt.Errorf("admin: the log's metrics: %w", err)
+		}
+	}
 	return s, nil
 }
 

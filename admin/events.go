@@ -4,14 +4,18 @@ package admin
 // keeps the recent-event rings behind GET /v1/events and the page's
 // generation timeline and fencing table (rebalances from
 // coordinator.Config.OnRebalance, fencing rejections from
-// server.Observer.Fenced) and feeds the Prometheus series. Each event gets
-// a sequence number in arrival order and the coordinator clock's reading.
+// server.Observer.Fenced), each group's latest activity (a rebalance, a
+// fencing rejection or a commit: the page lists the most recently active
+// groups first), the consumers' fetch positions (positions.go), and feeds
+// the Prometheus series. Each event gets a sequence number in arrival
+// order and the coordinator clock's reading.
 //
 // The Recorder is built before the coordinator and the server, which
 // report to it; the admin Server, built after them, reads it. So nothing
 // needs a reference to something not yet built.
 
 import (
+	"cmp"
 	"errors"
 	"net/http"
 	"sync"
@@ -44,17 +48,29 @@ type RecorderConfig struct {
 	// member gauges are not reported, since a generation or a member count
 	// summed over unrelated groups means nothing. A group actually named
 	// "other" is always counted there. Default DefaultMaxGroupSeries.
+	// minibroker_group_lag follows the same groups.
 	MaxGroupSeries int
+	// MaxFetchPositions bounds the fetch positions kept (one per
+	// connection, client id and partition); past it the least recently
+	// updated is dropped. Default DefaultMaxFetchPositions.
+	MaxFetchPositions int
 }
 
 // Defaults for RecorderConfig's zero fields.
 const (
 	DefaultMaxRebalances = 200
 	DefaultMaxFencing    = 100
-	// DefaultMaxGroupSeries bounds /metrics at 1,500 per-group series
-	// (three per group), however many groups come and go.
+	// DefaultMaxGroupSeries bounds /metrics at 2,000 per-group series
+	// (four per group), however many groups come and go.
 	DefaultMaxGroupSeries = 500
 )
+
+// maxActivityGroups bounds the groups whose latest activity the Recorder
+// remembers, the least recently active forgotten first. Fencing
+// rejections may name groups that do not exist, so the table is bounded
+// by itself, not by the coordinator's --max-groups. A group forgotten
+// has no known activity: the page lists it after the others.
+const maxActivityGroups = 10_000
 
 // OtherGroup is the group label the per-group series of groups beyond
 // RecorderConfig.MaxGroupSeries share.
@@ -68,13 +84,31 @@ type Recorder struct {
 	metrics   *Metrics
 	maxSeries int // RecorderConfig.MaxGroupSeries
 
-	mu         sync.Mutex
-	seq        uint64               // guarded by mu; the last event sequence number
+	mu sync.Mutex
+	// seq numbers everything the recorder hears of, in arrival order:
+	// events and commits. Guarded by mu.
+	seq        uint64
 	rebalances ring[rebalanceEvent] // guarded by mu
 	fencing    ring[fencingEvent]   // guarded by mu
 	// labelled maps each group with series of its own to the highest
 	// generation seen for it; at most maxSeries groups. Guarded by mu.
 	labelled map[string]int32
+	// activity is each group's latest rebalance, fencing rejection or
+	// commit. Guarded by mu.
+	activity *lru[string, activityJSON]
+
+	// posMu guards fetches alone, so that the Fetch path never waits for
+	// the events.
+	posMu   sync.Mutex
+	fetches *fetchTable
+}
+
+// activityJSON is a group's latest activity.
+type activityJSON struct {
+	Kind   string `json:"kind"` // "rebalance", "fencing" or "commit"
+	Seq    uint64 `json:"seq"`
+	Time   string `json:"time"`
+	TimeMS int64  `json:"time_ms"`
 }
 
 var _ server.Observer = (*Recorder)(nil)
@@ -87,6 +121,9 @@ func NewRecorder(cfg RecorderConfig) (*Recorder, error) {
 	if cfg.MaxGroupSeries < 0 {
 		return nil, errors.New("admin: MaxGroupSeries must not be negative")
 	}
+	if cfg.MaxFetchPositions < 0 {
+		return nil, errors.New("admin: MaxFetchPositions must not be negative")
+	}
 	r := &Recorder{
 		clock:      cfg.Clock,
 		metrics:    cfg.Metrics,
@@ -94,6 +131,8 @@ func NewRecorder(cfg RecorderConfig) (*Recorder, error) {
 		fencing:    newRing[fencingEvent](cfg.MaxFencing, DefaultMaxFencing),
 		labelled:   make(map[string]int32),
 		maxSeries:  cfg.MaxGroupSeries,
+		activity:   newLRU[string, activityJSON](maxActivityGroups),
+		fetches:    newFetchTable(cmp.Or(cfg.MaxFetchPositions, DefaultMaxFetchPositions)),
 	}
 	if r.maxSeries == 0 {
 		r.maxSeries = DefaultMaxGroupSeries
@@ -125,6 +164,7 @@ type rebalanceEvent struct {
 	TimeMS     int64              `json:"time_ms"`
 	Group      string             `json:"group"`
 	Generation int32              `json:"generation"`
+	Reason     string             `json:"reason"`  // why it started: coordinator.Reason, "join", "leave", "expiry", ...
 	State      string             `json:"state"`   // Stable, or Empty when no member is left
 	Members    []string           `json:"members"` // sorted
 	Assignment []memberAssignment `json:"assignment"`
@@ -147,6 +187,10 @@ type fencingEvent struct {
 	Generation int32  `json:"generation"`
 	Code       int16  `json:"code"`
 	Error      string `json:"error"` // Kafka's name for Code
+	// Reason says why in words: "stale generation", "not the owner",
+	// "unknown member", "group rebalancing" or "stale member epoch"
+	// (server.FencingEvent).
+	Reason string `json:"reason"`
 }
 
 // Rebalanced records a rebalance in the timeline and updates the group's
@@ -158,6 +202,7 @@ func (s *Recorder) Rebalanced(r coordinator.Rebalance) {
 	ev := rebalanceEvent{
 		Group:      r.Group,
 		Generation: r.Generation,
+		Reason:     string(r.Reason),
 		State:      r.State.String(),
 		Members:    append([]string{}, r.Members...),
 		Assignment: []memberAssignment{},
@@ -171,6 +216,7 @@ func (s *Recorder) Rebalanced(r coordinator.Rebalance) {
 	s.seq++
 	ev.Seq = s.seq
 	s.rebalances.push(ev)
+	s.activity.set(r.Group, activityJSON{Kind: "rebalance", Seq: ev.Seq, Time: ev.Time, TimeMS: ev.TimeMS})
 	last, labelled := s.labelled[r.Group]
 	if !labelled && (len(s.labelled) >= s.maxSeries || r.Group == OtherGroup) {
 		s.metrics.rebalances.WithLabelValues(OtherGroup).Inc()
@@ -196,6 +242,7 @@ func (s *Recorder) Rebalanced(r coordinator.Rebalance) {
 func (s *Recorder) GroupDeleted(group string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.activity.delete(group)
 	if _, ok := s.labelled[group]; !ok {
 		return
 	}
@@ -214,6 +261,7 @@ func (s *Recorder) Fenced(f server.FencingEvent) {
 		Generation: f.Generation,
 		Code:       f.Code,
 		Error:      server.CodeName(f.Code),
+		Reason:     f.Reason,
 	}
 	ev.Time, ev.TimeMS = stamp(s.now())
 	s.metrics.fencing.WithLabelValues(f.API, ev.Error).Inc()
@@ -222,6 +270,28 @@ func (s *Recorder) Fenced(f server.FencingEvent) {
 	s.seq++
 	ev.Seq = s.seq
 	s.fencing.push(ev)
+	s.activity.set(f.Group, activityJSON{Kind: "fencing", Seq: ev.Seq, Time: ev.Time, TimeMS: ev.TimeMS})
+}
+
+// committed records a group's successful commit as its latest activity.
+func (s *Recorder) committed(group string) {
+	a := activityJSON{Kind: "commit"}
+	a.Time, a.TimeMS = stamp(s.now())
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.seq++
+	a.Seq = s.seq
+	s.activity.set(group, a)
+}
+
+// lastActivity returns group's latest activity, or nil if none is known.
+func (s *Recorder) lastActivity(group string) *activityJSON {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if a, ok := s.activity.get(group); ok {
+		return &a
+	}
+	return nil
 }
 
 // events returns the retained events, oldest first.

@@ -25,29 +25,30 @@ func TestEventsNone(t *testing.T) {
 }
 
 // TestEventsTimeline: rebalances from the coordinator's hook and fencing
-// rejections from the server's, in arrival order, with one sequence and
-// the coordinator clock's time.
+// rejections from the server's, in arrival order, with one sequence, the
+// coordinator clock's time and the reason for each.
 func TestEventsTimeline(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
 	f.join(t, "app", "a", 100*time.Millisecond, "orders")
 	_, err := f.clock.Advance(5 * time.Millisecond)
 	require.NoError(t, err)
-	f.rec.Fenced(server.FencingEvent{Group: "app", MemberID: "a", API: "Heartbeat", Generation: 0, Code: 22})
+	f.rec.Fenced(server.FencingEvent{Group: "app", MemberID: "a", API: "Heartbeat", Generation: 0, Code: 22, Reason: "stale generation"})
 	f.join(t, "app", "b", 100*time.Millisecond, "orders")
 	f.coord.Leave("app", "a", "b")
 
 	code, body := f.do(t, "GET", "/v1/events", "")
 	require.Equal(t, http.StatusOK, code)
 	requireJSON(t, `{"rebalances":[
-		{"seq":1,"time":"1970-01-01T00:00:00Z","time_ms":0,"group":"app","generation":1,"state":"Stable","members":["a"],
+		{"seq":1,"time":"1970-01-01T00:00:00Z","time_ms":0,"group":"app","generation":1,"reason":"join","state":"Stable","members":["a"],
 		 "assignment":[{"member_id":"a","partitions":[{"topic":"orders","partitions":[0,1,2,3]}]}]},
-		{"seq":3,"time":"1970-01-01T00:00:00.005Z","time_ms":5,"group":"app","generation":2,"state":"Stable","members":["a","b"],
+		{"seq":3,"time":"1970-01-01T00:00:00.005Z","time_ms":5,"group":"app","generation":2,"reason":"join","state":"Stable","members":["a","b"],
 		 "assignment":[{"member_id":"a","partitions":[{"topic":"orders","partitions":[0,2]}]},
 		               {"member_id":"b","partitions":[{"topic":"orders","partitions":[1,3]}]}]},
-		{"seq":4,"time":"1970-01-01T00:00:00.005Z","time_ms":5,"group":"app","generation":3,"state":"Empty","members":[],"assignment":[]}
+		{"seq":4,"time":"1970-01-01T00:00:00.005Z","time_ms":5,"group":"app","generation":3,"reason":"leave","state":"Empty","members":[],"assignment":[]}
 	],"fencing":[
-		{"seq":2,"time":"1970-01-01T00:00:00.005Z","time_ms":5,"group":"app","member_id":"a","api":"Heartbeat","generation":0,"code":22,"error":"ILLEGAL_GENERATION"}
+		{"seq":2,"time":"1970-01-01T00:00:00.005Z","time_ms":5,"group":"app","member_id":"a","api":"Heartbeat","generation":0,"code":22,"error":"ILLEGAL_GENERATION",
+		 "reason":"stale generation"}
 	]}`, body)
 }
 
@@ -122,18 +123,20 @@ func TestObserverConcurrent(t *testing.T) {
 	for i := range 8 {
 		wg.Go(func() {
 			member := fmt.Sprintf("m%d", i)
-			f.rec.ConnOpened()
+			f.rec.ConnOpened(fmt.Sprintf("127.0.0.1:%d", 50000+i))
 			_, err := f.coord.Join(coordinator.JoinRequest{Group: "app", MemberID: member, Topics: []string{"orders"}, SessionTimeout: time.Second})
 			assert.NoError(t, err)
 			f.rec.Fenced(server.FencingEvent{Group: "app", MemberID: member, API: "Heartbeat", Code: 25})
 			f.rec.RequestDone(12, 4, 25, time.Millisecond)
-			f.rec.CommitDone(time.Millisecond, 0)
-			for _, path := range []string{"/v1/events", "/v1/groups", "/metrics"} {
+			f.rec.CommitDone("app", time.Millisecond, 0)
+			remote := fmt.Sprintf("127.0.0.1:%d", 50000+i)
+			f.rec.Fetched(server.FetchEvent{Remote: remote, Host: "/127.0.0.1", ClientID: member, Topic: "orders", Partition: 0, FetchOffset: 1})
+			for _, path := range []string{"/v1/events", "/v1/groups", "/v1/topics", "/metrics"} {
 				rec := httptest.NewRecorder()
 				f.srv.Handler().ServeHTTP(rec, newRequest("GET", path, ""))
 				assert.Equal(t, http.StatusOK, rec.Code)
 			}
-			f.rec.ConnClosed()
+			f.rec.ConnClosed(remote)
 		})
 	}
 	wg.Wait()
@@ -143,4 +146,5 @@ func TestObserverConcurrent(t *testing.T) {
 	require.Equal(t, 8.0, value(fams, "minibroker_fencing_rejections_total", "api", "Heartbeat", "error_code", "UNKNOWN_MEMBER_ID"))
 	require.Equal(t, 0.0, value(fams, "minibroker_connections"))
 	require.Equal(t, 8.0, value(fams, "minibroker_connections_accepted_total"))
+	require.Empty(t, positions(f.rec), "every connection closed")
 }

@@ -2,10 +2,14 @@ package admin
 
 // GET /v1/groups and GET /v1/groups/{group}: the coordinator's view of
 // each group (coordinator.Describe), its committed offsets
-// (coordinator.Committed) and who owns each partition of the topics its
-// members subscribe to. A consumer (KIP-848) group also shows its epochs
-// and assignor, and each member its epoch and its share of the target
-// beside what it holds now (docs/design.md section 9).
+// (coordinator.Committed), who owns each partition of the topics its
+// members subscribe to, and, per partition, the chapter's four states side
+// by side (partitions.go): the log's offsets, the owner in this
+// generation, the members' fetch positions and the committed offset, with
+// the lag between the log end and the commit. A consumer (KIP-848) group
+// also shows its epochs and assignor, and each member its epoch and its
+// share of the target beside what it holds now (docs/design.md section
+// 9).
 
 import (
 	"fmt"
@@ -57,6 +61,12 @@ type groupJSON struct {
 	Ownership []ownerJSON `json:"ownership"`
 	// Committed is the group's durable committed offsets, sorted.
 	Committed []committedJSON `json:"committed"`
+	// Partitions is every partition of every topic a member subscribes
+	// to or the group has committed offsets for, sorted, with its state.
+	Partitions []partitionJSON `json:"partitions"`
+	// LastActivity is the group's latest rebalance, fencing rejection or
+	// commit since the broker started; null when none is known.
+	LastActivity *activityJSON `json:"last_activity"`
 }
 
 // memberJSON is one member: its subscription, its session lease and its
@@ -107,12 +117,12 @@ type committedJSON struct {
 }
 
 func (s *Server) handleGroups(w http.ResponseWriter, _ *http.Request) {
-	now, nowMS := stamp(s.now())
+	snap := s.snapshot()
+	now, nowMS := stamp(snap.now)
 	out := groupsJSON{Now: now, NowMS: nowMS, Clock: s.clockKind(), Groups: []groupJSON{}}
-	topics := s.catalog.Counts()
 	for _, l := range s.coord.Groups() {
 		if v, ok := s.coord.Describe(l.Group); ok {
-			out.Groups = append(out.Groups, s.group(v, topics))
+			out.Groups = append(out.Groups, s.group(v, snap))
 		}
 	}
 	writeJSON(w, http.StatusOK, out)
@@ -125,22 +135,24 @@ func (s *Server) handleGroup(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, fmt.Sprintf("group %q not found", id))
 		return
 	}
-	now, nowMS := stamp(s.now())
-	writeJSON(w, http.StatusOK, groupAtJSON{Now: now, NowMS: nowMS, groupJSON: s.group(v, s.catalog.Counts())})
+	snap := s.snapshot()
+	now, nowMS := stamp(snap.now)
+	writeJSON(w, http.StatusOK, groupAtJSON{Now: now, NowMS: nowMS, groupJSON: s.group(v, snap)})
 }
 
-// group renders one group; topics is the catalog, for the ownership grid.
-func (s *Server) group(v coordinator.GroupView, topics map[string]int32) groupJSON {
+// group renders one group.
+func (s *Server) group(v coordinator.GroupView, snap *snapshot) groupJSON {
 	g := groupJSON{
-		Group:      v.Group,
-		Type:       v.Type.String(),
-		State:      v.State.String(),
-		Generation: v.Generation,
-		Protocol:   v.Protocol,
-		Leader:     v.Leader,
-		Members:    []memberJSON{},
-		Ownership:  []ownerJSON{},
-		Committed:  []committedJSON{},
+		Group:        v.Group,
+		Type:         v.Type.String(),
+		State:        v.State.String(),
+		Generation:   v.Generation,
+		Protocol:     v.Protocol,
+		Leader:       v.Leader,
+		Members:      []memberJSON{},
+		Ownership:    []ownerJSON{},
+		Committed:    []committedJSON{},
+		LastActivity: s.recorder.lastActivity(v.Group),
 	}
 	consumer := v.Type == coordinator.ConsumerGroup
 	if consumer {
@@ -173,8 +185,9 @@ func (s *Server) group(v coordinator.GroupView, topics map[string]int32) groupJS
 		subscribed = append(subscribed, m.Topics...)
 	}
 	slices.Sort(subscribed)
-	for _, t := range slices.Compact(subscribed) {
-		for p := range topics[t] {
+	subscribed = slices.Compact(subscribed)
+	for _, t := range subscribed {
+		for p := range snap.topics[t] {
 			tp := assignor.TopicPartition{Topic: t, Partition: p}
 			o := ownerJSON{Topic: t, Partition: p, Owner: owner[tp]}
 			if consumer {
@@ -184,11 +197,13 @@ func (s *Server) group(v coordinator.GroupView, topics map[string]int32) groupJS
 			g.Ownership = append(g.Ownership, o)
 		}
 	}
-	for _, e := range s.coord.Committed(v.Group) {
+	committed := s.coord.Committed(v.Group)
+	for _, e := range committed {
 		g.Committed = append(g.Committed, committedJSON{
 			Topic: e.Topic, Partition: e.Partition, Offset: e.Offset, Metadata: e.Metadata, LeaderEpoch: e.LeaderEpoch,
 		})
 	}
+	g.Partitions = s.partitions(v, subscribed, committed, owner, target, snap)
 	return g
 }
 

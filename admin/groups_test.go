@@ -31,13 +31,29 @@ const appGroup = `
 		{"topic": "orders", "partition": 3, "owner": "b"},
 		{"topic": "payments", "partition": 0, "owner": "b"}
 	],
-	"committed": [{"topic": "orders", "partition": 0, "offset": 6, "metadata": "m", "leader_epoch": -1}]`
+	"committed": [{"topic": "orders", "partition": 0, "offset": 6, "metadata": "m", "leader_epoch": -1}],
+	"partitions": [
+		{"topic": "orders", "partition": 0, "log_start_offset": 0, "log_end_offset": 10, "owner": "a",
+		 "fetch_positions": [], "committed": 6, "lag": 4},
+		{"topic": "orders", "partition": 1, "log_start_offset": 0, "log_end_offset": 2, "owner": "b",
+		 "fetch_positions": [], "committed": null, "lag": null},
+		{"topic": "orders", "partition": 2, "log_start_offset": 0, "log_end_offset": 0, "owner": "a",
+		 "fetch_positions": [], "committed": null, "lag": null},
+		{"topic": "orders", "partition": 3, "log_start_offset": 0, "log_end_offset": 0, "owner": "b",
+		 "fetch_positions": [], "committed": null, "lag": null},
+		{"topic": "payments", "partition": 0, "log_start_offset": 0, "log_end_offset": 0, "owner": "b",
+		 "fetch_positions": [], "committed": null, "lag": null}
+	],
+	"last_activity": {"kind": "rebalance", "seq": 2, "time": "1970-01-01T00:00:00.04Z", "time_ms": 40}`
 
 // twoMembers builds group "app": a joins at 0 ms with a 100 ms session,
 // b at 40 ms with 200 ms (generation 2), a commits orders-0 at 6, and a
-// manual-assignment group "manual" commits orders-1 at 3.
+// manual-assignment group "manual" commits orders-1 at 3. orders-0 holds
+// 10 records, orders-1 two.
 func twoMembers(t *testing.T, f *fixture) {
 	t.Helper()
+	f.produce(t, "orders", 0, 10)
+	f.produce(t, "orders", 1, 2)
 	f.join(t, "app", "a", 100*time.Millisecond, "orders")
 	_, err := f.clock.Advance(40 * time.Millisecond)
 	require.NoError(t, err)
@@ -68,7 +84,18 @@ func TestGroupsListsEveryGroupInDetail(t *testing.T) {
 		{`+appGroup+`},
 		{"group": "manual", "type": "classic", "state": "Empty", "generation": 0, "protocol": "", "leader": "",
 		 "members": [], "ownership": [],
-		 "committed": [{"topic": "orders", "partition": 1, "offset": 3, "metadata": "", "leader_epoch": 7}]}
+		 "committed": [{"topic": "orders", "partition": 1, "offset": 3, "metadata": "", "leader_epoch": 7}],
+		 "partitions": [
+			{"topic": "orders", "partition": 0, "log_start_offset": 0, "log_end_offset": 10, "owner": "",
+			 "fetch_positions": [], "committed": null, "lag": null},
+			{"topic": "orders", "partition": 1, "log_start_offset": 0, "log_end_offset": 2, "owner": "",
+			 "fetch_positions": [], "committed": 3, "lag": -1},
+			{"topic": "orders", "partition": 2, "log_start_offset": 0, "log_end_offset": 0, "owner": "",
+			 "fetch_positions": [], "committed": null, "lag": null},
+			{"topic": "orders", "partition": 3, "log_start_offset": 0, "log_end_offset": 0, "owner": "",
+			 "fetch_positions": [], "committed": null, "lag": null}
+		 ],
+		 "last_activity": null}
 	]}`, body)
 }
 
@@ -95,7 +122,18 @@ func TestGroupAfterExpiry(t *testing.T) {
 	requireJSON(t, `{"now": "1970-01-01T00:00:01.04Z", "now_ms": 1040,
 		"group": "app", "type": "classic", "state": "Empty", "generation": 3, "protocol": "", "leader": "",
 		"members": [], "ownership": [],
-		"committed": [{"topic": "orders", "partition": 0, "offset": 6, "metadata": "m", "leader_epoch": -1}]}`, body)
+		"committed": [{"topic": "orders", "partition": 0, "offset": 6, "metadata": "m", "leader_epoch": -1}],
+		"partitions": [
+			{"topic": "orders", "partition": 0, "log_start_offset": 0, "log_end_offset": 10, "owner": "",
+			 "fetch_positions": [], "committed": 6, "lag": 4},
+			{"topic": "orders", "partition": 1, "log_start_offset": 0, "log_end_offset": 2, "owner": "",
+			 "fetch_positions": [], "committed": null, "lag": null},
+			{"topic": "orders", "partition": 2, "log_start_offset": 0, "log_end_offset": 0, "owner": "",
+			 "fetch_positions": [], "committed": null, "lag": null},
+			{"topic": "orders", "partition": 3, "log_start_offset": 0, "log_end_offset": 0, "owner": "",
+			 "fetch_positions": [], "committed": null, "lag": null}
+		],
+		"last_activity": {"kind": "rebalance", "seq": 3, "time": "1970-01-01T00:00:01.04Z", "time_ms": 1040}}`, body)
 }
 
 // consumerGroup builds consumer (KIP-848) group "cg" the way the
@@ -148,7 +186,18 @@ func TestGroupConsumerProtocol(t *testing.T) {
 			{"topic": "orders", "partition": 2, "owner": "a", "target": "a"},
 			{"topic": "orders", "partition": 3, "owner": "", "target": "a"}
 		],
-		"committed": []}`, body)
+		"committed": [],
+		"partitions": [
+			{"topic": "orders", "partition": 0, "log_start_offset": 0, "log_end_offset": 0, "owner": "a", "target": "a",
+			 "fetch_positions": [], "committed": null, "lag": null},
+			{"topic": "orders", "partition": 1, "log_start_offset": 0, "log_end_offset": 0, "owner": "", "target": "a",
+			 "fetch_positions": [], "committed": null, "lag": null},
+			{"topic": "orders", "partition": 2, "log_start_offset": 0, "log_end_offset": 0, "owner": "a", "target": "a",
+			 "fetch_positions": [], "committed": null, "lag": null},
+			{"topic": "orders", "partition": 3, "log_start_offset": 0, "log_end_offset": 0, "owner": "", "target": "a",
+			 "fetch_positions": [], "committed": null, "lag": null}
+		],
+		"last_activity": {"kind": "rebalance", "seq": 3, "time": "1970-01-01T00:00:00Z", "time_ms": 0}}`, body)
 
 	// Its heartbeat catches a up: Stable, target and assignment the same.
 	_, err := f.coord.ConsumerHeartbeat(coordinator.ConsumerHeartbeatRequest{Group: "cg", MemberID: "a", MemberEpoch: 2})
@@ -210,6 +259,8 @@ func TestRoutes(t *testing.T) {
 		{"GET", "/v1/groups", http.StatusOK},
 		{"GET", "/v1/groups/app", http.StatusOK},
 		{"GET", "/v1/events", http.StatusOK},
+		{"GET", "/v1/topics", http.StatusOK},
+		{"GET", "/v1/storage", http.StatusOK},
 		{"GET", "/metrics", http.StatusOK},
 		{"POST", "/v1/expire", http.StatusOK},
 		{"HEAD", "/v1/groups", http.StatusOK},

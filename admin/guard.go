@@ -16,10 +16,15 @@ package admin
 //     non-loopback address), every API request must carry
 //     "Authorization: Bearer <token>"; the page itself is served without
 //     it and sends the token it is given in its URL fragment.
+//
+// Every refusal is logged at Info ("admin request refused", with the
+// status, method, path, host and origin), so that a page that tried to
+// drive the broker leaves a trace.
 
 import (
 	"crypto/subtle"
 	"fmt"
+	"log/slog"
 	"mime"
 	"net"
 	"net/http"
@@ -29,33 +34,41 @@ import (
 
 // guard wraps the API's handler with the checks above.
 type guard struct {
-	next  http.Handler
-	token string
-	hosts func() []string // extra allowed host names: the bound address
+	next   http.Handler
+	token  string
+	hosts  func() []string // extra allowed host names: the bound address
+	logger *slog.Logger
 }
 
 func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if g.token == "" && !g.allowedHost(r.Host) {
-		writeError(w, http.StatusForbidden, fmt.Sprintf("host %q is not allowed: use a loopback address such as 127.0.0.1, or give the broker an --admin-token", r.Host))
+		g.refuse(w, r, http.StatusForbidden, fmt.Sprintf("host %q is not allowed: use a loopback address such as 127.0.0.1, or give the broker an --admin-token", r.Host))
 		return
 	}
 	page := r.Method == http.MethodGet && r.URL.Path == "/"
 	if g.token != "" && !page && !g.authorized(r) {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="minibroker"`)
-		writeError(w, http.StatusUnauthorized, "missing or wrong bearer token (Authorization: Bearer <--admin-token>)")
+		g.refuse(w, r, http.StatusUnauthorized, "missing or wrong bearer token (Authorization: Bearer <--admin-token>)")
 		return
 	}
 	if changesState(r.Method) {
 		if ct, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || ct != "application/json" {
-			writeError(w, http.StatusUnsupportedMediaType, "state-changing requests must be sent with Content-Type: application/json")
+			g.refuse(w, r, http.StatusUnsupportedMediaType, "state-changing requests must be sent with Content-Type: application/json")
 			return
 		}
 		if origin := r.Header.Get("Origin"); origin != "" && !sameOrigin(origin, r.Host) {
-			writeError(w, http.StatusForbidden, fmt.Sprintf("origin %q may not change this broker: only pages served by this API may", origin))
+			g.refuse(w, r, http.StatusForbidden, fmt.Sprintf("origin %q may not change this broker: only pages served by this API may", origin))
 			return
 		}
 	}
 	g.next.ServeHTTP(w, r)
+}
+
+// refuse answers r with status and msg, and logs the refusal.
+func (g *guard) refuse(w http.ResponseWriter, r *http.Request, status int, msg string) {
+	g.logger.Info("admin request refused", "status", status, "method", r.Method, "path", r.URL.Path,
+		"host", r.Host, "origin", r.Header.Get("Origin"))
+	writeError(w, status, msg)
 }
 
 // changesState reports whether a request with method may change the

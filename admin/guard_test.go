@@ -2,14 +2,18 @@ package admin
 
 import (
 	"context"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/minibroker/minibroker/internal/testutil"
 )
 
 // TestGuardRefusesOtherOrigins: what a web page from another origin can
@@ -52,6 +56,9 @@ func TestGuardRefusesOtherOrigins(t *testing.T) {
 			require.Equal(t, tc.code, rec.Code, rec.Body.String())
 			require.Contains(t, rec.Body.String(), `"error"`)
 			require.Equal(t, int64(0), f.clock.Now().UnixMilli(), "the clock did not move")
+			require.Equal(t, []testutil.Record{{Level: slog.LevelInfo, Message: "admin request refused", Attrs: map[string]string{
+				"status": strconv.Itoa(tc.code), "method": tc.method, "path": tc.path, "host": tc.host, "origin": tc.headers["Origin"],
+			}}}, f.logs.Find("admin request refused"))
 		})
 	}
 }

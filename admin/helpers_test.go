@@ -20,6 +20,7 @@ import (
 	"github.com/minibroker/minibroker/internal/catalog"
 	"github.com/minibroker/minibroker/internal/testutil"
 	"github.com/minibroker/minibroker/offsets"
+	"github.com/minibroker/minibroker/records"
 )
 
 // fixture is an admin Server over an in-process coordinator on a manual
@@ -28,6 +29,7 @@ type fixture struct {
 	clock   *clock.Manual
 	coord   *coordinator.Coordinator
 	catalog *catalog.Catalog
+	log     *records.Log // the partition logs, in memory
 	rec     *Recorder
 	srv     *Server
 	store   *offsets.Memory
@@ -40,6 +42,8 @@ type fixtureOptions struct {
 	maxRebalances  int
 	maxFencing     int
 	maxGroupSeries int
+	maxPositions   int
+	maxPartitions  int
 	token          string
 }
 
@@ -53,10 +57,14 @@ func newFixtureWith(t *testing.T, opts fixtureOptions) *fixture {
 	if opts.realClock {
 		clk = nil
 	}
-	rec, err := NewRecorder(RecorderConfig{Clock: clk, MaxRebalances: opts.maxRebalances, MaxFencing: opts.maxFencing, MaxGroupSeries: opts.maxGroupSeries})
+	rec, err := NewRecorder(RecorderConfig{Clock: clk, MaxRebalances: opts.maxRebalances, MaxFencing: opts.maxFencing,
+		MaxGroupSeries: opts.maxGroupSeries, MaxFetchPositions: opts.maxPositions})
 	require.NoError(t, err)
 	f.rec = rec
-	cat, err := catalog.Open(catalog.Config{})
+	f.log, err = records.Open(records.Config{})
+	require.NoError(t, err)
+	t.Cleanup(func() { f.log.Close() })
+	cat, err := catalog.Open(catalog.Config{Prepare: func(tp catalog.Topic) error { return f.log.CreatePartitions(tp.Name, tp.Partitions) }})
 	require.NoError(t, err)
 	for name, n := range map[string]int32{"orders": 4, "payments": 1} {
 		_, err := cat.Create(name, n)
@@ -73,9 +81,28 @@ func newFixtureWith(t *testing.T, opts fixtureOptions) *fixture {
 	})
 	require.NoError(t, err)
 	f.coord = coord
-	f.srv, err = New(Config{Coordinator: coord, Catalog: cat, Recorder: rec, Clock: clk, Logger: logger, Token: opts.token})
+	f.srv, err = New(Config{Coordinator: coord, Catalog: cat, Recorder: rec, Clock: clk, Logger: logger, Token: opts.token,
+		Log: f.log, MaxPartitionSeries: opts.maxPartitions})
 	require.NoError(t, err)
 	return f
+}
+
+// produce appends n records, one batch, to a partition and waits until
+// they are durable, so that the high watermark has moved past them. It
+// returns the batch's size in bytes.
+func (f *fixture) produce(t *testing.T, topic string, partition int32, n int) int {
+	t.Helper()
+	spec := records.BatchSpec{FirstTimestamp: 1}
+	for range n {
+		spec.Records = append(spec.Records, records.Record{Value: []byte("v")})
+	}
+	batch, err := f.log.Validate(records.EncodeBatch(spec))
+	require.NoError(t, err)
+	pending, err := f.log.Append(topic, partition, batch)
+	require.NoError(t, err)
+	_, err = pending.Wait()
+	require.NoError(t, err)
+	return batch.Size()
 }
 
 // join adds member to group through the coordinator, chapter style.

@@ -15,13 +15,26 @@ package admin
 //	minibroker_connections                               gauge
 //	minibroker_connections_accepted_total                counter
 //
+// and, read at each scrape from the catalog, the log and the coordinator
+// when the Server has a Log (stateCollector, below):
+//
+//	minibroker_partitions                                gauge
+//	minibroker_partition_log_end_offset{topic,partition} gauge
+//	minibroker_group_lag{group}                          gauge
+//
 // error_code is Kafka's name for the code ("NONE", "ILLEGAL_GENERATION").
 // The group series exist for at most RecorderConfig.MaxGroupSeries groups
 // (500 by default) at a time and go when their group is deleted; the
 // rebalances of groups beyond the cap are counted under group="other",
-// which has no gauges (events.go).
+// which has no gauges (events.go). The log end is reported for at most
+// Config.MaxPartitionSeries partitions (1000 by default), the first in
+// topic and partition order; minibroker_partitions says how many there
+// are.
 
 import (
+	"maps"
+	"slices"
+	"strconv"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -110,26 +123,96 @@ func (s *Recorder) RequestDone(api, _, errorCode int16, elapsed time.Duration) {
 	s.metrics.requestSeconds.WithLabelValues(name).Observe(elapsed.Seconds())
 }
 
-// CommitDone times a successful commit (server.Observer). Rejected
-// commits return before the store and would only blur the histogram;
-// minibroker_requests_total counts them.
-func (s *Recorder) CommitDone(elapsed time.Duration, errorCode int16) {
+// CommitDone times a successful commit and records it as its group's
+// latest activity (server.Observer). Rejected commits return before the
+// store and would only blur the histogram; minibroker_requests_total
+// counts them.
+func (s *Recorder) CommitDone(group string, elapsed time.Duration, errorCode int16) {
 	if errorCode == 0 {
 		s.metrics.commitSeconds.Observe(elapsed.Seconds())
+		s.committed(group)
 	}
 }
 
 // ConnOpened counts an accepted connection (server.Observer).
-func (s *Recorder) ConnOpened() {
+func (s *Recorder) ConnOpened(string) {
 	s.metrics.connections.Inc()
 	s.metrics.connectionsTotal.Inc()
 }
 
-// ConnClosed counts a closed connection (server.Observer).
-func (s *Recorder) ConnClosed() { s.metrics.connections.Dec() }
+// ConnClosed counts a closed connection and forgets its fetch positions
+// (server.Observer).
+func (s *Recorder) ConnClosed(remote string) {
+	s.metrics.connections.Dec()
+	s.forgetConn(remote)
+}
 
 // ObserveFsync times one journal append of the offsets store. It is meant
 // for offsets.Config.ObserveSync, which calls it from the store's writer.
 func (m *Metrics) ObserveFsync(d time.Duration) {
 	m.fsyncSeconds.Observe(d.Seconds())
+}
+
+// The series stateCollector reports.
+var (
+	partitionsDesc = prometheus.NewDesc("minibroker_partitions",
+		"Partitions in the topic catalog; minibroker_partition_log_end_offset reports only the first of them, up to the admin API's cap (1000 by default).",
+		nil, nil)
+	logEndDesc = prometheus.NewDesc("minibroker_partition_log_end_offset",
+		"The partition's log end offset: its high watermark, the offset after the last record a consumer can read.",
+		[]string{"topic", "partition"}, nil)
+	lagDesc = prometheus.NewDesc("minibroker_group_lag",
+		"The group's consumer lag: log end offset - committed offset, summed over the partitions it has committed (a commit past the log end counts negative); for the groups with per-group series.",
+		[]string{"group"}, nil)
+)
+
+// stateCollector computes the log's and the groups' gauges at each scrape
+// from what the catalog, the log and the coordinator hold then, so it
+// keeps nothing of its own: a deleted group's lag goes with its place
+// among the groups with series (Recorder.GroupDeleted).
+type stateCollector struct {
+	s             *Server
+	maxPartitions int
+}
+
+func (c *stateCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- partitionsDesc
+	ch <- logEndDesc
+	ch <- lagDesc
+}
+
+func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
+	ch <- prometheus.MustNewConstMetric(partitionsDesc, prometheus.GaugeValue, float64(c.s.catalog.TotalPartitions()))
+	n := 0
+	for _, t := range c.s.catalog.List() { // sorted by name
+		for p := range t.Partitions {
+			if n >= c.maxPartitions {
+				break
+			}
+			if st, ok := c.s.logOffsets(t.Name, p); ok {
+				n++
+				ch <- prometheus.MustNewConstMetric(logEndDesc, prometheus.GaugeValue, float64(st.HighWatermark), t.Name, strconv.Itoa(int(p)))
+			}
+		}
+	}
+	for _, g := range c.s.recorder.labelledGroups() {
+		var lag int64
+		known := false
+		for _, e := range c.s.coord.Committed(g) {
+			if st, ok := c.s.logOffsets(e.Topic, e.Partition); ok {
+				lag += st.HighWatermark - e.Offset
+				known = true
+			}
+		}
+		if known {
+			ch <- prometheus.MustNewConstMetric(lagDesc, prometheus.GaugeValue, float64(lag), g)
+		}
+	}
+}
+
+// labelledGroups returns the groups with series of their own, sorted.
+func (s *Recorder) labelledGroups() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Sorted(maps.Keys(s.labelled))
 }

@@ -22,6 +22,8 @@ var allFamilies = []string{
 	"minibroker_fsync_seconds",
 	"minibroker_group_generation",
 	"minibroker_group_members",
+	"minibroker_partition_log_end_offset",
+	"minibroker_partitions",
 	"minibroker_rebalances_total",
 	"minibroker_request_duration_seconds",
 	"minibroker_requests_total",
@@ -32,14 +34,14 @@ var allFamilies = []string{
 func TestMetricsAfterScriptedCalls(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
-	f.rec.ConnOpened()
-	f.rec.ConnOpened()
-	f.rec.ConnClosed()
+	f.rec.ConnOpened("127.0.0.1:40000")
+	f.rec.ConnOpened("127.0.0.1:40000")
+	f.rec.ConnClosed("127.0.0.1:40000")
 	f.rec.RequestDone(11, 9, 79, time.Millisecond) // JoinGroup, MEMBER_ID_REQUIRED
 	f.rec.RequestDone(11, 9, 0, 2*time.Millisecond)
 	f.rec.RequestDone(12, 4, 22, 3*time.Millisecond) // Heartbeat, ILLEGAL_GENERATION
-	f.rec.CommitDone(4*time.Millisecond, 0)
-	f.rec.CommitDone(time.Hour, 22) // rejected: not timed
+	f.rec.CommitDone("app", 4*time.Millisecond, 0)
+	f.rec.CommitDone("app", time.Hour, 22) // rejected: not timed
 	f.join(t, "app", "a", time.Second, "orders")
 	f.join(t, "app", "b", time.Second, "orders")
 	f.coord.Leave("app", "a")

@@ -2,7 +2,9 @@ package admin
 
 // GET /: the live page, one HTML file with its style and script inline,
 // embedded in the binary (no build step, no external resource). It polls
-// /v1/groups and /v1/events every 500 ms and redraws.
+// /v1/groups and /v1/events every 500 ms, /v1/topics and /v1/storage
+// every 2 s, and redraws; its buttons send the API's controls as JSON
+// from the page's own origin, as the guard requires.
 
 import (
 	"embed"

@@ -165,7 +165,10 @@ func Start(ctx context.Context, cfg Config) (_ *Broker, err error) {
 	}
 	var adm *admin.Server
 	if recorder != nil {
-		adm, err = admin.New(admin.Config{Coordinator: b.coord, Catalog: b.catalog, Recorder: recorder, Clock: b.clock, Logger: b.logger, Token: cfg.AdminToken, OffsetStats: b.store.Stats})
+		adm, err = admin.New(admin.Config{
+			Coordinator: b.coord, Catalog: b.catalog, Recorder: recorder, Clock: b.clock, Logger: b.logger,
+			Token: cfg.AdminToken, OffsetStats: b.store.Stats, Log: b.log,
+		})
 		if err != nil {
 			return nil, err
 		}

@@ -75,17 +75,17 @@ func TestAdminFencingOverTheWire(t *testing.T) {
 		require.Equal(t, http.StatusOK, code)
 		var want bytes.Buffer
 		require.NoError(t, json.Compact(&want, []byte(`{"rebalances":[
-			{"seq":1,"time":"1970-01-01T00:00:00Z","time_ms":0,"group":"g","generation":1,"state":"Stable",
+			{"seq":1,"time":"1970-01-01T00:00:00Z","time_ms":0,"group":"g","generation":1,"reason":"join","state":"Stable",
 			 "members":["alpha-000001"],
 			 "assignment":[{"member_id":"alpha-000001","partitions":[{"topic":"orders","partitions":[0,1,2,3]}]}]},
-			{"seq":2,"time":"1970-01-01T00:00:00Z","time_ms":0,"group":"g","generation":2,"state":"Stable",
+			{"seq":2,"time":"1970-01-01T00:00:00Z","time_ms":0,"group":"g","generation":2,"reason":"join","state":"Stable",
 			 "members":["alpha-000001","beta-000002"],
 			 "assignment":[{"member_id":"alpha-000001","partitions":[{"topic":"orders","partitions":[0,2]}]},
 			               {"member_id":"beta-000002","partitions":[{"topic":"orders","partitions":[1,3]}]}]}
 		],"fencing":[
-			{"seq":3,"time":"1970-01-01T00:00:00.01Z","time_ms":10,"group":"g","member_id":"alpha-000001","api":"Heartbeat","generation":1,"code":22,"error":"ILLEGAL_GENERATION"},
-			{"seq":4,"time":"1970-01-01T00:00:00.01Z","time_ms":10,"group":"g","member_id":"alpha-000001","api":"OffsetCommit","generation":1,"code":22,"error":"ILLEGAL_GENERATION"},
-			{"seq":5,"time":"1970-01-01T00:00:00.01Z","time_ms":10,"group":"g","member_id":"alpha-000001","api":"OffsetCommit","generation":2,"code":27,"error":"REBALANCE_IN_PROGRESS"}
+			{"seq":3,"time":"1970-01-01T00:00:00.01Z","time_ms":10,"group":"g","member_id":"alpha-000001","api":"Heartbeat","generation":1,"code":22,"error":"ILLEGAL_GENERATION","reason":"stale generation"},
+			{"seq":4,"time":"1970-01-01T00:00:00.01Z","time_ms":10,"group":"g","member_id":"alpha-000001","api":"OffsetCommit","generation":1,"code":22,"error":"ILLEGAL_GENERATION","reason":"stale generation"},
+			{"seq":5,"time":"1970-01-01T00:00:00.01Z","time_ms":10,"group":"g","member_id":"alpha-000001","api":"OffsetCommit","generation":2,"code":27,"error":"REBALANCE_IN_PROGRESS","reason":"not the owner"}
 		]}`)))
 		require.Equal(t, want.String()+"\n", body)
 	})

@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -21,6 +22,7 @@ import (
 
 	"github.com/minibroker/minibroker/broker"
 	"github.com/minibroker/minibroker/protocol"
+	"github.com/minibroker/minibroker/records"
 )
 
 // adminWait bounds every network wait and poll of the admin tests.
@@ -103,6 +105,32 @@ func adminCommit(t *testing.T, c *protocol.Client, group, member string, generat
 	req.Group, req.MemberID, req.Generation = group, member, generation
 	req.Topics = []kmsg.OffsetCommitRequestTopic{{Topic: topic, Partitions: []kmsg.OffsetCommitRequestTopicPartition{{Partition: partition, Offset: offset}}}}
 	return adminRequest[*kmsg.OffsetCommitResponse](t, c, req).Topics[0].Partitions[0].ErrorCode
+}
+
+// adminProduce appends n records to a partition over c (one batch, acks
+// -1) and requires success.
+func adminProduce(t *testing.T, c *protocol.Client, topic string, partition int32, n int) {
+	t.Helper()
+	spec := records.BatchSpec{FirstTimestamp: time.Now().UnixMilli()}
+	for i := range n {
+		spec.Records = append(spec.Records, records.Record{Value: []byte("record-" + strconv.Itoa(i))})
+	}
+	req := kmsg.NewPtrProduceRequest()
+	req.Version, req.Acks, req.TimeoutMillis = 9, -1, 5000
+	req.Topics = []kmsg.ProduceRequestTopic{{Topic: topic, Partitions: []kmsg.ProduceRequestTopicPartition{{Partition: partition, Records: records.EncodeBatch(spec)}}}}
+	require.Zero(t, adminRequest[*kmsg.ProduceResponse](t, c, req).Topics[0].Partitions[0].ErrorCode, "produce to %s-%d", topic, partition)
+}
+
+// adminFetch fetches a partition from offset over c, without waiting, as a
+// consumer on c's connection would, and requires success.
+func adminFetch(t *testing.T, c *protocol.Client, topic string, partition int32, offset int64) {
+	t.Helper()
+	req := kmsg.NewPtrFetchRequest()
+	req.Version, req.MaxBytes = 12, 1<<20
+	p := kmsg.NewFetchRequestTopicPartition()
+	p.Partition, p.FetchOffset, p.PartitionMaxBytes = partition, offset, 1<<20
+	req.Topics = []kmsg.FetchRequestTopic{{Topic: topic, Partitions: []kmsg.FetchRequestTopicPartition{p}}}
+	require.Zero(t, adminRequest[*kmsg.FetchResponse](t, c, req).Topics[0].Partitions[0].ErrorCode, "fetch %s-%d at %d", topic, partition, offset)
 }
 
 // adminHTTP sends one request to the admin API and returns the status and

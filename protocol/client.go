@@ -185,6 +185,10 @@ func (c *Client) ReadFrame() ([]byte, error) {
 // net.Conn.SetDeadline does. Request and Pipeline replace it with ctx's.
 func (c *Client) SetDeadline(t time.Time) error { return c.conn.SetDeadline(t) }
 
+// LocalAddr returns the connection's local address, "127.0.0.1:54321":
+// what the broker sees as the client's remote address.
+func (c *Client) LocalAddr() string { return c.conn.LocalAddr().String() }
+
 // Close closes the connection. It is idempotent: later calls return the
 // first call's result.
 func (c *Client) Close() error {

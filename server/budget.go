@@ -19,7 +19,7 @@ import (
 // frame's buffer still grows only as its bytes arrive). A handler whose
 // answer may be large (a leader's JoinGroup, DescribeGroups, Metadata of
 // every topic, Fetch) reserves a bound on it before building it; a Fetch
-// gives back what it did not use once it has read (request.shrink), so a
+// gives back what it did not use once it has read (request.keep), so a
 // long poll waits holding only its small answer. The reservations are
 // released once the answer is written. Small
 // frames (heartbeats, commits, most of a consumer's traffic) reserve

@@ -47,10 +47,11 @@ var (
 // request is what a handler knows about the request beyond its body. It is
 // owned by the connection goroutine.
 type request struct {
+	*peer // who sent it: one per connection, shared by its requests
+
 	ctx      context.Context
 	logger   *slog.Logger
 	clientID string
-	host     string // the client's address as Kafka reports it: "/127.0.0.1"
 	key      kmsg.Key
 	version  int16
 	// code is the first non-zero error code the handler answered with
@@ -69,6 +70,12 @@ type request struct {
 	pooled      [][]byte
 	// failed, when set, closes the connection instead of answering.
 	failed error
+}
+
+// peer names the client at the other end of a connection.
+type peer struct {
+	remote string // its address, "127.0.0.1:54321"
+	host   string // its host as Kafka reports it: "/127.0.0.1"
 }
 
 // reserve takes n bytes of the memory budget for the answer the handler is
@@ -119,16 +126,16 @@ func (r *request) setCode(field *int16, code int16) {
 // their answers strictly in order. A panic is recovered, logged with its
 // stack, and closes only this connection. With Config.TLS, the TLS
 // handshake comes first.
-func (s *Server) serveConn(ctx context.Context, conn net.Conn) {
-	logger := s.logger.With("remote", conn.RemoteAddr().String())
+func (s *Server) serveConn(ctx context.Context, conn net.Conn, remote string) {
+	logger := s.logger.With("remote", remote)
 	defer func() {
 		if v := recover(); v != nil {
 			logger.Error("handler panic, closing connection", "err", v, "stack", string(debug.Stack()))
 		}
 	}()
-	host := "/"
+	from := &peer{remote: remote, host: "/"}
 	if addr, ok := conn.RemoteAddr().(*net.TCPAddr); ok {
-		host += addr.IP.String()
+		from.host += addr.IP.String()
 	}
 	if s.tls != nil {
 		tc, err := s.handshake(conn)
@@ -150,7 +157,7 @@ func (s *Server) serveConn(ctx context.Context, conn net.Conn) {
 			return
 		}
 		start := time.Now()
-		resp, corr, r, err := s.handleFrame(ctx, logger, host, frame)
+		resp, corr, r, err := s.handleFrame(ctx, logger, from, frame)
 		if err == nil {
 			held += r.reserved
 			err = r.failed
@@ -305,12 +312,12 @@ func isTimeout(err error) bool {
 // connection must close (Kafka's SocketServer rules): an unparsable header
 // or body, an unknown API key, or an unsupported version of any API but
 // ApiVersions, which instead gets KIP-511's v0 error answer.
-func (s *Server) handleFrame(ctx context.Context, logger *slog.Logger, host string, frame []byte) (resp kmsg.Response, corr int32, r *request, err error) {
+func (s *Server) handleFrame(ctx context.Context, logger *slog.Logger, from *peer, frame []byte) (resp kmsg.Response, corr int32, r *request, err error) {
 	h, body, err := protocol.ParseHeader(frame)
 	if err != nil {
 		return nil, 0, nil, err
 	}
-	r = &request{ctx: ctx, logger: logger, host: host, key: kmsg.Key(h.APIKey), version: h.APIVersion, budget: s.budget, frameTimeout: s.frameTimeout}
+	r = &request{ctx: ctx, logger: logger, peer: from, key: kmsg.Key(h.APIKey), version: h.APIVersion, budget: s.budget, frameTimeout: s.frameTimeout}
 	req, err := protocol.DecodeRequest(h, body)
 	if err != nil {
 		if h.APIKey == int16(kmsg.ApiVersions) && errors.Is(err, protocol.ErrUnsupportedVersion) {

@@ -423,7 +423,7 @@ func TestUnreadAnswersCloseTheConnection(t *testing.T) {
 	logged := e.logs.Find("closing connection")[0]
 	assert.Equal(t, slog.LevelWarn, logged.Level)
 	assert.Contains(t, logged.Attrs["err"], "answer not read within 200ms")
-	eventually(t, testTimeout, func() bool { s := o.snapshot(); return s.opened == 1 && s.closed == 1 }, "the connection's goroutine ends")
+	eventually(t, testTimeout, func() bool { s := o.snapshot(); return len(s.opened) == 1 && len(s.closed) == 1 }, "the connection's goroutine ends")
 }
 
 // TestTLS: with Config.TLS every connection speaks TLS. A client that

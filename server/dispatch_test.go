@@ -188,7 +188,7 @@ func FuzzDispatch(f *testing.F) {
 		frame = kbin.AppendString(frame, clientID)
 		frame = append(frame, rest...)
 
-		resp, corr, r, err := e.srv.handleFrame(t.Context(), e.srv.logger, "/127.0.0.1", frame)
+		resp, corr, r, err := e.srv.handleFrame(t.Context(), e.srv.logger, &peer{remote: "127.0.0.1:40000", host: "/127.0.0.1"}, frame)
 		if err != nil {
 			for _, closing := range []error{protocol.ErrMalformedHeader, protocol.ErrUnknownAPIKey,
 				protocol.ErrUnsupportedVersion, protocol.ErrMalformedRequest} {

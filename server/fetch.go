@@ -26,7 +26,9 @@ package server
 // only what it read once it has: a fetch waiting at the high watermark
 // holds no more than its small answer, so idle consumers cannot crowd out
 // the ones with data to read, and it reserves again before it reads a
-// second time.
+// second time. Once per request, after its first read, the observer
+// learns where the client asked to read each partition (observeFetch): the
+// fetch positions of the admin page.
 
 import (
 	"bytes"
@@ -49,6 +51,7 @@ func (s *Server) handleFetch(r *request, req *kmsg.FetchRequest) kmsg.Response {
 		return resp
 	}
 	total, ready := s.fetchOnce(r, req, resp, maxBytes)
+	s.observeFetch(r, req, resp)
 	// What the answer holds is known now: the rest of the reservation
 	// goes back, so that neither the budget nor the connection's output
 	// buffer carries maxBytes (kgo asks for 50 MiB) for a few records, or
@@ -83,6 +86,23 @@ func (s *Server) handleFetch(r *request, req *kmsg.FetchRequest) kmsg.Response {
 		s.keepAnswer(r, req, total)
 		if ready || total >= int64(req.MinBytes) {
 			return resp
+		}
+	}
+}
+
+// observeFetch tells the observer, once per request, where the client
+// asked to read each partition that exists (fetchOnce has answered every
+// partition, in request order; one the broker lacks is
+// UNKNOWN_TOPIC_OR_PARTITION). One call per partition, and nothing
+// allocated.
+func (s *Server) observeFetch(r *request, req *kmsg.FetchRequest, resp *kmsg.FetchResponse) {
+	for i, t := range req.Topics {
+		for j, p := range t.Partitions {
+			if resp.Topics[i].Partitions[j].ErrorCode == kerr.UnknownTopicOrPartition.Code {
+				continue
+			}
+			s.observer.Fetched(FetchEvent{Remote: r.remote, Host: r.host, ClientID: r.clientID,
+				Topic: t.Topic, Partition: p.Partition, FetchOffset: p.FetchOffset})
 		}
 	}
 }

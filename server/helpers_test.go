@@ -103,7 +103,7 @@ func newEnvWith(t *testing.T, opts envOptions) *env {
 
 // req returns the per-request context a connection would build.
 func (e *env) req(clientID string, version int16) *request {
-	return &request{ctx: e.t.Context(), logger: e.srv.logger, clientID: clientID, host: "/127.0.0.1", version: version}
+	return &request{ctx: e.t.Context(), logger: e.srv.logger, clientID: clientID, peer: &peer{remote: "127.0.0.1:40000", host: "/127.0.0.1"}, version: version}
 }
 
 // serve runs Serve on a loopback listener and returns its address. Cleanup

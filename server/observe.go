@@ -1,10 +1,10 @@
 package server
 
 // The observer hook: what the server tells an outside watcher (the admin
-// API's metrics and live page) about requests, commits, connections and
-// fencing rejections. The server calls it synchronously, before the
-// response it concerns is written, so a client that has read a response
-// can count on the observer having seen it.
+// API's metrics and live page) about requests, commits, fetches,
+// connections and fencing rejections. The server calls it synchronously,
+// before the response it concerns is written, so a client that has read a
+// response can count on the observer having seen it.
 
 import (
 	"errors"
@@ -24,14 +24,40 @@ type Observer interface {
 	// error code (see ResponseErrorCode) and the time spent handling it.
 	RequestDone(api, version, errorCode int16, elapsed time.Duration)
 	// CommitDone is called once per OffsetCommit that reached the
-	// coordinator, with the time until the commit was durable (or
-	// rejected) and its error code.
-	CommitDone(elapsed time.Duration, errorCode int16)
+	// coordinator, with its group, the time until the commit was durable
+	// (or rejected) and its error code.
+	CommitDone(group string, elapsed time.Duration, errorCode int16)
 	// Fenced is called for every fencing rejection.
 	Fenced(FencingEvent)
-	// ConnOpened and ConnClosed bracket every accepted connection.
-	ConnOpened()
-	ConnClosed()
+	// Fetched is called once for each partition of a Fetch request that
+	// names a partition the broker has, before the fetch reads or waits:
+	// where the connection's client asked to read. It is on the Fetch
+	// path, so it must be cheap.
+	Fetched(FetchEvent)
+	// ConnOpened and ConnClosed bracket every accepted connection, named
+	// by its remote address ("127.0.0.1:54321"). ConnClosed comes after
+	// the connection's last request and, unless shutdown closed the
+	// connection first, before the server closes its socket, so that its
+	// address cannot yet belong to another connection.
+	ConnOpened(remote string)
+	ConnClosed(remote string)
+}
+
+// FetchEvent is one partition of a Fetch request: which connection asked
+// for which offset. Kafka's Fetch names no group and no member, and a
+// consumer fetches on a connection of its own, not the one it heartbeats
+// on; so the event names the connection, by its remote address, host and
+// client id, and a watcher that wants the member must infer it
+// (docs/design.md section 10). The server has no clock of its own (the
+// coordinator's is the broker's clock): the observer stamps the event
+// with its own, as it does fencing events.
+type FetchEvent struct {
+	Remote      string // the connection's remote address, "127.0.0.1:54321"
+	Host        string // the client's host as Kafka reports it, "/127.0.0.1", like MemberView.ClientHost
+	ClientID    string // the request header's client id
+	Topic       string
+	Partition   int32
+	FetchOffset int64 // the offset the client asked to read from
 }
 
 // FencingEvent is one fencing rejection: a JoinGroup, SyncGroup,
@@ -57,10 +83,11 @@ type FencingEvent struct {
 type nopObserver struct{}
 
 func (nopObserver) RequestDone(int16, int16, int16, time.Duration) {}
-func (nopObserver) CommitDone(time.Duration, int16)                {}
+func (nopObserver) CommitDone(string, time.Duration, int16)        {}
 func (nopObserver) Fenced(FencingEvent)                            {}
-func (nopObserver) ConnOpened()                                    {}
-func (nopObserver) ConnClosed()                                    {}
+func (nopObserver) Fetched(FetchEvent)                             {}
+func (nopObserver) ConnOpened(string)                              {}
+func (nopObserver) ConnClosed(string)                              {}
 
 // fencingReasons name why the coordinator turned a member away, for the
 // log, the observer and the live page: each fencing sentinel and its

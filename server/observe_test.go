@@ -22,10 +22,16 @@ import (
 type recordingObserver struct {
 	mu       sync.Mutex
 	requests []observedRequest // guarded by mu
-	commits  []int16           // guarded by mu; error codes
+	commits  []observedCommit  // guarded by mu
 	fenced   []FencingEvent    // guarded by mu
-	opened   int               // guarded by mu
-	closed   int               // guarded by mu
+	fetched  []FetchEvent      // guarded by mu
+	opened   []string          // guarded by mu; remote addresses
+	closed   []string          // guarded by mu; remote addresses
+}
+
+type observedCommit struct {
+	group string
+	code  int16
 }
 
 type observedRequest struct {
@@ -38,10 +44,10 @@ func (o *recordingObserver) RequestDone(api, version, code int16, elapsed time.D
 	o.requests = append(o.requests, observedRequest{api, version, code})
 }
 
-func (o *recordingObserver) CommitDone(elapsed time.Duration, code int16) {
+func (o *recordingObserver) CommitDone(group string, elapsed time.Duration, code int16) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	o.commits = append(o.commits, code)
+	o.commits = append(o.commits, observedCommit{group, code})
 }
 
 func (o *recordingObserver) Fenced(ev FencingEvent) {
@@ -50,16 +56,22 @@ func (o *recordingObserver) Fenced(ev FencingEvent) {
 	o.fenced = append(o.fenced, ev)
 }
 
-func (o *recordingObserver) ConnOpened() {
+func (o *recordingObserver) Fetched(ev FetchEvent) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	o.opened++
+	o.fetched = append(o.fetched, ev)
 }
 
-func (o *recordingObserver) ConnClosed() {
+func (o *recordingObserver) ConnOpened(remote string) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	o.closed++
+	o.opened = append(o.opened, remote)
+}
+
+func (o *recordingObserver) ConnClosed(remote string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.closed = append(o.closed, remote)
 }
 
 func (o *recordingObserver) snapshot() recordingObserver {
@@ -67,10 +79,11 @@ func (o *recordingObserver) snapshot() recordingObserver {
 	defer o.mu.Unlock()
 	return recordingObserver{
 		requests: append([]observedRequest(nil), o.requests...),
-		commits:  append([]int16(nil), o.commits...),
+		commits:  append([]observedCommit(nil), o.commits...),
 		fenced:   append([]FencingEvent(nil), o.fenced...),
-		opened:   o.opened,
-		closed:   o.closed,
+		fetched:  append([]FetchEvent(nil), o.fetched...),
+		opened:   append([]string(nil), o.opened...),
+		closed:   append([]string(nil), o.closed...),
 	}
 }
 
@@ -129,7 +142,9 @@ func TestObserverFencingRejections(t *testing.T) {
 	}
 	got := obs.snapshot()
 	require.Equal(t, want, got.fenced)
-	require.Equal(t, []int16{kerr.IllegalGeneration.Code, kerr.RebalanceInProgress.Code, 0, kerr.UnknownTopicOrPartition.Code}, got.commits)
+	require.Equal(t, []observedCommit{
+		{"g", kerr.IllegalGeneration.Code}, {"g", kerr.RebalanceInProgress.Code}, {"g", 0}, {"g", kerr.UnknownTopicOrPartition.Code},
+	}, got.commits)
 
 	logs := e.logs.Find("fencing rejection")
 	require.Len(t, logs, len(want))
@@ -143,7 +158,10 @@ func TestObserverFencingRejections(t *testing.T) {
 }
 
 // TestObserverOverTheWire: requests are reported with their API, version
-// and code before the response is written, and connections are bracketed.
+// and code before the response is written; each partition of a Fetch
+// that the broker has, with the connection's address and client id,
+// once per request however long the fetch waits; and connections are
+// bracketed, named by their remote address.
 func TestObserverOverTheWire(t *testing.T) {
 	t.Parallel()
 	e, obs := newObservedEnv(t)
@@ -152,17 +170,30 @@ func TestObserverOverTheWire(t *testing.T) {
 	hb := kmsg.NewPtrHeartbeatRequest()
 	hb.Version, hb.Group, hb.MemberID, hb.Generation = 4, "nobody", "m", 1
 	roundTrip[*kmsg.HeartbeatResponse](t, c, hb)
+	e.produce("orders", 1, "a", "b", "c")
+	// orders-9 does not exist: answered at once, and not reported.
+	roundTrip[*kmsg.FetchResponse](t, c, fetchRequest(12, 0, "orders", 2, 1, 9))
+	// payments-0 is empty: the fetch waits its 20 ms, reported once.
+	roundTrip[*kmsg.FetchResponse](t, c, fetchRequest(12, 20*time.Millisecond, "payments", 0, 0))
 
 	got := obs.snapshot()
 	require.Equal(t, []observedRequest{
 		{int16(kmsg.ApiVersions), 3, 0},
 		{int16(kmsg.Heartbeat), 4, kerr.UnknownMemberID.Code},
+		{int16(kmsg.Fetch), 12, kerr.UnknownTopicOrPartition.Code},
+		{int16(kmsg.Fetch), 12, 0},
 	}, got.requests, "reported before each response was written")
-	require.Equal(t, 1, got.opened)
-	require.Zero(t, got.closed)
+	local := c.LocalAddr()
+	require.Equal(t, []FetchEvent{
+		{Remote: local, Host: "/127.0.0.1", ClientID: "wire", Topic: "orders", Partition: 1, FetchOffset: 2},
+		{Remote: local, Host: "/127.0.0.1", ClientID: "wire", Topic: "payments", Partition: 0, FetchOffset: 0},
+	}, got.fetched)
+	require.Equal(t, []string{local}, got.opened)
+	require.Empty(t, got.closed)
 
 	c.Close()
-	eventually(t, testTimeout, func() bool { return obs.snapshot().closed == 1 }, "connection close reported")
+	eventually(t, testTimeout, func() bool { return len(obs.snapshot().closed) == 1 }, "connection close reported")
+	require.Equal(t, []string{local}, obs.snapshot().closed)
 }
 
 // TestNilObserver: a server without an observer works as before.

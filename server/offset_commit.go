@@ -61,7 +61,7 @@ func (s *Server) handleOffsetCommit(r *request, req *kmsg.OffsetCommitRequest) k
 		})
 	}
 	code := s.code(err)
-	s.observer.CommitDone(time.Since(start), code)
+	s.observer.CommitDone(req.Group, time.Since(start), code)
 	// Only group commits can be fenced; a direct commit's codes never are.
 	s.fenced(r.logger, kmsg.OffsetCommit, req.Group, req.MemberID, req.Generation, err)
 	for _, t := range req.Topics {

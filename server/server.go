@@ -279,10 +279,11 @@ accept:
 			continue
 		}
 		wg.Go(func() {
-			s.observer.ConnOpened()
-			defer s.observer.ConnClosed()
+			remote := conn.RemoteAddr().String()
+			s.observer.ConnOpened(remote)
 			defer s.untrack(conn)
-			s.serveConn(ctx, conn)
+			defer s.observer.ConnClosed(remote) // before untrack closes the socket
+			s.serveConn(ctx, conn, remote)
 		})
 	}
 	// The listener is closed, and closed completely, before Serve returns:

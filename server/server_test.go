@@ -431,11 +431,11 @@ func TestMaxConnectionsRefusesAndLogs(t *testing.T) {
 	assert.Equal(t, "2", refusals[0].Attrs["limit"])
 	assert.Equal(t, "1", refusals[0].Attrs["refused"])
 	assert.Contains(t, refusals[0].Attrs, "remote")
-	assert.Equal(t, 2, o.snapshot().opened, "refused connections are never served")
+	assert.Len(t, o.snapshot().opened, 2, "refused connections are never served")
 
 	roundTrip[*kmsg.ApiVersionsResponse](t, first, apiVersionsRequest(3))
 	require.NoError(t, second.Close())
-	eventually(t, testTimeout, func() bool { return o.snapshot().closed == 1 }, "the second connection's goroutine ends")
+	eventually(t, testTimeout, func() bool { return len(o.snapshot().closed) == 1 }, "the second connection's goroutine ends")
 	third := dial(t, addr, "third")
 	assert.Zero(t, roundTrip[*kmsg.ApiVersionsResponse](t, third, apiVersionsRequest(3)).ErrorCode, "a freed place is served")
 }
