@@ -88,6 +88,11 @@ type memberJSON struct {
 	// target, whole, at its next heartbeat.
 	MemberEpoch      *int32                `json:"member_epoch,omitzero"`
 	TargetAssignment []topicPartitionsJSON `json:"target_assignment,omitzero"`
+	// KnownGeneration: classic groups only. The generation the member was
+	// last told of (in a join, sync or refresh answer); below the group's
+	// generation, the member still acts on an older assignment, until its
+	// next request is fenced and it re-joins.
+	KnownGeneration *int32 `json:"known_generation,omitzero"`
 }
 
 // topicPartitionsJSON is a topic and some of its partitions, sorted.
@@ -174,6 +179,8 @@ func (s *Server) group(v coordinator.GroupView, snap *snapshot) groupJSON {
 		}
 		if consumer {
 			mj.MemberEpoch, mj.TargetAssignment = &m.MemberEpoch, byTopic(m.TargetAssignment)
+		} else {
+			mj.KnownGeneration = &m.KnownGeneration
 		}
 		g.Members = append(g.Members, mj)
 		for _, tp := range m.Assignment {

@@ -13,16 +13,19 @@ import (
 )
 
 // appGroup is the JSON of group "app" after twoMembers, without the
-// clock's reading.
+// clock's reading. a joined generation 1 and was not told of b's join:
+// it knows generation 1.
 const appGroup = `
 	"group": "app", "type": "classic", "state": "Stable", "generation": 2, "protocol": "", "leader": "a",
 	"members": [
 		{"member_id": "a", "client_id": "", "client_host": "", "session_timeout_ms": 100,
 		 "deadline": "1970-01-01T00:00:00.1Z", "deadline_ms": 100, "subscription": ["orders"],
-		 "assignment": [{"topic": "orders", "partitions": [0, 2]}]},
+		 "assignment": [{"topic": "orders", "partitions": [0, 2]}],
+		 "known_generation": 1},
 		{"member_id": "b", "client_id": "", "client_host": "", "session_timeout_ms": 200,
 		 "deadline": "1970-01-01T00:00:00.24Z", "deadline_ms": 240, "subscription": ["orders", "payments"],
-		 "assignment": [{"topic": "orders", "partitions": [1, 3]}, {"topic": "payments", "partitions": [0]}]}
+		 "assignment": [{"topic": "orders", "partitions": [1, 3]}, {"topic": "payments", "partitions": [0]}],
+		 "known_generation": 2}
 	],
 	"ownership": [
 		{"topic": "orders", "partition": 0, "owner": "a"},

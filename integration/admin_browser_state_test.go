@@ -41,7 +41,9 @@ func adminScene(t *testing.T, b *testBroker) {
 	alpha := adminDial(t, b.Addr(), "alpha")
 	beta := adminDial(t, b.Addr(), "beta")
 	a := adminJoin(t, alpha, "live", "", 30*time.Second, "orders")
+	adminSync(t, alpha, "live", a)
 	bm := adminJoin(t, beta, "live", "", 30*time.Second, "orders", "payments")
+	adminSync(t, beta, "live", bm)
 	require.Equal(t, []string{"alpha-000001", "beta-000002"}, []string{a.MemberID, bm.MemberID})
 	producer := adminDial(t, b.Addr(), "producer")
 	for _, p := range []struct {
@@ -109,6 +111,8 @@ func TestAdminBrowserShowsLagAndReasons(t *testing.T) {
 		`<div class="reason">stale generation</div>`,
 		// The buttons, and the manual clock's controls.
 		`data-expire="alpha-000001"`,
+		// alpha was never told of generation 2 (beta's join).
+		`alpha-000001<span class="meta"> leader</span><span class="meta lagging" data-known-generation="1"`,
 		`data-rebalance="live"`,
 		`<section id="controls">`,
 		`<button id="advance" type="button">Advance clock</button>`,

@@ -88,6 +88,15 @@ func adminJoinRequest(version int16, group, member string, session time.Duration
 	return req
 }
 
+// adminSync sends the SyncGroup that completes a join, and requires
+// success: the member is told its assignment, and knows the generation.
+func adminSync(t *testing.T, c *protocol.Client, group string, joined *kmsg.JoinGroupResponse) {
+	t.Helper()
+	req := kmsg.NewPtrSyncGroupRequest()
+	req.Version, req.Group, req.MemberID, req.Generation = 3, group, joined.MemberID, joined.Generation
+	require.Zero(t, adminRequest[*kmsg.SyncGroupResponse](t, c, req).ErrorCode, "sync %s", group)
+}
+
 // adminHeartbeat sends a Heartbeat v4 and returns its code.
 func adminHeartbeat(t *testing.T, c *protocol.Client, group, member string, generation int32) int16 {
 	t.Helper()
