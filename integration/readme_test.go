@@ -407,3 +407,21 @@ func TestReadmeMakeRun(t *testing.T) {
 		require.True(t, ws.Signaled() && ws.Signal() == syscall.SIGINT, "%v\n%s", err, log)
 	}
 }
+
+// TestReadmeEmbeddingExampleIsTheTestedFile: the README's go test example
+// is examples/embedded/readme_test.go to the byte, which make test runs
+// in a module of its own.
+func TestReadmeEmbeddingExampleIsTheTestedFile(t *testing.T) {
+	t.Parallel()
+	readme, err := os.ReadFile(filepath.Join(repoRoot, "README.md"))
+	require.NoError(t, err)
+	file, err := os.ReadFile(filepath.Join(repoRoot, "examples/embedded/readme_test.go"))
+	require.NoError(t, err)
+	_, section, ok := strings.Cut(string(readme), "## Inside your own go test")
+	require.True(t, ok)
+	_, block, ok := strings.Cut(section, "```go\n")
+	require.True(t, ok)
+	block, _, ok = strings.Cut(block, "```\n")
+	require.True(t, ok)
+	require.Equal(t, string(file), block)
+}

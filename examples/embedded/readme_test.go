@@ -1,0 +1,66 @@
+package embedded
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/minibroker/minibroker/broker"
+)
+
+// The README's example, whole: a kgo consumer joins, the test fences it.
+func TestFenceMyConsumer(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	b, err := broker.Start(ctx, broker.Config{
+		Topics:      map[string]int32{"orders": 4},
+		ManualClock: true, // sessions end only when the test says so
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+
+	assigned, lost := make(chan struct{}, 1), make(chan struct{}, 1)
+	signal := func(c chan struct{}) func(context.Context, *kgo.Client, map[string][]int32) {
+		return func(context.Context, *kgo.Client, map[string][]int32) {
+			select {
+			case c <- struct{}{}:
+			default:
+			}
+		}
+	}
+	client, err := kgo.NewClient(
+		kgo.SeedBrokers(b.Addr()),
+		kgo.ConsumerGroup("billing"),
+		kgo.ConsumeTopics("orders"),
+		kgo.HeartbeatInterval(100*time.Millisecond),
+		kgo.OnPartitionsAssigned(signal(assigned)),
+		kgo.OnPartitionsLost(signal(lost)),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	go func() { // polling drives the join and the heartbeats
+		for !client.PollFetches(ctx).IsClientClosed() && ctx.Err() == nil {
+		}
+	}()
+
+	select {
+	case <-assigned:
+	case <-ctx.Done():
+		t.Fatal("no assignment")
+	}
+	memberID, _ := client.GroupMetadata()
+	if err := b.ExpireMember("billing", memberID); err != nil { // fenced now
+		t.Fatal(err)
+	}
+	select {
+	case <-lost: // its next heartbeat was refused
+	case <-ctx.Done():
+		t.Fatal("the consumer never learned it was fenced")
+	}
+}
