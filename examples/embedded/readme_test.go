@@ -1,3 +1,7 @@
+// Package embedded shows minibroker running inside another module's
+// go test: a real kgo consumer against an in-process broker that the test
+// can fence on demand. It is a module of its own, so it sees only the
+// public API.
 package embedded
 
 import (
