@@ -11,12 +11,7 @@ import (
 
 func TestRangeGolden(t *testing.T) {
 	t.Parallel()
-	cases := []struct {
-		name   string
-		subs   map[string][]string
-		topics map[string]int32
-		want   map[string][]TopicPartition
-	}{
+	runGolden(t, Range, []goldenCase{
 		{
 			// RangeAssignor's class comment: M0, M1 on T1(3), T2(3).
 			name:   "kafka's example co-partitions two topics",
@@ -85,58 +80,12 @@ func TestRangeGolden(t *testing.T) {
 				"c": {},
 			},
 		},
-		{
-			name:   "a topic listed twice counts once",
-			subs:   map[string][]string{"a": {"orders", "orders"}, "b": {"orders"}},
-			topics: map[string]int32{"orders": 2},
-			want: map[string][]TopicPartition{
-				"a": tps("orders-0"),
-				"b": tps("orders-1"),
-			},
-		},
-		{
-			name:   "no members",
-			subs:   map[string][]string{},
-			topics: map[string]int32{"orders": 2},
-			want:   map[string][]TopicPartition{},
-		},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			require.Equal(t, tc.want, Range(tc.subs, tc.topics))
-		})
-	}
+	})
 }
 
 func TestRangeEveryPartitionExactlyOnceToASubscriber(t *testing.T) {
 	t.Parallel()
-	r := rand.New(rand.NewPCG(7, 8))
-	for iter := range 500 {
-		subs, topics := randomInput(r)
-		got := Range(subs, topics)
-		require.Len(t, got, len(subs), "iteration %d", iter)
-		owner := map[TopicPartition]string{}
-		for m, parts := range got {
-			require.True(t, slices.IsSortedFunc(parts, TopicPartition.Compare), "iteration %d: %s's partitions are not sorted", iter, m)
-			for _, tp := range parts {
-				prev, dup := owner[tp]
-				require.False(t, dup, "iteration %d: %s assigned to %s and %s", iter, tp, prev, m)
-				owner[tp] = m
-				require.Contains(t, subs[m], tp.Topic, "iteration %d: %s not subscribed to %s", iter, m, tp.Topic)
-			}
-		}
-		for topic, n := range topics {
-			subscribed := false
-			for _, ts := range subs {
-				subscribed = subscribed || slices.Contains(ts, topic)
-			}
-			for p := range n {
-				_, ok := owner[TopicPartition{Topic: topic, Partition: p}]
-				require.Equal(t, subscribed, ok, "iteration %d: %s-%d", iter, topic, p)
-			}
-		}
-	}
+	checkEveryPartitionOnceToASubscriber(t, Range, rand.New(rand.NewPCG(7, 8)))
 }
 
 // TestRangeEachTopicIsContiguousRangesInMemberOrder checks the shape that

@@ -10,12 +10,7 @@ import (
 
 func TestRoundRobinGolden(t *testing.T) {
 	t.Parallel()
-	cases := []struct {
-		name   string
-		subs   map[string][]string
-		topics map[string]int32
-		want   map[string][]TopicPartition
-	}{
+	runGolden(t, RoundRobin, []goldenCase{
 		{
 			name:   "two members share orders(4)",
 			subs:   map[string][]string{"b": {"orders"}, "a": {"orders"}},
@@ -62,28 +57,7 @@ func TestRoundRobinGolden(t *testing.T) {
 				"b": {},
 			},
 		},
-		{
-			name:   "a topic listed twice counts once",
-			subs:   map[string][]string{"a": {"orders", "orders"}, "b": {"orders"}},
-			topics: map[string]int32{"orders": 2},
-			want: map[string][]TopicPartition{
-				"a": tps("orders-0"),
-				"b": tps("orders-1"),
-			},
-		},
-		{
-			name:   "no members",
-			subs:   map[string][]string{},
-			topics: map[string]int32{"orders": 2},
-			want:   map[string][]TopicPartition{},
-		},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			require.Equal(t, tc.want, RoundRobin(tc.subs, tc.topics))
-		})
-	}
+	})
 }
 
 func TestTopicPartitionString(t *testing.T) {
@@ -94,34 +68,7 @@ func TestTopicPartitionString(t *testing.T) {
 
 func TestRoundRobinEveryPartitionExactlyOnceToASubscriber(t *testing.T) {
 	t.Parallel()
-	r := rand.New(rand.NewPCG(1, 2))
-	for iter := range 500 {
-		subs, topics := randomInput(r)
-		got := RoundRobin(subs, topics)
-		require.Len(t, got, len(subs), "iteration %d", iter)
-
-		owner := map[TopicPartition]string{}
-		for m, parts := range got {
-			for _, tp := range parts {
-				prev, dup := owner[tp]
-				require.False(t, dup, "iteration %d: %s assigned to %s and %s", iter, tp, prev, m)
-				owner[tp] = m
-				require.Contains(t, subs[m], tp.Topic, "iteration %d: %s not subscribed to %s", iter, m, tp.Topic)
-			}
-		}
-		for topic, n := range topics {
-			hasSubscriber := false
-			for _, ts := range subs {
-				for _, t := range ts {
-					hasSubscriber = hasSubscriber || t == topic
-				}
-			}
-			for p := range n {
-				_, ok := owner[TopicPartition{Topic: topic, Partition: p}]
-				require.Equal(t, hasSubscriber, ok, "iteration %d: %s-%d", iter, topic, p)
-			}
-		}
-	}
+	checkEveryPartitionOnceToASubscriber(t, RoundRobin, rand.New(rand.NewPCG(1, 2)))
 }
 
 func TestRoundRobinShuffledInputGivesSameOutput(t *testing.T) {
