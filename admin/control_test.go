@@ -211,15 +211,16 @@ func TestDeleteGroupControlGuard(t *testing.T) {
 		f.srv.Handler().ServeHTTP(rec, r)
 		return rec.Code, rec.Body.String()
 	}
-	code, body := send("", "127.0.0.1:9644", "Bearer s3cret")
+	const host = "127.0.0.1:9644" // a Host header only: nothing listens
+	code, body := send("", host, "Bearer s3cret")
 	require.Equal(t, http.StatusUnsupportedMediaType, code)
 	requireJSON(t, `{"error":"state-changing requests must be sent with Content-Type: application/json"}`, body)
-	code, _ = send("text/plain", "127.0.0.1:9644", "Bearer s3cret")
+	code, _ = send("text/plain", host, "Bearer s3cret")
 	require.Equal(t, http.StatusUnsupportedMediaType, code)
-	code, _ = send("application/json", "127.0.0.1:9644", "")
+	code, _ = send("application/json", host, "")
 	require.Equal(t, http.StatusUnauthorized, code)
 	require.Len(t, f.coord.Committed("manual"), 1, "nothing was deleted")
-	code, body = send("application/json", "127.0.0.1:9644", "Bearer s3cret")
+	code, body = send("application/json", host, "Bearer s3cret")
 	require.Equal(t, http.StatusOK, code, body)
 	require.Empty(t, f.coord.Committed("manual"))
 
