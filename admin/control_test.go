@@ -211,7 +211,7 @@ func TestDeleteGroupControlGuard(t *testing.T) {
 		f.srv.Handler().ServeHTTP(rec, r)
 		return rec.Code, rec.Body.String()
 	}
-	const host = "127.0.0.1:9644" // a Host header only: nothing listens
+	const host = "127.0.0.1:19644" // a loopback Host header; nothing listens there
 	code, body := send("", host, "Bearer s3cret")
 	require.Equal(t, http.StatusUnsupportedMediaType, code)
 	requireJSON(t, `{"error":"state-changing requests must be sent with Content-Type: application/json"}`, body)
