@@ -29,14 +29,14 @@ func TestGuardRefusesOtherOrigins(t *testing.T) {
 		headers map[string]string
 		code    int
 	}{
-		{"form post", "POST", "/v1/expire", "127.0.0.1:9644",
+		{"form post", "POST", "/v1/expire", "127.0.0.1:19644",
 			map[string]string{"Content-Type": "application/x-www-form-urlencoded", "Origin": "http://evil.example"}, http.StatusUnsupportedMediaType},
-		{"no-cors text post", "POST", "/v1/clock/advance", "127.0.0.1:9644",
+		{"no-cors text post", "POST", "/v1/clock/advance", "127.0.0.1:19644",
 			map[string]string{"Content-Type": "text/plain", "Origin": "http://localhost:8000"}, http.StatusUnsupportedMediaType},
-		{"no content type", "POST", "/v1/expire", "127.0.0.1:9644", nil, http.StatusUnsupportedMediaType},
-		{"json from another origin", "POST", "/v1/expire", "127.0.0.1:9644",
+		{"no content type", "POST", "/v1/expire", "127.0.0.1:19644", nil, http.StatusUnsupportedMediaType},
+		{"json from another origin", "POST", "/v1/expire", "127.0.0.1:19644",
 			map[string]string{"Content-Type": "application/json", "Origin": "http://127.0.0.1:8000"}, http.StatusForbidden},
-		{"json from a null origin", "POST", "/v1/expire", "127.0.0.1:9644",
+		{"json from a null origin", "POST", "/v1/expire", "127.0.0.1:19644",
 			map[string]string{"Content-Type": "application/json", "Origin": "null"}, http.StatusForbidden},
 		{"rebound name reads", "GET", "/v1/groups", "evil.example:9644", nil, http.StatusForbidden},
 		{"rebound name posts", "POST", "/v1/expire", "evil.example:9644",
@@ -68,7 +68,7 @@ func TestGuardRefusesOtherOrigins(t *testing.T) {
 func TestGuardAllowsTheAPIsOwnClients(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
-	for _, host := range []string{"127.0.0.1:9644", "localhost:9644", "[::1]:9644", "127.0.0.2", "app.localhost:9644"} {
+	for _, host := range []string{"127.0.0.1:19644", "localhost:9644", "[::1]:9644", "127.0.0.2", "app.localhost:9644"} {
 		for _, origin := range []string{"", "http://" + host} {
 			r := httptest.NewRequest("POST", "/v1/clock/advance", strings.NewReader(`{"ms":1}`))
 			r.Host = host

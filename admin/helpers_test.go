@@ -184,7 +184,7 @@ func value(fams map[string]*dto.MetricFamily, name string, labels ...string) flo
 // and, when it changes state, as JSON.
 func newRequest(method, path, body string) *http.Request {
 	r := httptest.NewRequest(method, path, strings.NewReader(body))
-	r.Host = "127.0.0.1:9644"
+	r.Host = "127.0.0.1:19644"
 	if method != http.MethodGet {
 		r.Header.Set("Content-Type", "application/json")
 	}
