@@ -23,10 +23,15 @@ func (s *Script) raw(ctx context.Context) (*protocol.Client, error) {
 	return c, nil
 }
 
-// describeConsumerGroup sends one ConsumerGroupDescribe v1 for group on c.
-func describeConsumerGroup(ctx context.Context, c *protocol.Client, group string) (kmsg.ConsumerGroupDescribeResponseGroup, error) {
+// describeConsumerGroup sends one ConsumerGroupDescribe of the script's group
+// on a raw connection of its own.
+func (s *Script) describeConsumerGroup(ctx context.Context) (kmsg.ConsumerGroupDescribeResponseGroup, error) {
+	c, err := s.raw(ctx)
+	if err != nil {
+		return kmsg.ConsumerGroupDescribeResponseGroup{}, err
+	}
 	req := kmsg.NewPtrConsumerGroupDescribeRequest()
-	req.Version, req.Groups = lab.ConsumerGroupDescribeVersion, []string{group}
+	req.Version, req.Groups = lab.ConsumerGroupDescribeVersion, []string{s.group}
 	resp, err := lab.Request[*kmsg.ConsumerGroupDescribeResponse](ctx, c, req)
 	if err != nil {
 		return kmsg.ConsumerGroupDescribeResponseGroup{}, err
@@ -50,11 +55,7 @@ func consumerUnknownGroup(ctx context.Context, s *Script) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	c, err := s.raw(ctx)
-	if err != nil {
-		return "", err
-	}
-	g, err := describeConsumerGroup(ctx, c, s.group)
+	g, err := s.describeConsumerGroup(ctx)
 	if err != nil {
 		return "", err
 	}
@@ -132,11 +133,7 @@ func consumerDescribeTopicIDs(ctx context.Context, s *Script) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	c, err := s.raw(ctx)
-	if err != nil {
-		return "", err
-	}
-	g, err := describeConsumerGroup(ctx, c, s.group)
+	g, err := s.describeConsumerGroup(ctx)
 	if err != nil {
 		return "", err
 	}
