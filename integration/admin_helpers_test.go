@@ -21,6 +21,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/minibroker/minibroker/broker"
+	"github.com/minibroker/minibroker/internal/testutil"
 	"github.com/minibroker/minibroker/protocol"
 	"github.com/minibroker/minibroker/records"
 )
@@ -212,15 +213,5 @@ func adminMetric(fams map[string]*dto.MetricFamily, name string, labels ...strin
 // adminEventually polls cond until it holds or adminWait passes.
 func adminEventually(t *testing.T, cond func() bool, msg string) {
 	t.Helper()
-	tick := time.NewTicker(2 * time.Millisecond)
-	defer tick.Stop()
-	timeout := time.NewTimer(adminWait)
-	defer timeout.Stop()
-	for !cond() {
-		select {
-		case <-tick.C:
-		case <-timeout.C:
-			t.Fatalf("not within %v: %s", adminWait, msg)
-		}
-	}
+	testutil.Eventually(t, adminWait, testutil.Holds(cond, msg))
 }

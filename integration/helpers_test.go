@@ -337,17 +337,7 @@ func apiVersionsRequest(version int16) *kmsg.ApiVersionsRequest {
 // eventually polls cond until it holds or waitTimeout passes.
 func eventually(t *testing.T, cond func() bool, msg string) {
 	t.Helper()
-	tick := time.NewTicker(2 * time.Millisecond)
-	defer tick.Stop()
-	deadline := time.NewTimer(waitTimeout)
-	defer deadline.Stop()
-	for !cond() {
-		select {
-		case <-tick.C:
-		case <-deadline.C:
-			t.Fatalf("not within %v: %s", waitTimeout, msg)
-		}
-	}
+	testutil.Eventually(t, waitTimeout, testutil.Holds(cond, msg))
 }
 
 // deadline is a connection deadline waitTimeout from now.

@@ -370,19 +370,7 @@ func (m *kgoMember) Kill() {
 // timeout passes, then fails with the last reason cond gave.
 func kgoEventually(t *testing.T, timeout time.Duration, cond func() string) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	tick := time.NewTicker(20 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		why := cond()
-		if why == "" {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("not reached in %v: %s", timeout, why)
-		}
-		<-tick.C
-	}
+	testutil.Eventually(t, timeout, cond)
 }
 
 // kgoConverged reports "" when the members and the coordinator agree on a

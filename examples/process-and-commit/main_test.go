@@ -221,19 +221,7 @@ func memberIDOf(t *testing.T, b *broker.Broker, clientID string) string {
 // eventually polls cond every 20 ms until it returns "" or waitFor passes.
 func eventually(t *testing.T, cond func() string) {
 	t.Helper()
-	deadline := time.Now().Add(waitFor)
-	tick := time.NewTicker(20 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		why := cond()
-		if why == "" {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("not reached in %v: %s", waitFor, why)
-		}
-		<-tick.C
-	}
+	testutil.Eventually(t, waitFor, cond)
 }
 
 // syncBuffer is a bytes.Buffer safe for one writer and concurrent readers.

@@ -10,7 +10,8 @@
 //   - BuildMain: a main package built once per test binary, for tests
 //     that run minibroker as a process of its own;
 //   - CutDialer: a dialer whose connections can all be cut at once, a
-//     crashed client as the broker sees it.
+//     crashed client as the broker sees it;
+//   - Eventually: polling with a deadline, instead of sleeps.
 //
 // It is imported only by _test.go files. It imports only the standard
 // library, so that any package's in-package tests can use it without an
