@@ -68,7 +68,7 @@ func TestGuardRefusesOtherOrigins(t *testing.T) {
 func TestGuardAllowsTheAPIsOwnClients(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
-	for _, host := range []string{"127.0.0.1:19644", "localhost:9644", "[::1]:9644", "127.0.0.2", "app.localhost:9644"} {
+	for _, host := range []string{"127.0.0.1:19644", "localhost:19644", "[::1]:19644", "127.0.0.2", "app.localhost:19644"} {
 		for _, origin := range []string{"", "http://" + host} {
 			r := httptest.NewRequest("POST", "/v1/clock/advance", strings.NewReader(`{"ms":1}`))
 			r.Host = host

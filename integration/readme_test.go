@@ -252,17 +252,22 @@ func readmeSection(t *testing.T, section string) []readmeCommand {
 	return out
 }
 
-// runCurl runs a README curl command through sh, with the README's
-// admin address replaced by addr and J set as the README sets it.
-func runCurl(t *testing.T, c readmeCommand, readmeAddr, addr string) string {
+// readmeAdmin matches the admin address a README curl command names.
+var readmeAdmin = regexp.MustCompile(`127\.0\.0\.1:\d+`)
+
+// runCurl runs a README curl command through sh, with the admin address
+// it names replaced by addr and J set as the README sets it. It returns
+// what the command printed and the address the README named.
+func runCurl(t *testing.T, c readmeCommand, addr string) (out, named string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), adminWait)
 	defer cancel()
-	line := strings.ReplaceAll(c.text, readmeAddr, strings.TrimPrefix(addr, "http://"))
-	cmd := exec.CommandContext(ctx, "sh", "-c", "J='Content-Type: application/json'; "+line)
-	out, err := cmd.Output()
+	named = readmeAdmin.FindString(c.text)
+	require.NotEmpty(t, named, "README.md:%d names no admin address", c.line)
+	line := strings.ReplaceAll(c.text, named, strings.TrimPrefix(addr, "http://"))
+	stdout, err := exec.CommandContext(ctx, "sh", "-c", "J='Content-Type: application/json'; "+line).Output()
 	require.NoError(t, err, "README.md:%d: %s", c.line, line)
-	return strings.TrimSpace(string(out))
+	return strings.TrimSpace(string(stdout)), named
 }
 
 // TestReadmeManualClockExercise runs "Exercise 3 by hand" as written:
@@ -276,10 +281,14 @@ func TestReadmeManualClockExercise(t *testing.T) {
 	cmds := readmeSection(t, "Exercise 3 by hand, on a manual clock")
 	require.True(t, strings.HasPrefix(cmds[0].text, "./bin/minibroker serve "), cmds[0].text)
 	var args []string
+	var adminFlag string // the serve line's --admin
 	serve := strings.Fields(cmds[0].text)[2:]
 	for i := 0; i < len(serve); i++ {
 		switch serve[i] {
 		case "--listen", "--admin", "--data-dir": // startAdminBinary picks its own
+			if serve[i] == "--admin" {
+				adminFlag = serve[i+1]
+			}
 			i++
 		default:
 			args = append(args, serve[i])
@@ -309,7 +318,9 @@ func TestReadmeManualClockExercise(t *testing.T) {
 	calls := cmds[2:]
 	require.Len(t, calls, 5, "J=, then four curl calls")
 	for _, c := range calls[1:] {
-		require.Equal(t, c.comment, runCurl(t, c, "127.0.0.1:9645", b.HTTP), "README.md:%d", c.line)
+		out, named := runCurl(t, c, b.HTTP)
+		require.Equal(t, adminFlag, named, "README.md:%d calls the broker the serve line starts", c.line)
+		require.Equal(t, c.comment, out, "README.md:%d", c.line)
 	}
 }
 
@@ -351,7 +362,7 @@ func TestReadmeFenceOnDemand(t *testing.T) {
 	deadline := time.Now().Add(adminWait)
 	for len(group.Members) == 0 {
 		require.True(t, time.Now().Before(deadline), "the consumer never joined")
-		if out := runCurl(t, cmds[0], "127.0.0.1:9644", b.HTTP); strings.HasPrefix(out, "{") {
+		if out, _ := runCurl(t, cmds[0], b.HTTP); strings.HasPrefix(out, "{") {
 			require.NoError(t, json.Unmarshal([]byte(out), &group), out)
 		}
 		time.Sleep(20 * time.Millisecond) // poll, bounded by the deadline above
@@ -361,7 +372,7 @@ func TestReadmeFenceOnDemand(t *testing.T) {
 	require.Contains(t, cmds[2].text, "/members/kgo-000004/expire")
 	expire := cmds[2]
 	expire.text = strings.Replace(expire.text, "kgo-000004", member, 1)
-	got := runCurl(t, expire, "127.0.0.1:9644", b.HTTP)
+	got, _ := runCurl(t, expire, b.HTTP)
 	require.Equal(t, fmt.Sprintf(`{"group":"process-and-commit","member":%q,"generation":%d}`, member, group.Generation+1), got)
 	select {
 	case <-lost:
