@@ -86,31 +86,11 @@ func renderRecords(b *strings.Builder, cfg *benchConfig, outcomes []*outcome, di
 	fmt.Fprintf(b, "A stock kgo client (franz-go) in the minibench process, which shares the %d CPUs with the server. records/s is the median window; MB/s counts record values (10^6 bytes); latency is per record (produce to promise, or produce to poll for e2e). CPU/MB is the server's user+system CPU per MB of values. `mb ÷ this` divides minibroker's records/s, or CPU/MB, by the row's. Codes are Kafka errors that failed a record or a fetch.\n\n", cpus())
 	b.WriteString("| scenario | server | records/s | windows | MB/s | p50 | p99 | p99.9 | CPU/MB | mb ÷ this records/s | mb ÷ this CPU/MB | codes |\n")
 	b.WriteString("|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|\n")
-	for _, o := range recs {
-		mb := o.results[serverMinibroker]
-		first := true
-		for _, server := range allServers {
-			r := o.results[server]
-			if r == nil {
-				continue
-			}
-			name := ""
-			if first {
-				name, first = "**"+o.sc.Name+"**", false
-			}
-			rateRatio, cpuRatio := "", ""
-			if mb != nil && server != serverMinibroker {
-				rateRatio = fmtRatio(mb.MedianRate(), r.MedianRate())
-				cpuRatio = fmtRatio(float64(mb.CPUPerMB()), float64(r.CPUPerMB()))
-			}
-			rate := fmtCount(r.MedianRate())
-			if r.Err != nil {
-				rate = "ERROR: " + strings.ReplaceAll(r.Err.Error(), "|", "/")
-			}
-			fmt.Fprintf(b, "| %s | %s | %s | %s | %.1f | %s | %s | %s | %s | %s | %s | %s |\n", name, server, rate, windowRange(r), r.MBPerSec(),
-				fmtDur(r.Latency.Quantile(0.5)), fmtDur(r.Latency.Quantile(0.99)), fmtDur(r.Latency.Quantile(0.999)),
-				fmtDur(r.CPUPerMB()), rateRatio, cpuRatio, formatCodes(r.Codes, r.Unexpected))
-		}
+	for _, row := range tableRows(recs, (*loadgen.Result).CPUPerMB) {
+		r := row.r
+		fmt.Fprintf(b, "| %s | %s | %s | %s | %.1f | %s | %s | %s | %s | %s | %s | %s |\n", row.name, row.server, row.rate, windowRange(r), r.MBPerSec(),
+			fmtDur(r.Latency.Quantile(0.5)), fmtDur(r.Latency.Quantile(0.99)), fmtDur(r.Latency.Quantile(0.999)),
+			fmtDur(r.CPUPerMB()), row.rateRatio, row.cpuRatio, formatCodes(r.Codes, r.Unexpected))
 	}
 	b.WriteString("\nScenarios:\n\n")
 	for _, o := range recs {

@@ -34,32 +34,11 @@ func renderReport(cfg *benchConfig, meta runMeta, outcomes []*outcome, inproc *i
 		b.WriteString("Codes are every non-zero error code answered during the windows, warmups included (`!` marks one the scenario does not expect); setup codes are those answered while the members joined. Nothing is left out.\n\n")
 		b.WriteString("| scenario | server | ops/s | windows | req/s | p50 | p99 | p99.9 | CPU/op | mb ÷ this ops/s | mb ÷ this CPU/op | codes | setup codes |\n")
 		b.WriteString("|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|---|\n")
-		for _, o := range groups {
-			mb := o.results[serverMinibroker]
-			first := true
-			for _, server := range allServers {
-				r := o.results[server]
-				if r == nil {
-					continue
-				}
-				name := ""
-				if first {
-					name = "**" + o.sc.Name + "**"
-					first = false
-				}
-				rateRatio, cpuRatio := "", ""
-				if mb != nil && server != serverMinibroker {
-					rateRatio = fmtRatio(mb.MedianRate(), r.MedianRate())
-					cpuRatio = fmtRatio(float64(mb.CPUPerOp()), float64(r.CPUPerOp()))
-				}
-				rate := fmtCount(r.MedianRate())
-				if r.Err != nil {
-					rate = "ERROR: " + strings.ReplaceAll(r.Err.Error(), "|", "/")
-				}
-				fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", name, server, rate, windowRange(r), fmtCount(r.RequestRate()),
-					fmtDur(r.Latency.Quantile(0.5)), fmtDur(r.Latency.Quantile(0.99)), fmtDur(r.Latency.Quantile(0.999)),
-					fmtDur(r.CPUPerOp()), rateRatio, cpuRatio, formatCodes(r.Codes, r.Unexpected), loadgen.FormatCodes(r.SetupCodes))
-			}
+		for _, row := range tableRows(groups, (*loadgen.Result).CPUPerOp) {
+			r := row.r
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", row.name, row.server, row.rate, windowRange(r), fmtCount(r.RequestRate()),
+				fmtDur(r.Latency.Quantile(0.5)), fmtDur(r.Latency.Quantile(0.99)), fmtDur(r.Latency.Quantile(0.999)),
+				fmtDur(r.CPUPerOp()), row.rateRatio, row.cpuRatio, formatCodes(r.Codes, r.Unexpected), loadgen.FormatCodes(r.SetupCodes))
 		}
 		b.WriteString("\nScenarios:\n\n")
 		for _, o := range groups {
@@ -323,4 +302,42 @@ func (ts *targets) ratio(name, scenario, other string, min float64) {
 	x := mb.MedianRate() / o.MedianRate()
 	ts.add(target{name: name, run: true, ok: x >= min,
 		measured: fmt.Sprintf("%.2f× (%s vs %s %s)", x, fmtCount(mb.MedianRate()), fmtCount(o.MedianRate()), ts.unit)})
+}
+
+// tableRow is one server's line of a scenario in a results table.
+type tableRow struct {
+	name   string // the scenario, in bold, on its first line only
+	server string
+	r      *loadgen.Result
+	rate   string // the median rate, or the error that ended the run
+	// rateRatio and cpuRatio divide minibroker's rate and CPU cost by
+	// this row's; empty on minibroker's own line.
+	rateRatio, cpuRatio string
+}
+
+// tableRows lists the lines of outcomes' scenarios, the servers in
+// allServers order; cpu is the CPU cost per unit the table reports.
+func tableRows(outcomes []*outcome, cpu func(*loadgen.Result) time.Duration) []tableRow {
+	var rows []tableRow
+	for _, o := range outcomes {
+		mb := o.results[serverMinibroker]
+		name := "**" + o.sc.Name + "**"
+		for _, server := range allServers {
+			r := o.results[server]
+			if r == nil {
+				continue
+			}
+			row := tableRow{name: name, server: server, r: r, rate: fmtCount(r.MedianRate())}
+			name = ""
+			if r.Err != nil {
+				row.rate = "ERROR: " + strings.ReplaceAll(r.Err.Error(), "|", "/")
+			}
+			if mb != nil && server != serverMinibroker {
+				row.rateRatio = fmtRatio(mb.MedianRate(), r.MedianRate())
+				row.cpuRatio = fmtRatio(float64(cpu(mb)), float64(cpu(r)))
+			}
+			rows = append(rows, row)
+		}
+	}
+	return rows
 }
