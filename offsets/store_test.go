@@ -46,6 +46,7 @@ func TestCommitThenReopen(t *testing.T) {
 	require.Equal(t, want, snapshot(s), "memory after the commits")
 	require.Equal(t, want, reopen(t, dir), "a restarted store")
 }
+
 // TestResetSentinelsAreStored: the offsets -1 and -2 a client commits when
 // it resets (kafkajs does) are stored as given, beside an ordinary offset:
 // read back at once, from the journal while the store runs, and from
