@@ -281,8 +281,10 @@ func recordsOf(st []stored, ps []int32, from int) []stored {
 // past the log end, and a third member fetches there, gets
 // OFFSET_OUT_OF_RANGE, commits -2 for exactly those partitions (seen on the
 // wire, at its generation), which minibroker stores, re-reads them from
-// offset 0 and keeps consuming what is produced next. Every record is
-// checked by partition, offset, key and value.
+// offset 0 and keeps consuming what is produced next. Last, partition 0
+// committed past the end makes a fourth member, resetting to latest,
+// commit -1 and read only what is produced after it fetches at the log
+// end. Every record is checked by partition, offset, key and value.
 func TestKafkajsGroup(t *testing.T) {
 	t.Parallel()
 	kafkajsNode(t) // skip early without node
@@ -389,4 +391,45 @@ func TestKafkajsGroup(t *testing.T) {
 	checkOwners(t, l.all()[before:], map[string][]int32{"kafkajs-c": {0, 1, 2, 3}}, 0)
 	waitCommitted(t, adm, group, topic, endOffsets(t, adm, topic))
 	c.stop(t)
+
+	// With fromBeginning false the sentinel is -1: d resets partition 0,
+	// committed past the log end, to the log end, and reads only what is
+	// produced once it fetches there.
+	ends := endOffsets(t, adm, topic)
+	beyond = kadm.Offsets{}
+	beyond.AddOffset(topic, 0, 1000, -1)
+	if resp, err := adm.CommitOffsets(ctx, group, beyond); err != nil || resp.Error() != nil {
+		t.Fatalf("committing past the log end: %v %v", err, resp.Error())
+	}
+	before = len(l.all())
+	d := startKafkajs(t, addr, group, "kafkajs-d", "latest", l)
+	waitSplit(t, addr, adm, false, group, topic, partitions, "kafkajs-d")
+	dj := d.waitJoins(t, 1)
+	genD := kafkajsView(t, addr, group).Generation
+	poll(t, "kafkajs-d fetching every partition at its log end", func(context.Context) (bool, string) {
+		d.alive(t)
+		for p := range int32(partitions) {
+			if !tap.fetchedAt("kafkajs-d", topic, p, ends[p]) {
+				return false, fmt.Sprintf("no fetch of partition %d at %d yet", p, ends[p])
+			}
+		}
+		return true, ""
+	})
+	sentinels = nil
+	for _, cm := range tap.commitsBy("kafkajs-d") {
+		if cm.Offset < 0 {
+			t.Logf("on the wire: %s", cm)
+			sentinels = append(sentinels, cm)
+		}
+	}
+	if len(sentinels) != 1 || sentinels[0].Offset != -1 || sentinels[0].Partition != 0 || sentinels[0].Generation != genD || sentinels[0].MemberID != dj.MemberID {
+		t.Errorf("kafkajs-d's negative commits: %v, want one -1 for partition 0 at generation %d by %s", sentinels, genD, dj.MemberID)
+	}
+	kafkajsProduce(t, addr, makeRecords(100, 20))
+	st = readTopic(t, addr, adm, topic, 120)
+	fresh := recordsOf(st, nil, 100)
+	l.wait(t, before+len(fresh))
+	checkConsumed(t, l.all()[before:], fresh)
+	waitCommitted(t, adm, group, topic, endOffsets(t, adm, topic))
+	d.stop(t)
 }
