@@ -12,9 +12,10 @@ package clients
 // they disconnect. When a fetch position falls out of range it commits
 // the reset sentinel for the partition (OffsetManager.setDefaultOffset:
 // -2 for fromBeginning, -1 otherwise), reads it back with OffsetFetch,
-// takes the negative offset for no commit and resets by its policy: the
-// commit minibroker used to refuse with OFFSET_OUT_OF_RANGE, on which
-// kafkajs crashed (KafkaJSNonRetriableError).
+// takes the negative offset for no commit and resets by its policy. A
+// broker that refuses that commit with OFFSET_OUT_OF_RANGE stops the
+// consumer: kafkajs takes the code for non-retriable and crashes
+// (KafkaJSNonRetriableError).
 
 import (
 	"bufio"
