@@ -13,7 +13,7 @@ COVER_MIN ?= 90
 # Packages whose statement coverage make test holds at COVER_MIN percent.
 COVER_PKGS = assignor coordinator offsets
 
-.PHONY: all test fmt-check vet boundaries chromium kcat unit run build bench fuzz lab compare cover clean
+.PHONY: all test fmt-check vet boundaries chromium kcat kafkajs unit run build bench fuzz lab compare cover clean
 
 all: build
 
@@ -38,7 +38,12 @@ chromium:
 kcat:
 	@./scripts/kcat.sh
 
-unit: chromium kcat
+## kafkajs: install kafkajs from the npm registry into .cache/kafkajs for the
+## real-client tests, if missing (needs node and npm; without node they skip).
+kafkajs:
+	@./scripts/kafkajs.sh
+
+unit: chromium kcat kafkajs
 	@mkdir -p .cache
 	$(GO) test -race -count=1 -cover ./... 2>&1 | tee .cache/test.out
 	@./scripts/cover-floor.sh .cache/test.out $(COVER_MIN) $(COVER_PKGS)

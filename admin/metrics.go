@@ -40,6 +40,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/minibroker/minibroker/offsets"
 	"github.com/minibroker/minibroker/server"
 )
 
@@ -162,7 +163,7 @@ var (
 		"The partition's log end offset: its high watermark, the offset after the last record a consumer can read.",
 		[]string{"topic", "partition"}, nil)
 	lagDesc = prometheus.NewDesc("minibroker_group_lag",
-		"The group's consumer lag: log end offset - committed offset, summed over the partitions it has committed (a commit past the log end counts negative); for the groups with per-group series.",
+		"The group's consumer lag: log end offset - committed offset, summed over the partitions it has committed (a commit past the log end counts negative, a reset sentinel -1 or -2 not at all); for the groups with per-group series.",
 		[]string{"group"}, nil)
 )
 
@@ -199,6 +200,9 @@ func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
 		var lag int64
 		known := false
 		for _, e := range c.s.coord.Committed(g) {
+			if offsets.IsResetSentinel(e.Offset) {
+				continue // a reset policy, not a position
+			}
 			if st, ok := c.s.logOffsets(e.Topic, e.Partition); ok {
 				lag += st.HighWatermark - e.Offset
 				known = true

@@ -4,7 +4,8 @@ package admin
 // (membership), who owns the partition in this generation (assignment),
 // where each consumer reads (its fetch position) and what the group has
 // committed (the durable offset), beside the log's own offsets. The lag
-// is Kafka's consumer lag: log end - committed. GET /v1/groups shows them
+// is Kafka's consumer lag: log end - committed, none for a commit of a
+// reset sentinel (-1, -2). GET /v1/groups shows them
 // per group, GET /v1/topics per topic.
 
 import (
@@ -74,6 +75,22 @@ type partitionJSON struct {
 	// which nothing forbids); both null without a commit.
 	Committed *int64 `json:"committed"`
 	Lag       *int64 `json:"lag"`
+	// CommittedReset is "earliest" or "latest" when Committed is a reset
+	// sentinel (-2 or -1, what kafkajs commits when its position fell out
+	// of range): not a position but the policy the consumer resets by at
+	// its next OffsetFetch. Lag is null then: there is none to measure.
+	CommittedReset string `json:"committed_reset,omitempty"`
+}
+
+// resetName names a reset sentinel's policy, "" for any other offset.
+func resetName(offset int64) string {
+	switch offset {
+	case offsets.ResetEarliest:
+		return "earliest"
+	case offsets.ResetLatest:
+		return "latest"
+	}
+	return ""
 }
 
 // partitions renders every partition of the topics in subscribed and of
@@ -109,7 +126,8 @@ func (s *Server) partitions(v coordinator.GroupView, subscribed []string, commit
 		}
 		if c, ok := commits[tp]; ok {
 			pj.Committed = &c
-			if known {
+			pj.CommittedReset = resetName(c)
+			if known && pj.CommittedReset == "" {
 				lag := st.HighWatermark - c
 				pj.Lag = &lag
 			}

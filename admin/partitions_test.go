@@ -146,6 +146,32 @@ func TestLogOffsetsWithoutALog(t *testing.T) {
 		"fetch_positions": [], "committed": 3, "lag": null}]`, f.partitionsOf(t, "manual"))
 }
 
+// TestResetSentinelHasNoLag: a committed -2 or -1 (what kafkajs commits
+// when its position fell out of range) is shown as committed, named by
+// the policy it stands for, with no lag; a commit past the log end keeps
+// its negative lag.
+func TestResetSentinelHasNoLag(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	f.produce(t, "orders", 0, 10)
+	f.produce(t, "orders", 1, 4)
+	require.NoError(t, f.coord.CommitDirect("reset", []offsets.Entry{
+		{Topic: "orders", Partition: 0, Offset: offsets.ResetEarliest, LeaderEpoch: offsets.NoLeaderEpoch},
+		{Topic: "orders", Partition: 1, Offset: offsets.ResetLatest, LeaderEpoch: offsets.NoLeaderEpoch},
+		{Topic: "orders", Partition: 2, Offset: 3, LeaderEpoch: offsets.NoLeaderEpoch},
+	}))
+	requireJSON(t, `[
+		{"topic": "orders", "partition": 0, "log_start_offset": 0, "log_end_offset": 10, "owner": "",
+		 "fetch_positions": [], "committed": -2, "lag": null, "committed_reset": "earliest"},
+		{"topic": "orders", "partition": 1, "log_start_offset": 0, "log_end_offset": 4, "owner": "",
+		 "fetch_positions": [], "committed": -1, "lag": null, "committed_reset": "latest"},
+		{"topic": "orders", "partition": 2, "log_start_offset": 0, "log_end_offset": 0, "owner": "",
+		 "fetch_positions": [], "committed": 3, "lag": -3},
+		{"topic": "orders", "partition": 3, "log_start_offset": 0, "log_end_offset": 0, "owner": "",
+		 "fetch_positions": [], "committed": null, "lag": null}
+	]`, f.partitionsOf(t, "reset"))
+}
+
 // TestFetchPositionsForgottenWhenTheConnectionCloses: ConnClosed drops
 // every position of that connection, and only those.
 func TestFetchPositionsForgottenWhenTheConnectionCloses(t *testing.T) {
@@ -244,13 +270,14 @@ func TestLogAndLagMetrics(t *testing.T) {
 		{Topic: "orders", Partition: 1, Offset: 1, LeaderEpoch: offsets.NoLeaderEpoch},
 	}))
 	require.NoError(t, f.coord.CommitDirect("beyond", []offsets.Entry{{Topic: "orders", Partition: 0, Offset: 0}}))
+	require.NoError(t, f.coord.CommitDirect("app", []offsets.Entry{{Topic: "payments", Partition: 0, Offset: offsets.ResetEarliest}}))
 
 	fams := scrape(t, f.srv.Handler())
 	require.Equal(t, 5.0, value(fams, "minibroker_partitions"))
 	require.Equal(t, 10.0, value(fams, "minibroker_partition_log_end_offset", "partition", "0", "topic", "orders"))
 	require.Equal(t, 2.0, value(fams, "minibroker_partition_log_end_offset", "partition", "1", "topic", "orders"))
 	require.Len(t, fams["minibroker_partition_log_end_offset"].GetMetric(), 2, "the cap")
-	require.Equal(t, 5.0, value(fams, "minibroker_group_lag", "group", "app"), "(10-6) + (2-1)")
+	require.Equal(t, 5.0, value(fams, "minibroker_group_lag", "group", "app"), "(10-6) + (2-1), and nothing for the reset sentinel on payments-0")
 	require.Equal(t, -1.0, value(fams, "minibroker_group_lag", "group", "beyond"))
 
 	f.coord.Leave("app", "a")

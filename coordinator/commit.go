@@ -13,9 +13,10 @@ import (
 // that is not Stable (ErrRebalanceInProgress), a generation other than the
 // current one (ErrIllegalGeneration), an unknown member
 // (ErrUnknownMemberID), any partition not assigned to the member, existing
-// or not (ErrNotPartitionOwner), a negative offset (offsets.ErrNegativeOffset)
-// or metadata over Config.MaxMetadataBytes (offsets.ErrMetadataTooLarge) stores
-// nothing. A consumer (KIP-848) group has rules of its own: see
+// or not (ErrNotPartitionOwner), an offset below -2 (offsets.ErrNegativeOffset:
+// -1 and -2, the reset sentinels a client commits when it resets, are
+// stored as Kafka stores them) or metadata over Config.MaxMetadataBytes
+// (offsets.ErrMetadataTooLarge) stores nothing. A consumer (KIP-848) group has rules of its own: see
 // CommitMember.
 //
 // The commit is validated and ordered under the coordinator's lock and

@@ -81,8 +81,8 @@ func TestCommitCheckOrder(t *testing.T) {
 		{"unknown member", "g", "ghost", 2, entries("orders-0"), ErrUnknownMemberID},
 		{"partition of another member", "g", "a", 2, entries("orders-1"), ErrNotPartitionOwner},
 		{"partition that does not exist", "g", "a", 2, entries("orders-9"), ErrNotPartitionOwner},
-		{"ownership before offset checks", "g", "a", 2, []offsets.Entry{{Topic: "orders", Partition: 1, Offset: -1}}, ErrNotPartitionOwner},
-		{"negative offset", "g", "a", 2, []offsets.Entry{{Topic: "orders", Partition: 0, Offset: -1}}, offsets.ErrNegativeOffset},
+		{"ownership before offset checks", "g", "a", 2, []offsets.Entry{{Topic: "orders", Partition: 1, Offset: -3}}, ErrNotPartitionOwner},
+		{"negative offset", "g", "a", 2, []offsets.Entry{{Topic: "orders", Partition: 0, Offset: -3}}, offsets.ErrNegativeOffset},
 		{"metadata too large", "g", "a", 2, []offsets.Entry{{Topic: "orders", Partition: 0, Metadata: big}}, offsets.ErrMetadataTooLarge},
 	}
 	for _, tc := range cases {
@@ -96,6 +96,43 @@ func TestCommitCheckOrder(t *testing.T) {
 	require.NoError(t, f.c.Commit("g", "a", 2, metadataAtLimit))
 	require.Equal(t, metadataAtLimit, f.c.Committed("g"))
 	require.NoError(t, f.c.Commit("g", "a", 2, nil), "an empty commit is accepted")
+}
+
+// TestCommitResetSentinels: the offsets -1 and -2 that a client commits when
+// it resets a partition (kafkajs does) are stored as given, through a
+// fenced commit, a direct commit and a consumer-protocol member's commit
+// alike; -3 is refused in each, and a commit that carries it stores
+// nothing, sentinels included.
+func TestCommitResetSentinels(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	res := f.join("g", "a", "orders")
+	f.consumerJoin("c", "m", "orders")
+	sentinels := func(p0, p1 int64) []offsets.Entry {
+		return []offsets.Entry{{Topic: "orders", Partition: 0, Offset: p0, LeaderEpoch: -1}, {Topic: "orders", Partition: 1, Offset: p1, LeaderEpoch: -1}}
+	}
+	for _, tc := range []struct {
+		name   string
+		group  string
+		commit func(entries []offsets.Entry) error
+	}{
+		{"fenced", "g", func(e []offsets.Entry) error { return f.c.Commit("g", "a", res.Generation, e) }},
+		{"direct", "manual", func(e []offsets.Entry) error { return f.c.CommitDirect("manual", e) }},
+		{"consumer protocol", "c", func(e []offsets.Entry) error {
+			return f.c.CommitMember(CommitRequest{Group: "c", MemberID: "m", Generation: 1, Entries: e})
+		}},
+	} {
+		require.NoError(t, tc.commit(sentinels(5, 7)), tc.name)
+		require.NoError(t, tc.commit(sentinels(offsets.ResetEarliest, offsets.ResetLatest)), tc.name)
+		require.Equal(t, sentinels(-2, -1), f.c.Committed(tc.group), tc.name)
+		got, ok := f.c.CommittedOffset(tc.group, "orders", 0)
+		require.True(t, ok, tc.name)
+		require.Equal(t, int64(-2), got.Offset, tc.name)
+
+		require.ErrorIs(t, tc.commit(sentinels(-1, -3)), offsets.ErrNegativeOffset, tc.name)
+		require.ErrorIs(t, tc.commit(sentinels(-3, 4)), offsets.ErrNegativeOffset, tc.name)
+		require.Equal(t, sentinels(-2, -1), f.c.Committed(tc.group), "%s: a refused commit stores nothing", tc.name)
+	}
 }
 
 func TestCommitDoesNotRenewSession(t *testing.T) {
@@ -122,6 +159,7 @@ func TestCommitDirectIsUnfenced(t *testing.T) {
 	require.ErrorIs(t, f.c.CommitDirect("manual", entries("nope-0")), ErrUnknownTopic)
 	require.ErrorIs(t, f.c.CommitDirect("manual", []offsets.Entry{{Topic: "orders", Partition: -1}}), ErrUnknownTopic)
 	require.ErrorIs(t, f.c.CommitDirect("manual", []offsets.Entry{{Topic: "orders", Partition: 0, Offset: -5}}), offsets.ErrNegativeOffset)
+	require.ErrorIs(t, f.c.CommitDirect("manual", []offsets.Entry{{Topic: "orders", Partition: 0, Offset: -3}}), offsets.ErrNegativeOffset)
 	require.Len(t, f.c.Committed("manual"), 1)
 }
 
@@ -360,8 +398,8 @@ func TestConsumerCommitCheckOrder(t *testing.T) {
 		{"unknown member first", CommitRequest{Group: "g", MemberID: "z", Generation: 9, NoMemberEpoch: true, Entries: entries("orders-0")}, ErrUnknownMemberID},
 		{"then the version", CommitRequest{Group: "g", MemberID: "a", Generation: 9, NoMemberEpoch: true, Entries: entries("orders-0")}, ErrUnsupportedVersion},
 		{"then the epoch", CommitRequest{Group: "g", MemberID: "a", Generation: 9, Entries: entries("payments-0")}, ErrStaleMemberEpoch},
-		{"then ownership", CommitRequest{Group: "g", MemberID: "a", Generation: 1, Entries: []offsets.Entry{{Topic: "payments", Offset: -1}}}, ErrNotPartitionOwner},
-		{"then the offsets", CommitRequest{Group: "g", MemberID: "a", Generation: 1, Entries: []offsets.Entry{{Topic: "orders", Offset: -1}}}, offsets.ErrNegativeOffset},
+		{"then ownership", CommitRequest{Group: "g", MemberID: "a", Generation: 1, Entries: []offsets.Entry{{Topic: "payments", Offset: -3}}}, ErrNotPartitionOwner},
+		{"then the offsets", CommitRequest{Group: "g", MemberID: "a", Generation: 1, Entries: []offsets.Entry{{Topic: "orders", Offset: -3}}}, offsets.ErrNegativeOffset},
 	}
 	for _, tc := range cases {
 		require.ErrorIs(t, f.c.CommitMember(tc.req), tc.want, tc.name)

@@ -126,7 +126,7 @@ func TestDirectCommitAdmitsGroupOnlyWhenValid(t *testing.T) {
 	t.Parallel()
 	f := newFixtureWith(t, Config{MaxGroups: 1})
 	require.ErrorIs(t, f.c.CommitDirect("a", entries("nope-0")), ErrUnknownTopic)
-	require.ErrorIs(t, f.c.CommitDirect("a", []offsets.Entry{{Topic: "orders", Offset: -1}}), offsets.ErrNegativeOffset)
+	require.ErrorIs(t, f.c.CommitDirect("a", []offsets.Entry{{Topic: "orders", Offset: -3}}), offsets.ErrNegativeOffset)
 	require.NoError(t, f.c.CommitDirect("b", entries("orders-0")))
 	require.ErrorIs(t, f.c.CommitDirect("a", entries("orders-0")), ErrTooManyGroups)
 }
@@ -220,7 +220,7 @@ func TestMaxMetadataBytes(t *testing.T) {
 	require.NoError(t, f.c.Commit("g", "a", res.Generation, at))
 	require.ErrorIs(t, f.c.Commit("g", "a", res.Generation, over), offsets.ErrMetadataTooLarge)
 	require.ErrorIs(t, f.c.CommitDirect("m", over), offsets.ErrMetadataTooLarge)
-	neg := append([]offsets.Entry{{Topic: "orders", Partition: 1, Offset: -1}}, over...)
+	neg := append([]offsets.Entry{{Topic: "orders", Partition: 1, Offset: -3}}, over...)
 	require.ErrorIs(t, f.c.CommitDirect("m", neg), offsets.ErrNegativeOffset, "the store's checks come first")
 	require.Equal(t, int64(1), f.c.Committed("g")[0].Offset)
 }

@@ -242,3 +242,27 @@ func adminScreenshot(t *testing.T, b *testBroker) {
 		t.Logf("updated %s", dst)
 	}
 }
+
+// TestAdminBrowserShowsResetSentinel: a committed -2 (what kafkajs commits
+// when its position fell out of range) is drawn as the reset it stands
+// for, with no lag, beside an ordinary commit with its lag.
+func TestAdminBrowserShowsResetSentinel(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs chromium")
+	}
+	t.Parallel()
+	b := startBroker(t, adminConfig())
+	c := adminDial(t, b.Addr(), "c")
+	adminProduce(t, c, "orders", 0, 5)
+	adminProduce(t, c, "orders", 1, 5)
+	require.Zero(t, adminCommit(t, c, "resetting", "", -1, "orders", 0, -2))
+	require.Zero(t, adminCommit(t, c, "resetting", "", -1, "orders", 1, 3))
+
+	html := adminChromium(t, "--virtual-time-budget=1500", "--dump-dom", b.adminURL()+"/")
+	for _, want := range []string{
+		`<td class="num" data-committed="-2" data-committed-reset="earliest" title="the reset sentinel -2: the consumer resets to the earliest offset at its next offset fetch; metadata &quot;&quot;, leader epoch 0">reset: earliest</td><td class="num lag" title="no lag: the commit is a reset sentinel">–</td>`,
+		`<td class="num" data-committed="3" title="metadata &quot;&quot;, leader epoch 0">3</td><td class="num lag behind" data-lag="2" title="log end - committed">2</td>`,
+	} {
+		require.Contains(t, html, want, "page:\n%s", adminTail(html, 12000))
+	}
+}

@@ -278,12 +278,24 @@ func TestKadmOffsets(t *testing.T) {
 	})
 
 	t.Run("negative offset", func(t *testing.T) {
-		// docs/design.md section 4. Kafka's coordinator has no such check.
+		// docs/design.md section 4: below -2 is refused (Kafka's
+		// coordinator has no such check); -1 and -2, the reset
+		// sentinels, are stored and read back as committed.
 		neg := kadm.Offsets{}
 		neg.AddOffset("orders", 3, -5, -1)
 		resp, err := adm.CommitOffsets(ctx, "manual", neg)
 		require.NoError(t, err)
 		assert.ErrorIs(t, resp.Error(), kerr.OffsetOutOfRange)
+		reset := kadm.Offsets{}
+		reset.AddOffset("orders", 3, -2, -1)
+		resp, err = adm.CommitOffsets(ctx, "manual", reset)
+		require.NoError(t, err)
+		require.NoError(t, resp.Error())
+		fetched, err := adm.FetchOffsets(ctx, "manual")
+		require.NoError(t, err)
+		got, ok := fetched.Lookup("orders", 3)
+		require.True(t, ok)
+		assert.Equal(t, int64(-2), got.At)
 	})
 
 	t.Run("a live group accepts a commit without member or generation", func(t *testing.T) {

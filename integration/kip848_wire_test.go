@@ -161,6 +161,11 @@ func TestK848WireCommitCodes(t *testing.T) {
 	require.Equal(t, int32(2), resp.MemberEpoch)
 	assert.Equal(t, repeat(kerr.StaleMemberEpoch.Code, 1), commitCodes(t, c, commitRequest(9, "g", "a", 1, k848Orders(0)...)), "its old epoch is stale now")
 	assert.Equal(t, map[string]int64{"orders-0": 100, "orders-1": 101, "orders-2": 102, "orders-3": 103}, fetchOffsets(t, c, "g", all...))
+
+	// The reset sentinels are stored as for a classic member; -3 is not.
+	assert.Equal(t, repeat(kerr.OffsetOutOfRange.Code, 2), commitCodes(t, c, commitRequest(9, "g", "b", 2, tp{"orders", 1, -2}, tp{"orders", 3, -3})))
+	assert.Equal(t, repeat(0, 2), commitCodes(t, c, commitRequest(9, "g", "b", 2, tp{"orders", 1, -2}, tp{"orders", 3, -1})))
+	assert.Equal(t, map[string]int64{"orders-0": 100, "orders-1": -2, "orders-2": 102, "orders-3": -1}, fetchOffsets(t, c, "g", all...))
 }
 
 // TestK848WireConsumerGroupDescribe: epochs, the assignor, and per member

@@ -41,8 +41,11 @@ func TestWireOffsetCommit(t *testing.T) {
 		{"an unsubscribed topic", func(a, _ string, gen int32) *kmsg.OffsetCommitRequest {
 			return commitRequest(9, "g", a, gen, tp{"orders", 0, 10}, tp{"payments", 0, 12})
 		}, codeRebalanceInProgress, nil},
-		{"negative offset", func(a, _ string, gen int32) *kmsg.OffsetCommitRequest {
-			return commitRequest(9, "g", a, gen, tp{"orders", 0, 10}, tp{"orders", 2, -1})
+		{"the reset sentinels", func(a, _ string, gen int32) *kmsg.OffsetCommitRequest {
+			return commitRequest(9, "g", a, gen, tp{"orders", 0, -2}, tp{"orders", 2, -1})
+		}, codeNone, map[string]int64{"orders-0": -2, "orders-2": -1}},
+		{"offset -3", func(a, _ string, gen int32) *kmsg.OffsetCommitRequest {
+			return commitRequest(9, "g", a, gen, tp{"orders", 0, -2}, tp{"orders", 2, -3})
 		}, codeOffsetOutOfRange, nil},
 		{"metadata over 4096 bytes", func(a, _ string, gen int32) *kmsg.OffsetCommitRequest {
 			req := commitRequest(9, "g", a, gen, tp{"orders", 0, 10}, tp{"orders", 2, 20})
@@ -118,9 +121,13 @@ func TestWireOffsetCommitDirect(t *testing.T) {
 	assert.Equal(t, repeat(codeUnknownTopicOrPartition, 3),
 		commit(t, c, "manual", "", -1, tp{"orders", 0, 9}, tp{"orders", 4, 9}, tp{"payments", 0, 9}), "partition 4 of orders(4)")
 	assert.Equal(t, repeat(codeUnknownTopicOrPartition, 2), commit(t, c, "manual", "", -1, tp{"orders", 0, 9}, tp{"nope", 0, 9}))
-	assert.Equal(t, repeat(codeOffsetOutOfRange, 2), commit(t, c, "manual", "", -1, tp{"orders", 0, 9}, tp{"orders", 1, -2}))
+	assert.Equal(t, repeat(codeOffsetOutOfRange, 2), commit(t, c, "manual", "", -1, tp{"orders", 0, 9}, tp{"orders", 1, -3}))
 	assert.Equal(t, map[string]int64{"orders-0": -1, "orders-1": 5, "payments-0": 6}, fetchOffsets(t, c, "manual", all...),
 		"rejected direct commits store nothing")
+
+	// The reset sentinels are stored and read back as committed.
+	assert.Equal(t, []int16{0, 0}, commit(t, c, "manual", "", -1, tp{"orders", 1, -2}, tp{"payments", 0, -1}))
+	assert.Equal(t, map[string]int64{"orders-0": -1, "orders-1": -2, "payments-0": -1}, fetchOffsets(t, c, "manual", all...))
 
 	assert.Equal(t, []int16{0}, commitCodes(t, c, commitRequest(0, "v0", "", 0, tp{"orders", 0, 3})), "v0 has no generation")
 	assert.Equal(t, map[string]int64{"orders-0": 3}, fetchOffsets(t, c, "v0", tp{"orders", 0, 0}))

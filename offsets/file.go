@@ -93,8 +93,8 @@ func decode(data []byte) (table, error) {
 			if fe.Topic == nil || *fe.Topic == "" || fe.Partition == nil || fe.Offset == nil {
 				return nil, fmt.Errorf("group %q entry %d: topic, partition and offset are required", group, i)
 			}
-			if *fe.Partition < 0 || *fe.Offset < 0 || fe.CommitTimestampMs < 0 {
-				return nil, fmt.Errorf("group %q entry %d: negative partition, offset or commit time", group, i)
+			if *fe.Partition < 0 || !validOffset(*fe.Offset) || fe.CommitTimestampMs < 0 {
+				return nil, fmt.Errorf("group %q entry %d: negative partition or commit time, or an offset below -2", group, i)
 			}
 			e := Entry{Topic: *fe.Topic, Partition: *fe.Partition, Offset: *fe.Offset, Metadata: fe.Metadata,
 				LeaderEpoch: NoLeaderEpoch, CommitTimestampMs: fe.CommitTimestampMs}

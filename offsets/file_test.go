@@ -93,7 +93,7 @@ func TestLoadCorruptFile(t *testing.T) {
 		{name: "entry without topic", data: `{"version":1,"groups":{"billing":[{"partition":0,"offset":6}]}}`},
 		{name: "entry with empty topic", data: `{"version":1,"groups":{"billing":[{"topic":"","partition":0,"offset":6}]}}`},
 		{name: "null entry", data: `{"version":1,"groups":{"billing":[null]}}`},
-		{name: "negative offset", data: `{"version":1,"groups":{"billing":[{"topic":"orders","partition":0,"offset":-1}]}}`},
+		{name: "offset -3", data: `{"version":1,"groups":{"billing":[{"topic":"orders","partition":0,"offset":-3}]}}`},
 		{name: "negative partition", data: `{"version":1,"groups":{"billing":[{"topic":"orders","partition":-1,"offset":6}]}}`},
 		{name: "fractional offset", data: `{"version":1,"groups":{"billing":[{"topic":"orders","partition":0,"offset":6.5}]}}`},
 		{name: "offset as a string", data: `{"version":1,"groups":{"billing":[{"topic":"orders","partition":0,"offset":"6"}]}}`},
@@ -184,7 +184,7 @@ func TestLoadStrict(t *testing.T) {
 		{
 			name:    "negative commit time",
 			data:    `{"version":1,"groups":{"billing":[{"topic":"orders","partition":0,"offset":1,"commit_timestamp_ms":-1}]}}`,
-			wantMsg: `group "billing" entry 0: negative partition, offset or commit time`,
+			wantMsg: `group "billing" entry 0: negative partition or commit time, or an offset below -2`,
 		},
 	}
 	for _, tc := range tests {

@@ -142,7 +142,7 @@ func TestDecodeRecordRejectsBadPayloads(t *testing.T) {
 		{"unknown op kind", oneOp(9, "g", func(b []byte) []byte { return b }), "op kind 9"},
 		{"entry count beyond the record", oneOp(opCommit, "g", func(b []byte) []byte { return binary.AppendUvarint(b, 1000) }), "entry count 1000"},
 		{"key count beyond the record", oneOp(opDelete, "g", func(b []byte) []byte { return binary.AppendUvarint(append(b, 0), 1000) }), "key count 1000"},
-		{"negative offset", oneOp(opCommit, "g", entry("orders", 0, -1, -1, "", 0)), "negative offset"},
+		{"negative offset", oneOp(opCommit, "g", entry("orders", 0, -3, -1, "", 0)), "negative offset"},
 		{"negative partition", oneOp(opCommit, "g", entry("orders", -1, 1, -1, "", 0)), "invalid offset entry"},
 		{"negative commit time", oneOp(opCommit, "g", entry("orders", 0, 1, -1, "", -5)), "invalid offset entry"},
 		{"empty topic", oneOp(opCommit, "g", entry("", 0, 1, -1, "", 0)), "invalid offset entry"},

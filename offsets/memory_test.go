@@ -53,7 +53,7 @@ func TestMemoryBehavesLikeStore(t *testing.T) {
 			waitB := s.Enqueue("billing", []Entry{ent("orders", 0, 8)})
 			require.NoError(t, waitB())
 			require.NoError(t, waitA())
-			require.ErrorIs(t, s.Commit("billing", []Entry{ent("orders", 0, -1)}), ErrNegativeOffset)
+			require.ErrorIs(t, s.Commit("billing", []Entry{ent("orders", 0, -3)}), ErrNegativeOffset)
 			require.ErrorIs(t, s.Delete("g\xff")(), ErrInvalidEntry)
 			require.ErrorIs(t, s.DeleteOffsets("billing", []Key{{Topic: "", Partition: 0}})(), ErrInvalidEntry)
 

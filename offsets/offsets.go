@@ -16,9 +16,27 @@ const MaxMetadataBytes = 4096
 // NoLeaderEpoch marks an entry committed without a leader epoch.
 const NoLeaderEpoch = -1
 
-// ErrNegativeOffset is returned for a commit of an offset below zero: the
-// chapter refuses it, and the file format has no place for it. The wire
-// answers OFFSET_OUT_OF_RANGE.
+// The reset sentinels: the two negative offsets a client may commit. They
+// are ListOffsets' timestamps for the log end and the log start, and
+// kafkajs commits one of them for a partition whose fetch position fell
+// out of range (its setDefaultOffset), so that its next OffsetFetch
+// resets it by its own policy. Kafka stores them as it stores any offset
+// and OffsetFetch returns them as committed; a client reads a negative
+// committed offset as no commit.
+const (
+	ResetLatest   = -1
+	ResetEarliest = -2
+)
+
+// IsResetSentinel reports whether offset is ResetLatest or ResetEarliest.
+func IsResetSentinel(offset int64) bool {
+	return offset == ResetLatest || offset == ResetEarliest
+}
+
+// ErrNegativeOffset is returned for a commit of an offset below
+// ResetEarliest: a negative offset that is not a reset sentinel means
+// nothing to any client, and the chapter refuses it. The wire answers
+// OFFSET_OUT_OF_RANGE.
 var ErrNegativeOffset = errors.New("negative offset")
 
 // ErrInvalidEntry is returned for an entry with an empty topic, a negative
@@ -69,14 +87,20 @@ func Validate(entries []Entry, maxMetadata int) error {
 		if err := validateKey(e.Key()); err != nil || !utf8.ValidString(e.Metadata) || e.CommitTimestampMs < 0 {
 			return fmt.Errorf("%w: topic %q partition %d", ErrInvalidEntry, e.Topic, e.Partition)
 		}
-		if e.Offset < 0 {
-			return fmt.Errorf("%w: %s-%d offset %d", ErrNegativeOffset, e.Topic, e.Partition, e.Offset)
+		if !validOffset(e.Offset) {
+			return fmt.Errorf("%w: %s-%d offset %d (only the reset sentinels -1 and -2 may be committed below 0)", ErrNegativeOffset, e.Topic, e.Partition, e.Offset)
 		}
 		if len(e.Metadata) > maxMetadata {
 			return fmt.Errorf("%w: %s-%d has %d bytes, limit %d", ErrMetadataTooLarge, e.Topic, e.Partition, len(e.Metadata), maxMetadata)
 		}
 	}
 	return nil
+}
+
+// validOffset is the rule for a committed offset: 0 or above, or a reset
+// sentinel. Validate and the snapshot file's reader apply it.
+func validOffset(offset int64) bool {
+	return offset >= 0 || IsResetSentinel(offset)
 }
 
 func validateKey(k Key) error {

@@ -1,6 +1,7 @@
 package offsets
 
 import (
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -21,17 +22,24 @@ func TestValidate(t *testing.T) {
 		{name: "no entries", entries: nil},
 		{name: "offset zero", entries: []Entry{ent("orders", 0, 0)}},
 		{name: "several good entries", entries: []Entry{ent("orders", 0, 6), ent("orders", 1, 9), ent("audit", 0, 1)}},
+		{name: "the reset sentinels", entries: []Entry{ent("orders", 0, ResetLatest), ent("orders", 1, ResetEarliest)}},
 		{
-			name:    "negative offset",
-			entries: []Entry{ent("orders", 3, -1)},
+			name:    "offset -3",
+			entries: []Entry{ent("orders", 3, -3)},
 			want:    ErrNegativeOffset,
-			wantMsg: "orders-3 offset -1",
+			wantMsg: "orders-3 offset -3",
 		},
 		{
-			name:    "negative offset after a good entry",
-			entries: []Entry{ent("orders", 0, 6), ent("orders", 1, -5)},
+			name:    "negative offset after a good entry and a sentinel",
+			entries: []Entry{ent("orders", 0, 6), ent("orders", 2, -2), ent("orders", 1, -5)},
 			want:    ErrNegativeOffset,
 			wantMsg: "orders-1 offset -5",
+		},
+		{
+			name:    "the lowest offset",
+			entries: []Entry{ent("orders", 0, math.MinInt64)},
+			want:    ErrNegativeOffset,
+			wantMsg: "orders-0 offset -9223372036854775808",
 		},
 		{
 			name:    "metadata of 4096 bytes",
@@ -46,26 +54,26 @@ func TestValidate(t *testing.T) {
 		{
 			name: "first bad entry decides: negative offset first",
 			entries: []Entry{
-				ent("orders", 0, -1),
+				ent("orders", 0, -3),
 				{Topic: "orders", Partition: 1, Offset: 6, Metadata: overLimit},
 			},
 			want:    ErrNegativeOffset,
-			wantMsg: "orders-0 offset -1",
+			wantMsg: "orders-0 offset -3",
 		},
 		{
 			name: "first bad entry decides: large metadata first",
 			entries: []Entry{
 				{Topic: "orders", Partition: 1, Offset: 6, Metadata: overLimit},
-				ent("orders", 0, -1),
+				ent("orders", 0, -3),
 			},
 			want:    ErrMetadataTooLarge,
 			wantMsg: "orders-1 has 4097 bytes",
 		},
 		{
 			name:    "one entry with both faults reports the offset",
-			entries: []Entry{{Topic: "orders", Partition: 4, Offset: -2, Metadata: overLimit}},
+			entries: []Entry{{Topic: "orders", Partition: 4, Offset: -3, Metadata: overLimit}},
 			want:    ErrNegativeOffset,
-			wantMsg: "orders-4 offset -2",
+			wantMsg: "orders-4 offset -3",
 		},
 	}
 	for _, tc := range tests {
@@ -79,6 +87,13 @@ func TestValidate(t *testing.T) {
 			require.ErrorIs(t, err, tc.want)
 			require.ErrorContains(t, err, tc.wantMsg)
 		})
+	}
+}
+
+func TestIsResetSentinel(t *testing.T) {
+	t.Parallel()
+	for o, want := range map[int64]bool{-3: false, -2: true, -1: true, 0: false, 1: false} {
+		require.Equal(t, want, IsResetSentinel(o), "offset %d", o)
 	}
 }
 

@@ -46,6 +46,27 @@ func TestCommitThenReopen(t *testing.T) {
 	require.Equal(t, want, snapshot(s), "memory after the commits")
 	require.Equal(t, want, reopen(t, dir), "a restarted store")
 }
+
+// TestResetSentinelsAreStored: the offsets -1 and -2 a client commits when
+// it resets (kafkajs does) are stored as given, beside an ordinary offset:
+// read back at once, from the journal while the store runs, and from
+// offsets.json once Close has folded the journal into it.
+func TestResetSentinelsAreStored(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	s, err := Open(Config{Dir: dir})
+	require.NoError(t, err)
+	require.NoError(t, s.Commit("billing", []Entry{ent("orders", 0, 5), ent("orders", 1, 9)}))
+	require.NoError(t, s.Commit("billing", []Entry{ent("orders", 0, ResetEarliest), ent("orders", 2, ResetLatest)}))
+	want := map[string][]Entry{"billing": {ent("orders", 0, -2), ent("orders", 1, 9), ent("orders", 2, -1)}}
+	require.Equal(t, want, snapshot(s), "memory after the commits")
+	require.Equal(t, want, reopen(t, dir), "the journal, read by a restarted store")
+	require.NoError(t, s.Close())
+	require.Equal(t, []string{FileName}, dirNames(t, dir), "Close folds the journal")
+	require.Contains(t, string(readOffsets(t, dir)), "\"partition\": 2,\n        \"offset\": -1\n")
+	require.Equal(t, want, reopen(t, dir), "offsets.json, read by a restarted store")
+}
+
 func TestCommitLaterEntriesWin(t *testing.T) {
 	t.Parallel()
 	s := openStore(t, t.TempDir(), nil)
@@ -61,8 +82,8 @@ func TestEnqueueRejectsInvalidCommit(t *testing.T) {
 		entries []Entry
 		want    error
 	}{
-		{name: "negative offset", entries: []Entry{ent("orders", 1, -1)}, want: ErrNegativeOffset},
-		{name: "negative offset beside a good entry", entries: []Entry{ent("orders", 1, 10), ent("orders", 2, -3)}, want: ErrNegativeOffset},
+		{name: "offset -3", entries: []Entry{ent("orders", 1, -3)}, want: ErrNegativeOffset},
+		{name: "negative offset beside a good entry and a sentinel", entries: []Entry{ent("orders", 1, 10), ent("orders", 3, -1), ent("orders", 2, -3)}, want: ErrNegativeOffset},
 		{name: "metadata too large", entries: []Entry{{Topic: "orders", Partition: 1, Offset: 10, Metadata: string(make([]byte, MaxMetadataBytes+1))}}, want: ErrMetadataTooLarge},
 	}
 	for _, tc := range tests {

@@ -81,8 +81,11 @@ func TestOffsetCommit(t *testing.T) {
 		{"direct unknown topic", func(string, int32) *kmsg.OffsetCommitRequest {
 			return commitRequest(9, "g", "", -1, commitPart{"nope", 0, 5, nil})
 		}, kerr.UnknownTopicOrPartition.Code, false},
-		{"direct negative offset", func(string, int32) *kmsg.OffsetCommitRequest {
-			return commitRequest(9, "g", "", -1, commitPart{"orders", 0, -1, nil})
+		{"direct reset sentinels", func(string, int32) *kmsg.OffsetCommitRequest {
+			return commitRequest(9, "g", "", -1, commitPart{"orders", 0, -1, nil}, commitPart{"orders", 1, -2, nil})
+		}, 0, true},
+		{"direct offset below -2", func(string, int32) *kmsg.OffsetCommitRequest {
+			return commitRequest(9, "g", "", -1, commitPart{"orders", 0, -2, nil}, commitPart{"orders", 1, -3, nil})
 		}, kerr.OffsetOutOfRange.Code, false},
 		{"generation -1 with a member id is not direct", func(m string, _ int32) *kmsg.OffsetCommitRequest {
 			return commitRequest(9, "g", m, -1, commitPart{"orders", 0, 5, nil})
@@ -102,8 +105,11 @@ func TestOffsetCommit(t *testing.T) {
 		{"partition that does not exist", func(m string, g int32) *kmsg.OffsetCommitRequest {
 			return commitRequest(9, "g", m, g, commitPart{"orders", 0, 5, nil}, commitPart{"orders", 40, 5, nil})
 		}, kerr.RebalanceInProgress.Code, false},
-		{"negative offset", func(m string, g int32) *kmsg.OffsetCommitRequest {
-			return commitRequest(9, "g", m, g, commitPart{"orders", 0, 5, nil}, commitPart{"orders", 2, -1, nil})
+		{"reset sentinels", func(m string, g int32) *kmsg.OffsetCommitRequest {
+			return commitRequest(9, "g", m, g, commitPart{"orders", 0, -2, nil}, commitPart{"orders", 2, -1, nil})
+		}, 0, true},
+		{"offset below -2", func(m string, g int32) *kmsg.OffsetCommitRequest {
+			return commitRequest(9, "g", m, g, commitPart{"orders", 0, -1, nil}, commitPart{"orders", 2, -3, nil})
 		}, kerr.OffsetOutOfRange.Code, false},
 		{"metadata too large", func(m string, g int32) *kmsg.OffsetCommitRequest {
 			return commitRequest(9, "g", m, g, commitPart{"orders", 0, 5, &big})

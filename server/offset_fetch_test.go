@@ -95,6 +95,26 @@ func TestOffsetFetchNamedPartitions(t *testing.T) {
 	assert.Len(t, flattenFetch(resp.Topics), 4)
 }
 
+// TestOffsetFetchResetSentinels: a committed -1 or -2 (the offsets a
+// client commits when it resets) comes back as committed, with its
+// metadata and leader epoch, named or listed (Kafka answers the same); a
+// partition without a commit is -1 too, without a leader epoch.
+func TestOffsetFetchResetSentinels(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	resp := call[*kmsg.OffsetCommitResponse](e, "c", commitRequest(7, "g", "", -1, commitPart{"orders", 0, -2, ptr("reset")}, commitPart{"orders", 1, -1, nil}))
+	require.Zero(t, resp.Topics[0].Partitions[0].ErrorCode)
+	require.Zero(t, resp.Topics[0].Partitions[1].ErrorCode)
+	want := []fetchedOffset{
+		{Topic: "orders", Partition: 0, Offset: -2, LeaderEpoch: 4, Metadata: "reset"},
+		{Topic: "orders", Partition: 1, Offset: -1, LeaderEpoch: 4},
+	}
+	named := call[*kmsg.OffsetFetchResponse](e, "c", offsetFetchRequest(7, "g", map[string][]int32{"orders": {0, 1, 2}}, "orders"))
+	assert.Equal(t, append(want, fetchedOffset{Topic: "orders", Partition: 2, Offset: -1, LeaderEpoch: -1}), flattenFetch(named.Topics))
+	all := call[*kmsg.OffsetFetchResponse](e, "c", offsetFetchRequest(7, "g", nil))
+	assert.Equal(t, want, flattenFetch(all.Topics), "null topics lists the sentinels as commits")
+}
+
 func TestOffsetFetchDuplicateTopicsMerge(t *testing.T) {
 	t.Parallel()
 	e := newFetchEnv(t)

@@ -24,12 +24,17 @@ import (
 // records what clients send through kfake's request hooks).
 func startBroker(t *testing.T, topics map[string]int32) (addr string) {
 	t.Helper()
+	return startBrokerWith(t, broker.Config{Topics: topics})
+}
+
+// startBrokerWith is startBroker with cfg's other fields (the heartbeat
+// interval and the logger are the test's).
+func startBrokerWith(t *testing.T, cfg broker.Config) (addr string) {
+	t.Helper()
 	log := newClientLog(t, "minibroker")
-	b, err := broker.Start(context.Background(), broker.Config{
-		Topics:                    topics,
-		ConsumerHeartbeatInterval: 500 * time.Millisecond,
-		Logger:                    slog.New(slog.NewTextHandler(log, &slog.HandlerOptions{Level: slog.LevelWarn})),
-	})
+	cfg.ConsumerHeartbeatInterval = 500 * time.Millisecond
+	cfg.Logger = slog.New(slog.NewTextHandler(log, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	b, err := broker.Start(context.Background(), cfg)
 	if err != nil {
 		t.Fatalf("broker.Start: %v", err)
 	}

@@ -23,8 +23,15 @@ func kgoClient() client {
 // kgoProduce produces recs with kgo's defaults (idempotent).
 func kgoProduce(t *testing.T, addr, topic string, recs []kv) {
 	t.Helper()
+	kgoProduceWith(t, addr, topic, recs)
+}
+
+// kgoProduceWith is kgoProduce with opts added to kgo's defaults.
+func kgoProduceWith(t *testing.T, addr, topic string, recs []kv, opts ...kgo.Opt) {
+	t.Helper()
 	log := newClientLog(t, "kgo producer")
-	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.DefaultProduceTopic(topic), kgo.WithLogger(kgoLogger(log, kgo.LogLevelInfo)))
+	opts = append([]kgo.Opt{kgo.SeedBrokers(addr), kgo.DefaultProduceTopic(topic), kgo.WithLogger(kgoLogger(log, kgo.LogLevelInfo))}, opts...)
+	cl, err := kgo.NewClient(opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
