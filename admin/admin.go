@@ -114,7 +114,7 @@ type Server struct {
 	token       string
 	maxConns    int
 	offsetStats func() offsets.Stats
-	log         Log          // nil: no log offsets
+	log         Log // nil: no log offsets
 	faults      *server.Faults
 	handler     http.Handler // the mux behind the guard
 
