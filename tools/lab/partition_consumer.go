@@ -26,8 +26,8 @@ type partitionConsumer struct {
 	committing chan struct{}
 
 	mu        sync.Mutex
-	assigned  map[assignor.TopicPartition]bool    // guarded by mu: what kgo's callbacks say it owns
-	processed map[int32]map[int64]string          // guarded by mu: partition -> offset -> value
+	assigned  map[assignor.TopicPartition]bool // guarded by mu: what kgo's callbacks say it owns
+	processed map[int32]map[int64]string       // guarded by mu: partition -> offset -> value
 	topic     string
 }
 
