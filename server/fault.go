@@ -1,6 +1,6 @@
 package server
 
-// Faults on demand (docs/design.md, "Faults"): a fault matches requests
+// Faults on demand (docs/design.md, "Faults on demand"): a fault matches requests
 // by API key, group, member id, client id, topic and partition, and
 // changes what they get: an error code, a delay, no answer at all, or a
 // closed connection. This file holds the registry and the rules of a
