@@ -24,7 +24,8 @@ func TestAdminBrowserFaults(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs chromium")
 	}
-	t.Parallel()
+	// Not parallel: it runs before the parallel tests start, so that one
+	// more chromium does not crowd the others on two cores.
 	b := startBroker(t, adminConfig())
 	alpha := adminDial(t, b.Addr(), "alpha")
 	a := adminJoin(t, alpha, "live", "", 30*time.Second, "orders")
