@@ -1,8 +1,10 @@
 package server
 
 import (
+	"context"
 	"errors"
 	"net"
+	"sync"
 	"testing"
 	"time"
 
@@ -207,4 +209,52 @@ func BenchmarkDispatchFaults(b *testing.B) {
 		}
 		run(b, func() kmsg.Response { return srv.dispatch(r, req) })
 	})
+}
+
+// TestFaultCountUnderConcurrentRequests: eight connections heartbeat at
+// once through a fault of count 100 and one until removed, which a
+// ninth goroutine removes once the first is used up: exactly 100
+// answers carry the first fault's code, the second's hits are exactly
+// the answers with its code, and every other answer is NONE (run with
+// -race).
+func TestFaultCountUnderConcurrentRequests(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	addr := e.serve()
+	j := e.join("c", "g", "", "orders")
+	counted := e.inject(Fault{Keys: []int16{12}, Err: kerr.RebalanceInProgress.Code, Count: 100})
+	forever := e.inject(Fault{Keys: []int16{12}, Err: kerr.NotCoordinator.Code, Count: -1})
+	var wg sync.WaitGroup
+	codes := make(chan int16, 8*40)
+	for range 8 {
+		c := dial(t, addr, "c")
+		wg.Go(func() {
+			for range 40 {
+				ctx, cancel := context.WithTimeout(t.Context(), testTimeout)
+				resp, err := c.Request(ctx, heartbeatRequest(4, "g", j.MemberID, j.Generation))
+				cancel()
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				codes <- resp.(*kmsg.HeartbeatResponse).ErrorCode
+			}
+		})
+	}
+	wg.Go(func() {
+		if err := counted.Wait(t.Context()); err != nil {
+			t.Error(err)
+		}
+		forever.Remove()
+	})
+	wg.Wait()
+	close(codes)
+	got := map[int16]int64{}
+	for c := range codes {
+		got[c]++
+	}
+	require.Equal(t, int64(100), got[kerr.RebalanceInProgress.Code])
+	require.Equal(t, forever.Hits(), got[kerr.NotCoordinator.Code])
+	require.Equal(t, int64(8*40), got[0]+got[kerr.RebalanceInProgress.Code]+got[kerr.NotCoordinator.Code])
+	require.Zero(t, e.srv.Faults().Live())
 }
