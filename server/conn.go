@@ -162,13 +162,14 @@ func (s *Server) serveConn(ctx context.Context, conn net.Conn, remote string) {
 			held += r.reserved
 			err = r.failed
 		}
+		if errors.Is(err, errFaultDrop) {
+			_ = s.write(conn, out)          // the answers before it are owed
+			s.stallAfterDrop(ctx, conn, br) // fault_apply.go
+			return
+		}
 		if err != nil {
-			_ = s.write(conn, out) // the answers before it are owed
-			if errors.Is(err, errFaultDrop) {
-				s.stallAfterDrop(ctx, conn, br) // fault_apply.go
-				return
-			}
 			logger.Warn("closing connection", "err", err)
+			_ = s.write(conn, out) // the answers before it are owed
 			return
 		}
 		// Before the write, so a client that has read the response can

@@ -97,7 +97,7 @@ type Config struct {
 	// Default: plaintext.
 	TLS *tls.Config
 	// Faults is the registry of faults the server applies (fault.go).
-	// Default: a registry of its own, empty until Faults() is given some.
+	// Default: an empty registry of its own, which Server.Faults returns.
 	Faults *Faults
 }
 
