@@ -146,7 +146,7 @@ func (s *Server) handleRemoveFault(w http.ResponseWriter, r *http.Request) {
 //	minibroker_faults_applied_total{action,api}  counter
 //	minibroker_faults_live                       gauge
 //
-// action is one of server.FaultActions and api one of the APIs the
+// action is one of error, delay, drop and close, and api one of the APIs the
 // broker serves, so the labels are bounded.
 var (
 	faultsAppliedDesc = prometheus.NewDesc("minibroker_faults_applied_total",

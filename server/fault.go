@@ -98,10 +98,6 @@ const (
 	actionClose = "close"
 )
 
-// FaultActions lists the action names, the values of the action label of
-// the faults' metrics.
-var FaultActions = [...]string{actionErr, actionDelay, actionDrop, actionClose}
-
 // Validate checks f: known API keys, an error code Kafka defines, one
 // action, a delay and a count in range.
 func (f *Fault) Validate() error {
@@ -289,9 +285,8 @@ func (fs *Faults) Counts() map[string]map[string]int64 {
 // Live returns how many faults can still match a request.
 func (fs *Faults) Live() int { return int(fs.live.Load()) }
 
-// claim returns the first fault in force that matches the request, with
-// its count taken, or nil. parts is nil for a request that names no
-// partitions.
+// claim returns the first fault in force that matches a request of key
+// from clientID naming at, with one taken from its count, or nil.
 func (fs *Faults) claim(key kmsg.Key, clientID string, at *faultTarget) *InjectedFault {
 	fs.mu.Lock()
 	defer fs.mu.Unlock()
