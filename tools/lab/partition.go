@@ -85,16 +85,12 @@ func Partition(ctx context.Context, w io.Writer, c clockRun, faults faultControl
 	if err := b.waitProcessed(ctx, 1, 3); err != nil {
 		return err
 	}
-	for _, m := range []*partitionConsumer{a, b} {
-		p := int32(0)
-		if m == b {
-			p = 1
-		}
-		code, err := m.commit(ctx, topic, p, 3)
+	for p, m := range []*partitionConsumer{a, b} { // A owns partition 0, B partition 1
+		code, err := m.commit(ctx, topic, int32(p), 3)
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(w, "  %s commits %s=3: %s\n", m.name, TP(topic, p), CodeName(code))
+		fmt.Fprintf(w, "  %s commits %s=3: %s\n", m.name, TP(topic, int32(p)), CodeName(code))
 	}
 
 	heading(w, "3. The fault: every heartbeat of A is dropped, until removed.")
