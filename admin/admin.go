@@ -18,6 +18,7 @@ import (
 	"github.com/minibroker/minibroker/coordinator"
 	"github.com/minibroker/minibroker/internal/catalog"
 	"github.com/minibroker/minibroker/offsets"
+	"github.com/minibroker/minibroker/server"
 )
 
 // Config configures a Server. Zero fields mean the default.
@@ -55,6 +56,9 @@ type Config struct {
 	// minibroker_partition_log_end_offset: the first ones in topic and
 	// partition order. Default DefaultMaxPartitionSeries.
 	MaxPartitionSeries int
+	// Faults is the server's fault registry, for /v1/faults and the
+	// faults' metrics. Default: none; POST /v1/faults answers 404.
+	Faults *server.Faults
 }
 
 // DefaultMaxConnections is Config.MaxConnections's default: a handful of
@@ -110,7 +114,8 @@ type Server struct {
 	token       string
 	maxConns    int
 	offsetStats func() offsets.Stats
-	log         Log          // nil: no log offsets
+	log         Log // nil: no log offsets
+	faults      *server.Faults
 	handler     http.Handler // the mux behind the guard
 
 	mu    sync.Mutex
@@ -133,6 +138,7 @@ func New(cfg Config) (*Server, error) {
 
 		offsetStats: cfg.OffsetStats,
 		log:         cfg.Log,
+		faults:      cfg.Faults,
 	}
 	if s.maxConns == 0 {
 		s.maxConns = DefaultMaxConnections
@@ -156,6 +162,9 @@ func New(cfg Config) (*Server, error) {
 	mux.HandleFunc("POST /v1/groups/{group}/members/{member}/expire", s.handleExpireMember)
 	mux.HandleFunc("POST /v1/groups/{group}/rebalance", s.handleRebalance)
 	mux.HandleFunc("DELETE /v1/groups/{group}", s.handleDeleteGroup)
+	mux.HandleFunc("POST /v1/faults", s.handleInjectFault)
+	mux.HandleFunc("GET /v1/faults", s.handleFaults)
+	mux.HandleFunc("DELETE /v1/faults/{id}", s.handleRemoveFault)
 	mux.Handle("GET /metrics", promhttp.HandlerFor(s.recorder.metrics.registry, promhttp.HandlerOpts{
 		ErrorLog: slog.NewLogLogger(s.logger.Handler(), slog.LevelError),
 	}))
@@ -164,6 +173,11 @@ func New(cfg Config) (*Server, error) {
 		c := &stateCollector{s: s, maxPartitions: cmp.Or(cfg.MaxPartitionSeries, DefaultMaxPartitionSeries)}
 		if err := s.recorder.metrics.registry.Register(c); err != nil {
 			return nil, fmt.Errorf("admin: the log's metrics: %w", err)
+		}
+	}
+	if s.faults != nil {
+		if err := s.recorder.metrics.registry.Register(faultCollector{s.faults}); err != nil {
+			return nil, fmt.Errorf("admin: the faults' metrics: %w", err)
 		}
 	}
 	return s, nil

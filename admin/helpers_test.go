@@ -21,6 +21,7 @@ import (
 	"github.com/minibroker/minibroker/internal/testutil"
 	"github.com/minibroker/minibroker/offsets"
 	"github.com/minibroker/minibroker/records"
+	"github.com/minibroker/minibroker/server"
 )
 
 // fixture is an admin Server over an in-process coordinator on a manual
@@ -34,6 +35,7 @@ type fixture struct {
 	srv     *Server
 	store   *offsets.Memory
 	logs    *testutil.LogRecorder
+	faults  *server.Faults // the registry behind /v1/faults
 }
 
 // fixtureOptions changes newFixture's defaults.
@@ -81,8 +83,9 @@ func newFixtureWith(t *testing.T, opts fixtureOptions) *fixture {
 	})
 	require.NoError(t, err)
 	f.coord = coord
+	f.faults = server.NewFaults(logger)
 	f.srv, err = New(Config{Coordinator: coord, Catalog: cat, Recorder: rec, Clock: clk, Logger: logger, Token: opts.token,
-		Log: f.log, MaxPartitionSeries: opts.maxPartitions})
+		Log: f.log, MaxPartitionSeries: opts.maxPartitions, Faults: f.faults})
 	require.NoError(t, err)
 	return f
 }

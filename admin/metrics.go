@@ -22,6 +22,11 @@ package admin
 //	minibroker_partition_log_end_offset{topic,partition} gauge
 //	minibroker_group_lag{group}                          gauge
 //
+// and, read from the fault registry when the Server has one (faults.go):
+//
+//	minibroker_faults_applied_total{action,api}          counter
+//	minibroker_faults_live                               gauge
+//
 // error_code is Kafka's name for the code ("NONE", "ILLEGAL_GENERATION").
 // The group series exist for at most RecorderConfig.MaxGroupSeries groups
 // (500 by default) at a time and go when their group is deleted; the

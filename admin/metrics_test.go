@@ -18,6 +18,7 @@ var allFamilies = []string{
 	"minibroker_commit_seconds",
 	"minibroker_connections",
 	"minibroker_connections_accepted_total",
+	"minibroker_faults_live",
 	"minibroker_fencing_rejections_total",
 	"minibroker_fsync_seconds",
 	"minibroker_group_generation",

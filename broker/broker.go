@@ -54,6 +54,7 @@ type Broker struct {
 	store   offsetStore
 	log     *records.Log
 	coord   *coordinator.Coordinator
+	faults  *server.Faults
 
 	lock      *datadir.Dir // nil in memory; released once stopped
 	cancel    context.CancelFunc
@@ -149,12 +150,13 @@ func Start(ctx context.Context, cfg Config) (_ *Broker, err error) {
 	if b.coord, err = coordinator.New(coordCfg); err != nil {
 		return nil, err
 	}
+	b.faults = server.NewFaults(b.logger)
 	srvCfg := server.Config{
 		Coordinator: b.coord, Catalog: b.catalog, Log: b.log, Logger: b.logger, Advertise: cfg.Advertise,
 		AutoCreateTopics: !cfg.NoAutoCreateTopics, DefaultPartitions: cfg.DefaultPartitions, MaxFetchBytes: cfg.MaxFetchBytes,
 		MaxFrameBytes: cfg.MaxFrameBytes, MaxInFlightBytes: cfg.MaxInFlightBytes, ExpiryInterval: expiry, MaxFetchWait: cfg.MaxFetchWait,
 		MaxConnections: cfg.MaxConnections, IdleTimeout: cfg.IdleTimeout, FrameReadTimeout: cfg.FrameReadTimeout,
-		TLS: cfg.TLS,
+		TLS: cfg.TLS, Faults: b.faults,
 	}
 	if recorder != nil {
 		srvCfg.Observer = recorder
@@ -167,7 +169,7 @@ func Start(ctx context.Context, cfg Config) (_ *Broker, err error) {
 	if recorder != nil {
 		adm, err = admin.New(admin.Config{
 			Coordinator: b.coord, Catalog: b.catalog, Recorder: recorder, Clock: b.clock, Logger: b.logger,
-			Token: cfg.AdminToken, OffsetStats: b.store.Stats, Log: b.log,
+			Token: cfg.AdminToken, OffsetStats: b.store.Stats, Log: b.log, Faults: b.faults,
 		})
 		if err != nil {
 			return nil, err

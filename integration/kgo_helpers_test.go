@@ -129,6 +129,7 @@ type kgoMember struct {
 	manageErrs  []error            // guarded by mu: HookGroupManageError
 	heartbeats  int                // guarded by mu: Heartbeat round trips, HookBrokerE2E
 	autoCommits []kgoCommitResult  // guarded by mu: AutoCommitCallback
+	records     []string           // guarded by mu: "partition@offset:value" of each record polled
 
 	// onLost, when set before the member joins, runs inside
 	// OnPartitionsLost after the event is recorded.
@@ -150,6 +151,8 @@ type kgoMemberConfig struct {
 	OnLost func(map[string][]int32)
 	// SessionTimeout overrides kgoSessionTimeout.
 	SessionTimeout time.Duration
+	// Opts are more kgo options, applied after the others.
+	Opts []kgo.Opt
 }
 
 // OnBrokerE2E implements kgo.HookBrokerE2E: it counts the member's
@@ -240,6 +243,7 @@ func newKgoMember(t *testing.T, b *testBroker, name string, cfg kgoMemberConfig)
 	} else {
 		opts = append(opts, kgo.DisableAutoCommit())
 	}
+	opts = append(opts, cfg.Opts...)
 	if os.Getenv("MINIBROKER_KGO_LOG") != "" {
 		opts = append(opts, kgo.WithLogger(kgo.BasicLogger(t.Output(), kgo.LogLevelInfo, func() string { return name + " " })))
 	}
@@ -256,9 +260,8 @@ func newKgoMember(t *testing.T, b *testBroker, name string, cfg kgoMemberConfig)
 	return m
 }
 
-// poll runs the consumer's poll loop, keeping every error a poll returns.
-// The tests that use these members produce no records, so polls return
-// only errors.
+// poll runs the consumer's poll loop, keeping every error a poll returns
+// and every record it polls.
 func (m *kgoMember) poll(ctx context.Context) {
 	defer close(m.pollDone)
 	for ctx.Err() == nil {
@@ -274,7 +277,20 @@ func (m *kgoMember) poll(ctx context.Context) {
 			m.pollErrs = append(m.pollErrs, fe.Err)
 			m.mu.Unlock()
 		}
+		fetches.EachRecord(func(r *kgo.Record) {
+			m.mu.Lock()
+			defer m.mu.Unlock()
+			m.records = append(m.records, fmt.Sprintf("%d@%d:%s", r.Partition, r.Offset, r.Value))
+		})
 	}
+}
+
+// Records returns the records the member polled, in order:
+// "partition@offset:value".
+func (m *kgoMember) Records() []string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return slices.Clone(m.records)
 }
 
 func (m *kgoMember) record(kind string, cl *kgo.Client, ps map[string][]int32) {

@@ -24,6 +24,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/minibroker/minibroker/internal/testutil"
 )
@@ -148,7 +149,7 @@ func minibrokerHelp(t *testing.T, bin string, sub ...string) []string {
 }
 
 // labs are the names "minibroker lab" accepts.
-var labs = []string{"rebalance", "fencing", "expiry", "rebalance-848", "fencing-848", "replay", "zombie"}
+var labs = []string{"rebalance", "fencing", "expiry", "rebalance-848", "fencing-848", "replay", "zombie", "partition"}
 
 // TestReadmeCommandsAreExercised: every README command is one that make
 // test exercises, with names and flags that exist.
@@ -429,6 +430,66 @@ func TestReadmeEmbeddingExampleIsTheTestedFile(t *testing.T) {
 	file, err := os.ReadFile(filepath.Join(repoRoot, "examples/embedded/readme_test.go"))
 	require.NoError(t, err)
 	_, section, ok := strings.Cut(string(readme), "## Inside your own go test")
+	require.True(t, ok)
+	_, block, ok := strings.Cut(section, "```go\n")
+	require.True(t, ok)
+	block, _, ok = strings.Cut(block, "```\n")
+	require.True(t, ok)
+	require.Equal(t, string(file), block)
+}
+
+// TestReadmeCutMemberOff runs "Cut a member off with a fault": a member
+// of process-and-commit (joined over the wire, its id put where the
+// README has kgo-000004), the README's POST, one heartbeat of that member
+// (dropped), the GET and the DELETE, each printing the README's sample.
+func TestReadmeCutMemberOff(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the binary")
+	}
+	t.Parallel()
+	cmds := readmeSection(t, "Cut a member off with a fault")
+	require.Len(t, cmds, 3)
+	readme, err := os.ReadFile(filepath.Join(repoRoot, "README.md"))
+	require.NoError(t, err)
+	_, section, _ := strings.Cut(string(readme), "## Cut a member off with a fault")
+	_, sample, ok := strings.Cut(section, "```text\n")
+	require.True(t, ok)
+	sample, _, _ = strings.Cut(sample, "```")
+	want := strings.Split(strings.TrimSpace(sample), "\n")
+	require.Len(t, want, 3)
+
+	b := startAdminBinary(t, "--topic", "orders:4")
+	c := adminDial(t, b.Kafka, "kgo")
+	j := adminJoin(t, c, "process-and-commit", "", 10*time.Second, "orders")
+	adminSync(t, c, "process-and-commit", j)
+	run := func(i int) string {
+		cmd := cmds[i]
+		cmd.text = strings.ReplaceAll(cmd.text, "kgo-000004", j.MemberID)
+		out, _ := runCurl(t, cmd, b.HTTP)
+		return out
+	}
+	require.Equal(t, strings.ReplaceAll(want[0], "kgo-000004", j.MemberID), run(0))
+	hb := kmsg.NewPtrHeartbeatRequest()
+	hb.Version, hb.Group, hb.MemberID, hb.Generation = 4, "process-and-commit", j.MemberID, j.Generation
+	require.NoError(t, c.Send(kmsg.NewRequestFormatter(kmsg.FormatterClientID("kgo")).AppendRequest(nil, hb, 99)))
+	listed := strings.ReplaceAll(want[1], "kgo-000004", j.MemberID)
+	deadline := time.Now().Add(adminWait)
+	for got := run(1); got != listed; got = run(1) {
+		require.True(t, time.Now().Before(deadline), "GET never showed the hit: %s", got)
+		time.Sleep(20 * time.Millisecond) // poll, bounded by the deadline above
+	}
+	require.Equal(t, want[2], run(2))
+}
+
+// TestReadmeFaultExampleIsTheTestedFile: the Go example of "Cut a member
+// off with a fault" is examples/embedded/zombie_test.go, whole.
+func TestReadmeFaultExampleIsTheTestedFile(t *testing.T) {
+	t.Parallel()
+	readme, err := os.ReadFile(filepath.Join(repoRoot, "README.md"))
+	require.NoError(t, err)
+	file, err := os.ReadFile(filepath.Join(repoRoot, "examples/embedded/zombie_test.go"))
+	require.NoError(t, err)
+	_, section, ok := strings.Cut(string(readme), "## Cut a member off with a fault")
 	require.True(t, ok)
 	_, block, ok := strings.Cut(section, "```go\n")
 	require.True(t, ok)

@@ -162,6 +162,11 @@ func (s *Server) serveConn(ctx context.Context, conn net.Conn, remote string) {
 			held += r.reserved
 			err = r.failed
 		}
+		if errors.Is(err, errFaultDrop) {
+			_ = s.write(conn, out)          // the answers before it are owed
+			s.stallAfterDrop(ctx, conn, br) // fault_apply.go
+			return
+		}
 		if err != nil {
 			logger.Warn("closing connection", "err", err)
 			_ = s.write(conn, out) // the answers before it are owed
@@ -333,7 +338,7 @@ func (s *Server) handleFrame(ctx context.Context, logger *slog.Logger, from *pee
 	if logger.Enabled(ctx, slog.LevelDebug) { // spare the hot path the boxing of the attributes
 		logger.Debug("request", "api", kmsg.NameForKey(h.APIKey), "version", h.APIVersion, "corr", h.CorrelationID)
 	}
-	resp = s.handlers[kmsg.Key(h.APIKey)](s, r, req)
+	resp = s.dispatch(r, req) // fault_apply.go
 	return resp, h.CorrelationID, r, nil
 }
 

@@ -12,6 +12,11 @@
 // frame, an answer's write or the TLS handshake (Config.TLS), and each
 // holding memory in proportion to what its peer has sent.
 //
+// Faults on demand (fault.go, fault_apply.go, fault_codes.go) are checked
+// in one place, dispatch, and cost one atomic load when none is in force.
+// The registry's mutex guards only the registry: nothing else is locked
+// while it is held, and it is never taken with another lock held.
+//
 // It is the only package that knows both the wire (protocol, kmsg, kerr)
 // and the rules (coordinator). Where its behaviour differs from Kafka's,
 // docs/behavior-matrix.md says so and names the test that shows it.

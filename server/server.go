@@ -96,6 +96,9 @@ type Config struct {
 	// one) is closed and logged at Warn. It must hold a certificate.
 	// Default: plaintext.
 	TLS *tls.Config
+	// Faults is the registry of faults the server applies (fault.go).
+	// Default: an empty registry of its own, which Server.Faults returns.
+	Faults *Faults
 }
 
 // Defaults for Config's zero fields.
@@ -112,6 +115,9 @@ const (
 
 // InFlightBytes returns the memory budget's bytes reserved now (budget.go).
 func (s *Server) InFlightBytes() int64 { return s.budget.inUse() }
+
+// Faults returns the registry of faults the server applies.
+func (s *Server) Faults() *Faults { return s.faults }
 
 // NodeID is this broker's node id: the only node of its cluster.
 const NodeID int32 = 0
@@ -181,6 +187,7 @@ type Server struct {
 	tls          *tls.Config
 	budget       *budget
 	bufs         bufPool
+	faults       *Faults
 
 	mu       sync.Mutex
 	conns    map[net.Conn]struct{} // guarded by mu
@@ -229,6 +236,10 @@ func New(cfg Config) (*Server, error) {
 		s.observer = nopObserver{}
 	}
 	s.handlers = handlers()
+	s.faults = cfg.Faults
+	if s.faults == nil {
+		s.faults = NewFaults(s.logger)
+	}
 	return s, nil
 }
 

@@ -12,7 +12,7 @@ import (
 	labs "github.com/minibroker/minibroker/tools/lab"
 )
 
-const labUsage = `usage: minibroker lab rebalance|fencing|expiry|rebalance-848|fencing-848|replay|zombie [--broker ADDR]
+const labUsage = `usage: minibroker lab rebalance|fencing|expiry|rebalance-848|fencing-848|replay|zombie|partition [--broker ADDR [--admin ADDR]]
 
 Runs one of the chapter's experiments over a real TCP socket and prints each
 step with the Kafka requests sent and the answers received. rebalance,
@@ -23,7 +23,10 @@ member learns of a rebalance from its next heartbeat's answer. replay and
 zombie put ten records in a partition and read them back: replay is
 exercise 1 (a crash between processing and commit, and the successor that
 processes the same records again), zombie counts what the generation fence
-saves when a paused owner wakes up and commits.
+saves when a paused owner wakes up and commits. partition cuts a stock kgo
+consumer off from its group with a fault that drops its heartbeats: it
+goes on fetching and processing while its lease runs out, the other
+member takes its partition, and its commit is fenced.
 
 By default the lab starts its own broker in this process (ephemeral port,
 temporary data dir, manual clock), so the output is the same on every run.
@@ -33,7 +36,9 @@ manual clock and runs its expiry step from inside the process, so it has no
 --broker form. With --broker, replay and zombie create a topic of their
 own, give the member whose session must end a 2 s session and wait for the
 broker's expiry step on its real clock (a broker started with
---clock manual never runs it, and the lab gives up after 12 s).
+--clock manual never runs it, and the lab gives up after 12 s). With
+--broker, partition puts its fault on the broker through the admin API at
+--admin ADDR (default 127.0.0.1:9644, as make run serves it).
 `
 
 // labTimeout bounds one lab run; an in-process lab takes milliseconds, and
@@ -46,6 +51,7 @@ func lab(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	fs.Usage = func() { fmt.Fprint(stderr, labUsage) }
 	broker := fs.String("broker", "", "`ADDR` of a running minibroker (default: an in-process broker)")
+	admin := fs.String("admin", "127.0.0.1:9644", "`ADDR` of that broker's admin API, for the partition lab's fault")
 	var name string
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
 		name, args = args[0], args[1:]
@@ -71,7 +77,7 @@ func lab(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 
 	ctx, cancel := context.WithTimeout(ctx, labTimeout)
 	defer cancel()
-	err := labs.Run(ctx, name, stdout, *broker)
+	err := labs.RunWith(ctx, name, stdout, labs.Options{Broker: *broker, Admin: *admin})
 	switch {
 	case err == nil:
 		return 0

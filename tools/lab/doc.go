@@ -8,7 +8,9 @@
 // ListOffsets): replay is exercise 1, a consumer's position against the
 // group's committed offset across a crash; zombie counts the records a
 // paused owner's commit makes the group process again, with the generation
-// fence and without it.
+// fence and without it. partition is the zombie a fault makes: two stock
+// kgo consumers, one of whose heartbeats the broker drops (broker.Fault,
+// or POST /v1/faults against a broker in another process).
 //
 // It also holds the pieces the labs are built from and that the
 // comparison scenarios (package compare) reuse: Member, a classic
@@ -28,5 +30,7 @@
 // replay and zombie in process, move the in-process manual clock and run
 // the coordinator's expiry step, as the chapter's exercise 3 does (against
 // a broker in another process, replay and zombie wait for its own expiry
-// step instead).
+// step instead), and where partition puts its fault on the broker. The
+// partition lab's consumers are kgo's, whose requests it does not print:
+// it prints what each step leaves behind, which is the same on every run.
 package lab

@@ -17,7 +17,7 @@ var ErrUnknownLab = errors.New("unknown lab")
 
 // Names returns the labs, in the order `make lab` runs them.
 func Names() []string {
-	return []string{"rebalance", "fencing", "expiry", "rebalance-848", "fencing-848", "replay", "zombie"}
+	return []string{"rebalance", "fencing", "expiry", "rebalance-848", "fencing-848", "replay", "zombie", "partition"}
 }
 
 // recordLab reports whether a lab produces records and reads them back:
@@ -48,6 +48,24 @@ func Group(name string) string { return "lab-" + name }
 // clock) the member whose session ends joins with a 2 s session, and the
 // lab waits for the broker's own expiry step.
 func Run(ctx context.Context, name string, w io.Writer, addr string) error {
+	return RunWith(ctx, name, w, Options{Broker: addr})
+}
+
+// Options say where a lab runs.
+type Options struct {
+	// Broker is a running broker's Kafka address; "" starts one in
+	// process.
+	Broker string
+	// Admin is that broker's admin API address (host:port), which the
+	// partition lab needs for its fault.
+	Admin string
+}
+
+// RunWith is Run with opts. The partition lab against a running broker
+// needs opts.Admin (ErrNeedsAdmin); in process it names its topic like its
+// group, with two partitions, as it does against a running broker.
+func RunWith(ctx context.Context, name string, w io.Writer, opts Options) error {
+	addr := opts.Broker
 	if !slices.Contains(Names(), name) {
 		return fmt.Errorf("%w %q", ErrUnknownLab, name)
 	}
@@ -55,19 +73,36 @@ func Run(ctx context.Context, name string, w io.Writer, addr string) error {
 		if name == "expiry" {
 			return ErrNeedsInProcess
 		}
+		if name == "partition" && opts.Admin == "" {
+			return ErrNeedsAdmin
+		}
 		group := Group(name) + "-" + strconv.FormatInt(time.Now().UnixNano(), 36)
 		topics, topic := map[string]int32{"orders": 4}, ""
 		if recordLab(name) {
 			topics, topic = map[string]int32{group: 1}, group
 		}
+		if name == "partition" {
+			topics, topic = partitionTopic(group), group
+		}
 		if err := EnsureTopics(ctx, addr, topics); err != nil {
 			return err
+		}
+		if name == "partition" {
+			return Partition(ctx, w, clockRun{}, &remoteFaults{admin: opts.Admin}, addr, group, topic)
 		}
 		return runOn(ctx, name, w, nil, addr, group, topic)
 	}
 	b, err := StartBroker(ctx)
 	if err != nil {
 		return err
+	}
+	if name == "partition" {
+		group := Group(name)
+		err = b.CreateTopic(group, partitionTopic(group)[group])
+		if err == nil {
+			err = Partition(ctx, w, newClockRun(b), &localFaults{b: b}, b.Addr(), group, group)
+		}
+		return errors.Join(err, b.Close())
 	}
 	err = runOn(ctx, name, w, b, b.Addr(), Group(name), recordTopic)
 	return errors.Join(err, b.Close())

@@ -1,0 +1,27 @@
+package broker
+
+import "github.com/minibroker/minibroker/server"
+
+// Fault describes requests to match and what they get instead of their
+// usual answer: an error code, a delay, no answer, or a closed
+// connection (server.Fault documents each field). Faults are for tests
+// and lessons; none survives a restart.
+type Fault = server.Fault
+
+// InjectedFault is a fault in force: Hits counts the requests it applied
+// to, Wait blocks until its Count is used up, Remove ends it.
+type InjectedFault = server.InjectedFault
+
+// InjectFault validates f and puts it in force on every connection, for
+// the requests its filters match, until its Count is used up or it is
+// removed. A fault on one member's heartbeats (Keys 12, Group, Member,
+// Drop, Count -1) makes a zombie: the client keeps fetching while its
+// lease runs out, and after Advance and Expire its next commit is
+// fenced.
+func (b *Broker) InjectFault(f Fault) (*InjectedFault, error) {
+	return b.faults.Inject(f)
+}
+
+// Faults returns the faults listed now, in force or used up, in the
+// order they were injected.
+func (b *Broker) Faults() []server.FaultStatus { return b.faults.List() }
