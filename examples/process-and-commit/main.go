@@ -108,6 +108,9 @@ func run(ctx context.Context, cfg config, out, log io.Writer) error {
 	a := &app{out: out, log: log, processed: map[int32]*kgo.Record{}}
 	opts := []kgo.Opt{
 		kgo.SeedBrokers(cfg.brokers...),
+		// One client id per instance: member ids start with it, and the
+		// live page ties each instance's fetch positions to its member.
+		kgo.ClientID(fmt.Sprintf("process-and-commit-%d", os.Getpid())),
 		kgo.ConsumerGroup(cfg.group),
 		kgo.ConsumeTopics(cfg.topic),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), // a new group starts at the beginning
