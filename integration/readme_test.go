@@ -369,9 +369,10 @@ func TestReadmeFenceOnDemand(t *testing.T) {
 	}
 	member := group.Members[0].MemberID
 
-	require.Contains(t, cmds[2].text, "/members/kgo-000004/expire")
+	named := regexp.MustCompile(`/members/(process-and-commit-[0-9a-z]{8}-[0-9]{6})/expire`).FindStringSubmatch(cmds[2].text)
+	require.NotNil(t, named, cmds[2].text)
 	expire := cmds[2]
-	expire.text = strings.Replace(expire.text, "kgo-000004", member, 1)
+	expire.text = strings.Replace(expire.text, named[1], member, 1)
 	got, _ := runCurl(t, expire, b.HTTP)
 	require.Equal(t, fmt.Sprintf(`{"group":"process-and-commit","member":%q,"generation":%d}`, member, group.Generation+1), got)
 	select {

@@ -41,6 +41,7 @@ import (
 	"os"
 	"os/signal"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -108,9 +109,11 @@ func run(ctx context.Context, cfg config, out, log io.Writer) error {
 	a := &app{out: out, log: log, processed: map[int32]*kgo.Record{}}
 	opts := []kgo.Opt{
 		kgo.SeedBrokers(cfg.brokers...),
-		// One client id per instance: member ids start with it, and the
-		// live page ties each instance's fetch positions to its member.
-		kgo.ClientID(fmt.Sprintf("process-and-commit-%d", os.Getpid())),
+		// One client id per instance (its start time in base 36, so a later
+		// instance's member ids sort after an earlier one's): member ids
+		// start with it, and the live page ties each instance's fetch
+		// positions to its member.
+		kgo.ClientID("process-and-commit-" + strconv.FormatInt(time.Now().UnixMilli(), 36)),
 		kgo.ConsumerGroup(cfg.group),
 		kgo.ConsumeTopics(cfg.topic),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), // a new group starts at the beginning
