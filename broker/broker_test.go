@@ -113,6 +113,28 @@ func TestStartInMemoryDefaults(t *testing.T) {
 	require.Equal(t, int64(42), fetchOffset(t, c, "g", 2))
 }
 
+// TestReplayedCommitAfterExpireMember is what the README says where it
+// fences a member: once the group's only member is expired, the group is
+// Empty and a commit replayed with the member's id and generation is
+// REBALANCE_IN_PROGRESS (matrix row commit-not-stable); with another
+// member left, the group is Stable at a newer generation and the same
+// replay is ILLEGAL_GENERATION. Neither is stored.
+func TestReplayedCommitAfterExpireMember(t *testing.T) {
+	t.Parallel()
+	b := start(t, Config{ManualClock: true, Topics: map[string]int32{"orders": 4}})
+	c := dial(t, b)
+	only := join(t, c, "alone", "orders")
+	require.NoError(t, b.ExpireMember("alone", only.MemberID))
+	require.Equal(t, kerr.RebalanceInProgress.Code, commit(t, c, "alone", only.MemberID, only.Generation, 0, 5))
+	require.Empty(t, b.Committed("alone"))
+
+	first := join(t, c, "pair", "orders")
+	second := join(t, c, "pair", "orders")
+	require.NoError(t, b.ExpireMember("pair", first.MemberID))
+	require.Equal(t, kerr.IllegalGeneration.Code, commit(t, c, "pair", first.MemberID, second.Generation, 0, 5))
+	require.Empty(t, b.Committed("pair"))
+}
+
 // TestCommittedReadsTheStore: Committed answers what the group's
 // acknowledged commits stored, sorted, with their metadata; a refused
 // commit adds nothing, and a group that never committed has none.
