@@ -77,7 +77,7 @@ func main() {
 	brokers := flag.String("broker", "127.0.0.1:9092", "minibroker address, HOST:PORT (a comma-separated list for several seeds)")
 	group := flag.String("group", "process-and-commit", "consumer group")
 	topic := flag.String("topic", "orders", "topic to consume")
-	session := flag.Duration("session-timeout", 10*time.Second, "session timeout: how long the broker keeps a silent member")
+	session := flag.Duration("session-timeout", 10*time.Second, "session timeout: how long the broker keeps a silent member; a duration with a unit: 10s, 500ms")
 	crashAfter := flag.Int("crash-after", 0, "exit at once, without committing, after processing this many records (0: never)")
 	flag.Parse()
 
