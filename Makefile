@@ -13,7 +13,7 @@ COVER_MIN ?= 90
 # Packages whose statement coverage make test holds at COVER_MIN percent.
 COVER_PKGS = assignor coordinator offsets
 
-.PHONY: all test fmt-check vet boundaries chromium kcat kafkajs unit run build bench fuzz lab compare cover clean
+.PHONY: all test fmt-check vet boundaries chromium kcat kafkajs unit run build bench fuzz lab compare cover clean reset
 
 all: build
 
@@ -105,5 +105,13 @@ cover:
 	$(GO) test -race -coverprofile=.cache/cover.out ./...
 	$(GO) tool cover -func=.cache/cover.out | tail -1
 
+## clean: the binaries and caches; the data dir stays (make reset removes it).
 clean:
 	rm -rf bin .cache
+
+## reset: start over: remove $(DATA_DIR), with every committed offset, topic
+## and record make run kept. A data dir a running broker holds is left alone.
+reset:
+	@if [ -e "$(DATA_DIR)/.lock" ] && command -v flock >/dev/null && ! flock -n "$(DATA_DIR)/.lock" true; then \
+		echo "make reset: a running broker holds $(DATA_DIR); stop it (Ctrl-C make run) first" >&2; exit 1; fi
+	rm -rf "$(DATA_DIR)"

@@ -20,7 +20,7 @@
 //	GET    /                                       the live page (static/index.html, polling)
 //	GET    /v1/groups                              every group, in detail, with its partitions
 //	GET    /v1/groups/{group}                      one group; 404 when it does not exist
-//	GET    /v1/events                              recent rebalances and fencing rejections, with reasons
+//	GET    /v1/events                              recent rebalances and fencing rejections, with reasons, and topics clients named that did not exist
 //	GET    /v1/topics                              every topic: per partition log start, log end, bytes, fetch positions
 //	GET    /v1/storage                             the offsets store's counters (journal, folds, failures)
 //	POST   /v1/clock/advance                       {"ms":N}; manual clock only (409 otherwise)

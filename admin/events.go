@@ -34,7 +34,8 @@ type RecorderConfig struct {
 	// Metrics holds the Prometheus series. Default: NewMetrics().
 	Metrics *Metrics
 	// MaxRebalances and MaxFencing bound the recent-event rings that
-	// GET /v1/events and the page show. Defaults 200 and 100.
+	// GET /v1/events and the page show. Defaults 200 and 100. MaxFencing
+	// also bounds the topic events (TopicNoticed).
 	MaxRebalances int
 	MaxFencing    int
 	// MaxGroupSeries caps the groups with series of their own in the
@@ -90,6 +91,7 @@ type Recorder struct {
 	seq        uint64
 	rebalances ring[rebalanceEvent] // guarded by mu
 	fencing    ring[fencingEvent]   // guarded by mu
+	topics     ring[topicEvent]     // guarded by mu
 	// labelled maps each group with series of its own to the highest
 	// generation seen for it; at most maxSeries groups. Guarded by mu.
 	labelled map[string]int32
@@ -129,6 +131,7 @@ func NewRecorder(cfg RecorderConfig) (*Recorder, error) {
 		metrics:    cfg.Metrics,
 		rebalances: newRing[rebalanceEvent](cfg.MaxRebalances, DefaultMaxRebalances),
 		fencing:    newRing[fencingEvent](cfg.MaxFencing, DefaultMaxFencing),
+		topics:     newRing[topicEvent](cfg.MaxFencing, DefaultMaxFencing),
 		labelled:   make(map[string]int32),
 		maxSeries:  cfg.MaxGroupSeries,
 		activity:   newLRU[string, activityJSON](maxActivityGroups),
@@ -155,6 +158,7 @@ func (s *Recorder) now() time.Time { return s.clock.Now() }
 type eventsJSON struct {
 	Rebalances []rebalanceEvent `json:"rebalances"`
 	Fencing    []fencingEvent   `json:"fencing"`
+	Topics     []topicEvent     `json:"topics"` // topics a client named that do not exist, or exist only since it named them
 }
 
 // rebalanceEvent is one completed rebalance (coordinator.Rebalance).
@@ -298,7 +302,7 @@ func (s *Recorder) lastActivity(group string) *activityJSON {
 func (s *Recorder) events() eventsJSON {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return eventsJSON{Rebalances: s.rebalances.items(), Fencing: s.fencing.items()}
+	return eventsJSON{Rebalances: s.rebalances.items(), Fencing: s.fencing.items(), Topics: s.topics.items()}
 }
 
 func (s *Server) handleEvents(w http.ResponseWriter, _ *http.Request) {

@@ -21,7 +21,7 @@ func TestEventsNone(t *testing.T) {
 	f := newFixture(t)
 	code, body := f.do(t, "GET", "/v1/events", "")
 	require.Equal(t, http.StatusOK, code)
-	requireJSON(t, `{"rebalances":[],"fencing":[]}`, body)
+	requireJSON(t, `{"rebalances":[],"fencing":[],"topics":[]}`, body)
 }
 
 // TestEventsTimeline: rebalances from the coordinator's hook and fencing
@@ -49,7 +49,7 @@ func TestEventsTimeline(t *testing.T) {
 	],"fencing":[
 		{"seq":2,"time":"1970-01-01T00:00:00.005Z","time_ms":5,"group":"app","member_id":"a","api":"Heartbeat","generation":0,"code":22,"error":"ILLEGAL_GENERATION",
 		 "reason":"stale generation"}
-	]}`, body)
+	],"topics":[]}`, body)
 }
 
 // TestEventsRingsKeepTheLatest: past its size a ring drops the oldest.

@@ -333,6 +333,15 @@ func (b *Broker) ExpireMember(group, memberID string) error {
 
 // ForceRebalance starts a new generation of group with the same members,
 // so every member is fenced at its next heartbeat or commit and re-joins.
+// An unknown group is an error wrapping coordinator.ErrUnknownGroup; a
+// group without members has nothing to rebalance (nil).
 func (b *Broker) ForceRebalance(group string) error {
 	return b.coord.ForceRebalance(group)
+}
+
+// Committed returns group's committed offsets as OffsetFetch answers
+// them, sorted by topic and partition: only what is durable (acknowledged
+// commits). A group that committed nothing has none.
+func (b *Broker) Committed(group string) []offsets.Entry {
+	return b.coord.Committed(group)
 }

@@ -113,6 +113,54 @@ func TestStartInMemoryDefaults(t *testing.T) {
 	require.Equal(t, int64(42), fetchOffset(t, c, "g", 2))
 }
 
+// TestReplayedCommitAfterExpireMember is what the README says where it
+// fences a member: once the group's only member is expired, the group is
+// Empty and a commit replayed with the member's id and generation is
+// REBALANCE_IN_PROGRESS (matrix row commit-not-stable); with another
+// member left, the group is Stable at a newer generation and the same
+// replay is ILLEGAL_GENERATION. Neither is stored.
+func TestReplayedCommitAfterExpireMember(t *testing.T) {
+	t.Parallel()
+	b := start(t, Config{ManualClock: true, Topics: map[string]int32{"orders": 4}})
+	c := dial(t, b)
+	only := join(t, c, "alone", "orders")
+	require.NoError(t, b.ExpireMember("alone", only.MemberID))
+	require.Equal(t, kerr.RebalanceInProgress.Code, commit(t, c, "alone", only.MemberID, only.Generation, 0, 5))
+	require.Empty(t, b.Committed("alone"))
+
+	first := join(t, c, "pair", "orders")
+	second := join(t, c, "pair", "orders")
+	require.NoError(t, b.ExpireMember("pair", first.MemberID))
+	require.Equal(t, kerr.IllegalGeneration.Code, commit(t, c, "pair", first.MemberID, second.Generation, 0, 5))
+	require.Empty(t, b.Committed("pair"))
+}
+
+// TestCommittedReadsTheStore: Committed answers what the group's
+// acknowledged commits stored, sorted, with their metadata; a refused
+// commit adds nothing, and a group that never committed has none.
+func TestCommittedReadsTheStore(t *testing.T) {
+	t.Parallel()
+	b := start(t, Config{ManualClock: true, Topics: map[string]int32{"orders": 4}})
+	require.Empty(t, b.Committed("g"))
+	c := dial(t, b)
+	j := join(t, c, "g", "orders")
+	require.Zero(t, commit(t, c, "g", j.MemberID, j.Generation, 3, 9))
+	require.Zero(t, commit(t, c, "g", j.MemberID, j.Generation, 1, 4))
+	require.Equal(t, kerr.IllegalGeneration.Code, commit(t, c, "g", j.MemberID, j.Generation+1, 0, 7))
+	got := b.Committed("g")
+	require.Len(t, got, 2)
+	for i, want := range []struct {
+		partition int32
+		offset    int64
+	}{{1, 4}, {3, 9}} {
+		require.Equal(t, "orders", got[i].Topic)
+		require.Equal(t, want.partition, got[i].Partition)
+		require.Equal(t, want.offset, got[i].Offset)
+		require.Equal(t, int64(0), got[i].CommitTimestampMs, "the manual clock reads 0")
+	}
+	require.Empty(t, b.Committed("other"))
+}
+
 // TestDataDirSurvivesRestart: topics created at start and over the wire,
 // and acknowledged commits, are there after a restart on the same data
 // dir; members are not (a restart empties groups, as a failover would).
@@ -165,6 +213,8 @@ func TestManualClockFencesOnDemand(t *testing.T) {
 	require.ErrorIs(t, b.ExpireMember("g", a.MemberID), coordinator.ErrUnknownMemberID)
 
 	require.NoError(t, b.ForceRebalance("g"))
+	require.EqualError(t, b.ForceRebalance("nogroup"), `unknown group "nogroup"`)
+	require.ErrorIs(t, b.ForceRebalance("nogroup"), coordinator.ErrUnknownGroup)
 	require.Equal(t, kerr.IllegalGeneration.Code, heartbeat(t, c, "g", other.MemberID, 3))
 	require.Zero(t, heartbeat(t, c, "g", other.MemberID, 4))
 

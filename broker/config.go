@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"strconv"
 	"time"
 
 	"github.com/minibroker/minibroker/admin"
@@ -134,12 +135,16 @@ func (cfg *Config) Validate() error {
 	if err := coordCfg.Validate(); err != nil {
 		return fmt.Errorf("broker: %w", err)
 	}
-	for _, addr := range []struct{ name, value string }{{"Advertise", cfg.Advertise}, {"Admin", cfg.Admin}} {
+	for _, addr := range []struct{ name, value string }{{"Listen", cfg.Listen}, {"Advertise", cfg.Advertise}, {"Admin", cfg.Admin}} {
 		if addr.value == "" {
 			continue
 		}
-		if _, port, err := net.SplitHostPort(addr.value); err != nil || port == "" {
+		_, port, err := net.SplitHostPort(addr.value)
+		if err != nil || port == "" {
 			return fmt.Errorf("broker: %s must be HOST:PORT, got %q", addr.name, addr.value)
+		}
+		if _, err := strconv.ParseUint(port, 10, 16); err != nil {
+			return fmt.Errorf("broker: %s %q: the port must be a number from 0 to 65535", addr.name, addr.value)
 		}
 	}
 	if cfg.Admin != "" && cfg.AdminToken == "" {

@@ -12,6 +12,10 @@ var (
 	// member does not speak the classic protocol.
 	ErrUnknownMemberID = errors.New("unknown member id")
 
+	// ErrUnknownGroup: an operator's request (ForceRebalance) names a
+	// group the coordinator does not have. No Kafka request returns it.
+	ErrUnknownGroup = errors.New("unknown group")
+
 	// ErrIllegalGeneration (ILLEGAL_GENERATION): the request carries a
 	// generation other than the group's current one.
 	ErrIllegalGeneration = errors.New("illegal generation")

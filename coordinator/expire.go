@@ -126,7 +126,7 @@ func (c *Coordinator) ExpireMember(group, memberID string) error {
 // ForceRebalance starts a new generation of group with the same members
 // (ReasonForced): every member's generation is stale at once, so each is
 // fenced at its next heartbeat or commit and re-joins. A group with no
-// members has nothing to rebalance: ErrUnknownMemberID for an unknown
+// members has nothing to rebalance: ErrUnknownGroup for an unknown
 // group, nil and no new generation for an Empty one. A consumer (KIP-848)
 // group's group epoch moves on instead: nobody is fenced, each member
 // moves to the new epoch (with the same target, the assignors being
@@ -137,7 +137,7 @@ func (c *Coordinator) ForceRebalance(group string) error {
 	g := c.groups[group]
 	if g == nil {
 		c.mu.Unlock()
-		return fmt.Errorf("%w: unknown group %q", ErrUnknownMemberID, group)
+		return fmt.Errorf("%w %q", ErrUnknownGroup, group)
 	}
 	if len(g.members) == 0 {
 		c.mu.Unlock()

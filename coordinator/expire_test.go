@@ -131,7 +131,8 @@ func TestForceRebalanceStalesEveryMember(t *testing.T) {
 	require.ErrorIs(t, f.c.Commit("g", "b", 2, entries("orders-1")), ErrIllegalGeneration)
 	require.NoError(t, f.c.Commit("g", "b", 3, entries("orders-1")), "same members, same assignment")
 
-	require.ErrorIs(t, f.c.ForceRebalance("nope"), ErrUnknownMemberID)
+	require.EqualError(t, f.c.ForceRebalance("nope"), `unknown group "nope"`)
+	require.ErrorIs(t, f.c.ForceRebalance("nope"), ErrUnknownGroup)
 	f.c.Leave("g", "a", "b")
 	require.NoError(t, f.c.ForceRebalance("g"), "an Empty group has nothing to rebalance")
 	_, gen = f.state("g")

@@ -34,6 +34,8 @@ import (
 //   - group "reports": two members with the client id gamma
 //     (gamma-000003, gamma-000004), a forced rebalance, a heartbeat from
 //     an unknown member; gamma's fetch position cannot be attributed.
+//   - client delta asks for the metadata of "ordrs", a typo: a consumer
+//     of it would wait for ever, and the page says so.
 //
 // The last activity is live's, so the page lists live first.
 func adminScene(t *testing.T, b *testBroker) {
@@ -65,6 +67,9 @@ func adminScene(t *testing.T, b *testBroker) {
 	require.NoError(t, b.ForceRebalance("reports")) // generation 3
 	adminFetch(t, adminDial(t, b.Addr(), "gamma"), "payments", 0, 4)
 	require.Equal(t, kerr.UnknownMemberID.Code, adminHeartbeat(t, gamma, "reports", "gamma-000099", 3))
+	meta := kmsg.NewPtrMetadataRequest()
+	meta.Version, meta.Topics = 12, []kmsg.MetadataRequestTopic{{Topic: kmsg.StringPtr("ordrs")}}
+	require.Equal(t, kerr.UnknownTopicOrPartition.Code, adminRequest[*kmsg.MetadataResponse](t, adminDial(t, b.Addr(), "delta"), meta).Topics[0].ErrorCode)
 
 	alphaFetch, betaFetch := adminDial(t, b.Addr(), "alpha"), adminDial(t, b.Addr(), "beta")
 	adminFetch(t, alphaFetch, "orders", 0, 14)
@@ -121,6 +126,8 @@ func TestAdminBrowserShowsLagAndReasons(t *testing.T) {
 		// The side panels.
 		`<tr data-topic-partition="orders-1"><td class="mono">orders-1</td><td class="num">0</td><td class="num">40</td>`,
 		`<dd data-storage="commits made durable">3</dd>`,
+		// The typo, in words.
+		`<li data-topic-notice="missing" data-topic="ordrs">unknown topic "ordrs": client delta asked for it; a consumer of it waits until it is created <span class="when">`,
 	} {
 		require.Contains(t, html, want, "page:\n%s", adminTail(html, 12000))
 	}

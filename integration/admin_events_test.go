@@ -86,7 +86,7 @@ func TestAdminFencingOverTheWire(t *testing.T) {
 			{"seq":3,"time":"1970-01-01T00:00:00.01Z","time_ms":10,"group":"g","member_id":"alpha-000001","api":"Heartbeat","generation":1,"code":22,"error":"ILLEGAL_GENERATION","reason":"stale generation"},
 			{"seq":4,"time":"1970-01-01T00:00:00.01Z","time_ms":10,"group":"g","member_id":"alpha-000001","api":"OffsetCommit","generation":1,"code":22,"error":"ILLEGAL_GENERATION","reason":"stale generation"},
 			{"seq":5,"time":"1970-01-01T00:00:00.01Z","time_ms":10,"group":"g","member_id":"alpha-000001","api":"OffsetCommit","generation":2,"code":27,"error":"REBALANCE_IN_PROGRESS","reason":"not the owner"}
-		]}`)))
+		],"topics":[]}`)))
 		require.Equal(t, want.String()+"\n", body)
 	})
 

@@ -2,13 +2,13 @@ package integration
 
 import (
 	"context"
-	"strconv"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/minibroker/minibroker/tools/compare"
+	"github.com/minibroker/minibroker/tools/lab"
 )
 
 // TestCompareScenarios runs every comparison scenario against an
@@ -26,10 +26,10 @@ func TestCompareScenarios(t *testing.T) {
 	require.NoError(t, err)
 	t.Cleanup(stopKfake)
 	addrs := map[compare.Side]string{compare.Minibroker: mb.Addr(), compare.Kfake: kfakeAddr}
-	runID := strconv.FormatInt(time.Now().UnixNano(), 36)
+	names := lab.InProcess("compare")
 	for _, side := range compare.Sides() {
 		ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
-		require.NoError(t, compare.Prepare(ctx, addrs[side], runID), "preparing %s", side)
+		require.NoError(t, compare.Prepare(ctx, addrs[side], names), "preparing %s", side)
 		cancel()
 	}
 
@@ -48,7 +48,7 @@ func TestCompareScenarios(t *testing.T) {
 					// Generous: a loaded machine may delay a broker's timers.
 					ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
 					defer cancel()
-					got, err := compare.RunScenario(ctx, sc, addrs[side], runID)
+					got, err := compare.RunScenario(ctx, sc, addrs[side], names)
 					ch <- answer{got, err}
 				}()
 			}

@@ -9,6 +9,7 @@ package integration_test
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -26,6 +27,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/minibroker/minibroker/broker"
 	"github.com/minibroker/minibroker/internal/testutil"
 )
 
@@ -370,9 +372,10 @@ func TestReadmeFenceOnDemand(t *testing.T) {
 	}
 	member := group.Members[0].MemberID
 
-	require.Contains(t, cmds[2].text, "/members/kgo-000004/expire")
+	named := regexp.MustCompile(`/members/(process-and-commit-[0-9a-z]{8}-[0-9]{6})/expire`).FindStringSubmatch(cmds[2].text)
+	require.NotNil(t, named, cmds[2].text)
 	expire := cmds[2]
-	expire.text = strings.Replace(expire.text, "kgo-000004", member, 1)
+	expire.text = strings.Replace(expire.text, named[1], member, 1)
 	got, _ := runCurl(t, expire, b.HTTP)
 	require.Equal(t, fmt.Sprintf(`{"group":"process-and-commit","member":%q,"generation":%d}`, member, group.Generation+1), got)
 	select {
@@ -496,4 +499,104 @@ func TestReadmeFaultExampleIsTheTestedFile(t *testing.T) {
 	block, _, ok = strings.Cut(block, "```\n")
 	require.True(t, ok)
 	require.Equal(t, string(file), block)
+}
+
+// TestReadmeMakeReset: make reset removes the data dir, but not while a
+// broker holds it.
+func TestReadmeMakeReset(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs make")
+	}
+	t.Parallel()
+	dir := filepath.Join(t.TempDir(), "minibroker-data")
+	b, err := broker.Start(t.Context(), broker.Config{DataDir: dir, Topics: map[string]int32{"orders": 4}})
+	require.NoError(t, err)
+	reset := func() (string, error) {
+		out, err := exec.Command("make", "--no-print-directory", "-C", repoRoot, "reset", "DATA_DIR="+dir).CombinedOutput()
+		return string(out), err
+	}
+	out, err := reset()
+	require.Error(t, err, out)
+	require.Contains(t, out, "make reset: a running broker holds "+dir+"; stop it (Ctrl-C make run) first")
+	require.FileExists(t, filepath.Join(dir, "topics.json"))
+
+	require.NoError(t, b.Close())
+	out, err = reset()
+	require.NoError(t, err, out)
+	require.NoDirExists(t, dir)
+}
+
+// TestReadmeDependOnMinibroker: the module path the README tells another
+// module to require is this module's, and examples/embedded (a module of
+// its own, which make test runs) depends on it with the README's require
+// and a replace directive, as the README says.
+func TestReadmeDependOnMinibroker(t *testing.T) {
+	t.Parallel()
+	readme, err := os.ReadFile(filepath.Join(repoRoot, "README.md"))
+	require.NoError(t, err)
+	mod, err := os.ReadFile(filepath.Join(repoRoot, "go.mod"))
+	require.NoError(t, err)
+	embedded, err := os.ReadFile(filepath.Join(repoRoot, "examples/embedded/go.mod"))
+	require.NoError(t, err)
+	path := regexp.MustCompile(`(?m)^module (\S+)$`).FindSubmatch(mod)[1]
+	require.Contains(t, string(readme), "`go get "+string(path)+"@latest`")
+	require.Contains(t, string(readme), "\nrequire "+string(path)+" v0.0.0\nreplace "+string(path)+" => ../minibroker\n")
+	require.Contains(t, string(embedded), "\t"+string(path)+" v0.0.0\n")
+	require.Contains(t, string(embedded), "\nreplace "+string(path)+" => ../..\n")
+}
+
+// TestReadmeHelloGroupExcerpt: the code the README shows from
+// examples/hello-group is the program's, line for line (one indent less).
+func TestReadmeHelloGroupExcerpt(t *testing.T) {
+	t.Parallel()
+	var excerpt []string
+	for _, b := range readmeBlocks(t) {
+		if b.section == "A group forms" && b.lang == "go" {
+			excerpt = b.lines
+		}
+	}
+	require.NotEmpty(t, excerpt, "README.md shows hello-group's code under \"A group forms\"")
+	program, err := os.ReadFile(filepath.Join(repoRoot, "examples/hello-group/main.go"))
+	require.NoError(t, err)
+	indented := make([]string, len(excerpt))
+	for i, l := range excerpt {
+		indented[i] = "\t" + l
+	}
+	require.Contains(t, string(program), strings.Join(indented, "\n")+"\n")
+}
+
+// TestReadmeBadFlagValuesExitTwo: what the README says of a bad flag
+// value, run with the binary: one line, status 2, no data dir created,
+// for each kind it names; the duration's message is the one it quotes.
+func TestReadmeBadFlagValuesExitTwo(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	t.Parallel()
+	readme, err := os.ReadFile(filepath.Join(repoRoot, "README.md"))
+	require.NoError(t, err)
+	flat := strings.Join(strings.Fields(string(readme)), " ")
+	require.Contains(t, flat, "A bad flag value prints one line saying what is wrong and exits with status 2, before anything is created on disk")
+	quoted := regexp.MustCompile("`--expiry-interval 10` says \"([^\"]+)\"").FindStringSubmatch(flat)
+	require.NotNil(t, quoted, "the README quotes the duration's message")
+	bin := testutil.BuildMain(t, "github.com/minibroker/minibroker/cmd/minibroker")
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--listen", "127.0.0.1:99999"}, "the port must be a number from 0 to 65535"},
+		{[]string{"--admin", "0.0.0.0:9644"}, "needs an AdminToken (--admin-token)"},
+		{[]string{"--expiry-interval", "10"}, quoted[1]},
+	} {
+		dir := filepath.Join(t.TempDir(), "data")
+		var stdout, stderr bytes.Buffer
+		cmd := exec.Command(bin, append([]string{"serve", "--data-dir", dir}, tc.args...)...)
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		err := cmd.Run()
+		require.Equal(t, 2, exitCode(err), "%v: %s", tc.args, stderr.String())
+		require.Equal(t, 1, strings.Count(stderr.String(), "\n"), "one line: %s", stderr.String())
+		require.Contains(t, stderr.String(), tc.want)
+		require.Empty(t, stdout.String())
+		require.NoDirExists(t, dir)
+	}
 }

@@ -45,6 +45,9 @@ var errorCodes = [...]struct {
 	// KIP-848 (docs/design.md section 9). A consumer-protocol member's commit
 	// outside its current assignment is ErrNotPartitionOwner, above.
 	{coordinator.ErrGroupIDNotFound, kerr.GroupIDNotFound},
+	// Only operator calls (ForceRebalance) return it; mapped so that every
+	// sentinel has a code.
+	{coordinator.ErrUnknownGroup, kerr.GroupIDNotFound},
 	{coordinator.ErrFencedMemberEpoch, kerr.FencedMemberEpoch},
 	{coordinator.ErrStaleMemberEpoch, kerr.StaleMemberEpoch},
 	{coordinator.ErrUnsupportedAssignor, kerr.UnsupportedAssignor},

@@ -43,6 +43,7 @@ var sentinels = map[string]error{
 	"coordinator.ErrMemberIDRequired":          coordinator.ErrMemberIDRequired,
 	"coordinator.ErrUnknownTopic":              coordinator.ErrUnknownTopic,
 	"coordinator.ErrGroupIDNotFound":           coordinator.ErrGroupIDNotFound,
+	"coordinator.ErrUnknownGroup":              coordinator.ErrUnknownGroup,
 	"coordinator.ErrFencedMemberEpoch":         coordinator.ErrFencedMemberEpoch,
 	"coordinator.ErrStaleMemberEpoch":          coordinator.ErrStaleMemberEpoch,
 	"coordinator.ErrUnsupportedAssignor":       coordinator.ErrUnsupportedAssignor,
@@ -164,6 +165,7 @@ func TestErrorCodes(t *testing.T) {
 		{coordinator.ErrMemberIDRequired, kerr.MemberIDRequired},
 		{coordinator.ErrUnknownTopic, kerr.UnknownTopicOrPartition},
 		{coordinator.ErrGroupIDNotFound, kerr.GroupIDNotFound},         // 69
+		{coordinator.ErrUnknownGroup, kerr.GroupIDNotFound},            // 69
 		{coordinator.ErrFencedMemberEpoch, kerr.FencedMemberEpoch},     // 110
 		{coordinator.ErrStaleMemberEpoch, kerr.StaleMemberEpoch},       // 113
 		{coordinator.ErrUnsupportedAssignor, kerr.UnsupportedAssignor}, // 112

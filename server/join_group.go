@@ -63,8 +63,7 @@ func (s *Server) handleJoinGroup(r *request, req *kmsg.JoinGroupRequest) kmsg.Re
 		}
 		s.fenced(r.logger, kmsg.JoinGroup, req.Group, req.MemberID, -1, err)
 		if errors.Is(err, coordinator.ErrUnknownTopic) {
-			r.logger.Info("join refused: a subscribed topic does not exist", "group", req.Group, "member", req.MemberID,
-				"client", r.clientID, "err", err)
+			s.joinRefused(r, req.Group, req.MemberID, jr.Protocols, err)
 		}
 		return resp
 	}

@@ -77,7 +77,11 @@ func (s *Server) handleMetadata(r *request, req *kmsg.MetadataRequest) kmsg.Resp
 				r.setCode(&topic.ErrorCode, s.code(err))
 			}
 		default:
-			s.unknown.log(r, name)
+			if s.unknown.first("metadata", name) {
+				r.logger.Info("metadata for a topic that does not exist: a consumer of it waits until it is created (CreateTopics, --topic, or a producer with topic auto-creation)",
+					"topic", name, "client", r.clientID)
+				s.observer.TopicNoticed(TopicEvent{Kind: TopicMissing, Topic: name, ClientID: r.clientID, Host: r.host})
+			}
 			r.setCode(&topic.ErrorCode, kerr.UnknownTopicOrPartition.Code)
 		}
 		topic.TopicID = t.ID // zero for an unknown topic, as Kafka
@@ -106,7 +110,9 @@ func (s *Server) autoCreateTopic(r *request, name string) (catalog.Topic, error)
 	t, err := s.catalog.Create(name, s.defaultParts)
 	switch {
 	case err == nil:
-		r.logger.Info("topic created on first use", "topic", name, "partitions", t.Partitions, "client", r.clientID)
+		r.logger.Warn("topic created on first use: a request named a topic that did not exist (is it a typo? --auto-create-topics=false turns this off)",
+			"topic", name, "partitions", t.Partitions, "client", r.clientID, "remote", r.remote)
+		s.observer.TopicNoticed(TopicEvent{Kind: TopicAutoCreated, Topic: name, ClientID: r.clientID, Host: r.host, Partitions: t.Partitions})
 		return t, nil
 	case errors.Is(err, catalog.ErrTopicExists): // created meanwhile
 		t, _ = s.catalog.Lookup(name)
@@ -117,14 +123,14 @@ func (s *Server) autoCreateTopic(r *request, name string) (catalog.Topic, error)
 	return catalog.Topic{}, err
 }
 
-// unknownTopics rate-limits the log line of a Metadata request for a
-// topic that does not exist: a client waiting for one asks every few
-// hundred milliseconds. One line per topic per minute; the map is
+// unknownTopics rate-limits what the broker says about a topic that does
+// not exist: a client waiting for one asks every few hundred milliseconds.
+// One line and one TopicEvent per kind and topic per minute; the map is
 // forgotten when it grows past a bound, so names a peer invents cannot
 // grow it without end.
 type unknownTopics struct {
 	mu   sync.Mutex
-	last map[string]time.Time // guarded by mu
+	last map[string]time.Time // guarded by mu; keyed by kind and name
 }
 
 const (
@@ -132,19 +138,20 @@ const (
 	unknownTopicNames = 1024
 )
 
-func (u *unknownTopics) log(r *request, name string) {
+// first reports whether kind and name were not reported in the last
+// minute, and notes them as reported now.
+func (u *unknownTopics) first(kind, name string) bool {
 	now := time.Now()
+	key := kind + "\x00" + name
 	u.mu.Lock()
+	defer u.mu.Unlock()
 	if u.last == nil || len(u.last) >= unknownTopicNames {
 		u.last = make(map[string]time.Time)
 	}
-	prev, seen := u.last[name]
+	prev, seen := u.last[key]
 	if seen && now.Sub(prev) < unknownTopicEvery {
-		u.mu.Unlock()
-		return
+		return false
 	}
-	u.last[name] = now
-	u.mu.Unlock()
-	r.logger.Info("metadata for a topic that does not exist: a consumer of it waits until it is created (CreateTopics, --topic, or a producer with topic auto-creation)",
-		"topic", name, "client", r.clientID)
+	u.last[key] = now
+	return true
 }

@@ -135,7 +135,7 @@ func TestMetadataAutoCreatesTopics(t *testing.T) {
 	assert.Len(t, resp.Topics[0].Partitions, 3)
 	assert.NotEqual(t, [16]byte{}, resp.Topics[0].TopicID)
 	assert.Equal(t, kerr.InvalidTopicException.Code, resp.Topics[1].ErrorCode)
-	require.Len(t, auto.logs.Find("topic created on first use"), 1)
+	require.Len(t, auto.logs.Find("topic created on first use: a request named a topic that did not exist (is it a typo? --auto-create-topics=false turns this off)"), 1)
 
 	req = metadataRequest(12, []string{"other"}) // does not allow it
 	resp = call[*kmsg.MetadataResponse](auto, "c", req)

@@ -41,6 +41,37 @@ type Observer interface {
 	// address cannot yet belong to another connection.
 	ConnOpened(remote string)
 	ConnClosed(remote string)
+	// TopicNoticed is called when a client names a topic it may not have
+	// meant (TopicEvent): rate-limited as the log lines are.
+	TopicNoticed(TopicEvent)
+}
+
+// The kinds of TopicEvent.
+const (
+	// TopicMissing: a Metadata request asked for a topic that does not
+	// exist and did not create it; a consumer of it waits, silently on its
+	// side, until it is created.
+	TopicMissing = "missing"
+	// TopicJoinRefused: a JoinGroup subscribed to a topic that does not
+	// exist, which the chapter's join refuses.
+	TopicJoinRefused = "join refused"
+	// TopicAutoCreated: a Metadata request named a topic that did not
+	// exist and the broker created it (--auto-create-topics): a typo in a
+	// producer's topic makes a topic.
+	TopicAutoCreated = "auto-created"
+)
+
+// TopicEvent is a client naming a topic it may not have meant: one that
+// does not exist, or one that exists only because the client named it.
+// Each kind is reported at most once a minute per topic (per group and
+// topic for a refused join), as it is logged.
+type TopicEvent struct {
+	Kind       string // TopicMissing, TopicJoinRefused or TopicAutoCreated
+	Topic      string
+	ClientID   string
+	Host       string // "/127.0.0.1"
+	Group      string // TopicJoinRefused only
+	Partitions int32  // TopicAutoCreated only
 }
 
 // FetchEvent is one partition of a Fetch request: which connection asked
@@ -88,6 +119,7 @@ func (nopObserver) Fenced(FencingEvent)                            {}
 func (nopObserver) Fetched(FetchEvent)                             {}
 func (nopObserver) ConnOpened(string)                              {}
 func (nopObserver) ConnClosed(string)                              {}
+func (nopObserver) TopicNoticed(TopicEvent)                        {}
 
 // fencingReasons name why the coordinator turned a member away, for the
 // log, the observer and the live page: each fencing sentinel and its

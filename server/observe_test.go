@@ -27,6 +27,7 @@ type recordingObserver struct {
 	fetched  []FetchEvent      // guarded by mu
 	opened   []string          // guarded by mu; remote addresses
 	closed   []string          // guarded by mu; remote addresses
+	topics   []TopicEvent      // guarded by mu
 }
 
 type observedCommit struct {
@@ -74,6 +75,12 @@ func (o *recordingObserver) ConnClosed(remote string) {
 	o.closed = append(o.closed, remote)
 }
 
+func (o *recordingObserver) TopicNoticed(ev TopicEvent) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.topics = append(o.topics, ev)
+}
+
 func (o *recordingObserver) snapshot() recordingObserver {
 	o.mu.Lock()
 	defer o.mu.Unlock()
@@ -84,6 +91,7 @@ func (o *recordingObserver) snapshot() recordingObserver {
 		fetched:  append([]FetchEvent(nil), o.fetched...),
 		opened:   append([]string(nil), o.opened...),
 		closed:   append([]string(nil), o.closed...),
+		topics:   append([]TopicEvent(nil), o.topics...),
 	}
 }
 

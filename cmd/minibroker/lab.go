@@ -31,14 +31,17 @@ member takes its partition, and its commit is fenced.
 By default the lab starts its own broker in this process (ephemeral port,
 temporary data dir, manual clock), so the output is the same on every run.
 --broker ADDR runs any lab but expiry against a running minibroker instead;
-member ids then depend on that broker. The expiry lab moves the broker's
-manual clock and runs its expiry step from inside the process, so it has no
---broker form. With --broker, replay and zombie create a topic of their
-own, give the member whose session must end a 2 s session and wait for the
-broker's expiry step on its real clock (a broker started with
---clock manual never runs it, and the lab gives up after 12 s). With
---broker, partition puts its fault on the broker through the admin API at
---admin ADDR (default 127.0.0.1:9644, as make run serves it).
+member ids then depend on that broker. The lab touches nothing of yours
+there: it creates a topic of its own (lab-orders, or lab-<run>-payments
+for replay and zombie) and uses groups named lab-NAME-<run>, which it deletes
+at the end, with their offsets; its topic stays, since minibroker has no
+DeleteTopics. The expiry lab moves the broker's manual clock and runs its
+expiry step from inside the process, so it has no --broker form. With
+--broker, replay and zombie give the member whose session must end a 2 s
+session and wait for the broker's expiry step on its real clock (a broker
+started with --clock manual never runs it, and the lab gives up after 12 s).
+With --broker, partition puts its fault on the broker through the admin API
+at --admin ADDR (default 127.0.0.1:9644, as make run serves it).
 `
 
 // labTimeout bounds one lab run; an in-process lab takes milliseconds, and

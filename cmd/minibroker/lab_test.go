@@ -75,6 +75,6 @@ func TestLabCommandAgainstARunningBroker(t *testing.T) {
 		var stdout, stderr bytes.Buffer
 		require.Equal(t, 0, run(t.Context(), args, &stdout, &stderr), stderr.String())
 		require.Contains(t, stdout.String(), "group lab-")
-		require.Contains(t, stdout.String(), "  member 2: orders-1, orders-3")
+		require.Contains(t, stdout.String(), "  member 2: lab-orders-1, lab-orders-3")
 	}
 }

@@ -136,6 +136,7 @@ func parseServeFlags(args []string, stderr io.Writer) (*serveFlags, error) {
 	fs.StringVar(&f.tlsCert, "tls-cert", "", "`FILE` with the PEM server certificate chain; with --tls-key, serve TLS only (default: plaintext)")
 	fs.StringVar(&f.tlsKey, "tls-key", "", "`FILE` with the PEM private key of --tls-cert")
 	fs.StringVar(&f.tlsClientCA, "tls-client-ca", "", "`FILE` with PEM CA certificates; clients must present a certificate they signed (needs --tls-cert)")
+	explainDurations(fs)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fmt.Fprintln(stderr, "usage: minibroker serve [flags]")
@@ -251,17 +252,23 @@ func serve(ctx context.Context, args []string, stderr io.Writer) int {
 		return 2
 	}
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: f.logLevel}))
-	if err := runServe(ctx, f, logger); err != nil {
+	cfg := f.config(logger)
+	// What the flags say is checked before anything is created on disk: a
+	// bad value is a usage error.
+	if err := cfg.Validate(); err != nil {
+		fmt.Fprintf(stderr, "minibroker serve: %v (minibroker serve -h lists the flags)\n", err)
+		return 2
+	}
+	if err := runServe(ctx, cfg); err != nil {
 		fmt.Fprintf(stderr, "minibroker serve: %v\n", err)
 		return 1
 	}
 	return 0
 }
 
-// runServe starts a broker from the flags, serves until ctx is done, then
-// stops it, which flushes every acknowledged commit to disk.
-func runServe(ctx context.Context, f *serveFlags, logger *slog.Logger) error {
-	b, err := broker.Start(ctx, broker.Config{
+// config is the broker configuration the flags describe.
+func (f *serveFlags) config(logger *slog.Logger) broker.Config {
+	return broker.Config{
 		Listen: f.listen, Advertise: f.advertise, TLS: f.tls,
 		DataDir: f.dataDir, Topics: f.topics,
 		ManualClock: f.clock == "manual", ExpiryInterval: f.expiryInterval,
@@ -276,7 +283,13 @@ func runServe(ctx context.Context, f *serveFlags, logger *slog.Logger) error {
 		NoAutoCreateTopics: !f.autoCreateTopics, DefaultPartitions: int32(f.defaultPartitions),
 		MaxFetchBytes: int32(f.maxFetchBytes), MaxFetchWait: f.maxFetchWait,
 		Admin: f.admin, AdminToken: f.adminToken, Logger: logger,
-	})
+	}
+}
+
+// runServe starts a broker from cfg, serves until ctx is done, then stops
+// it, which flushes every acknowledged commit to disk.
+func runServe(ctx context.Context, cfg broker.Config) error {
+	b, err := broker.Start(ctx, cfg)
 	if err != nil {
 		return err
 	}

@@ -45,7 +45,7 @@ func TestServeFlagErrorsExitTwo(t *testing.T) {
 		{"zero expiry", []string{"--expiry-interval", "0s"}, "--expiry-interval must be positive"},
 		{"consumer heartbeat as long as the session", []string{"--consumer-session-timeout", "5s"}, "--consumer-heartbeat-interval (5s) must be positive and below --consumer-session-timeout (5s)"},
 		{"zero consumer heartbeat", []string{"--consumer-heartbeat-interval", "0s"}, "--consumer-heartbeat-interval (0s) must be positive"},
-		{"bad duration", []string{"--expiry-interval", "soon"}, "invalid value"},
+		{"bad duration", []string{"--expiry-interval", "soon"}, `invalid value "soon" for flag -expiry-interval: want a duration with a unit: 10ms, 2s, 5m`},
 		{"negative retention", []string{"--offsets-retention", "-1h"}, "--offsets-retention must not be negative, got -1h0m0s"},
 		{"tiny frames", []string{"--max-frame-bytes", "10"}, "--max-frame-bytes"},
 		{"bad log level", []string{"--log-level", "loud"}, "invalid value"},
@@ -82,6 +82,45 @@ func TestServeFlagErrorsExitTwo(t *testing.T) {
 			require.Contains(t, stderr.String(), tc.want)
 		})
 	}
+}
+
+// TestServeBadFlagValuesCreateNothing: a flag value the broker would
+// refuse only at start (a port past 65535, an admin API off loopback
+// without a token, a duration without a unit) is a usage error too: one
+// line, status 2, and the data directory is not created.
+func TestServeBadFlagValuesCreateNothing(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"listen port out of range", []string{"--listen", "127.0.0.1:99999"}, `minibroker serve: broker: Listen "127.0.0.1:99999": the port must be a number from 0 to 65535 (minibroker serve -h lists the flags)`},
+		{"admin off loopback without a token", []string{"--admin", "0.0.0.0:9644"}, "minibroker serve: broker: the admin API on 0.0.0.0:9644, not a loopback address, needs an AdminToken (--admin-token) (minibroker serve -h lists the flags)"},
+		{"admin port not a number", []string{"--admin", "127.0.0.1:http"}, `minibroker serve: broker: Admin "127.0.0.1:http": the port must be a number from 0 to 65535 (minibroker serve -h lists the flags)`},
+		{"duration without a unit", []string{"--expiry-interval", "10"}, `minibroker serve: invalid value "10" for flag -expiry-interval: want a duration with a unit: 10ms, 2s, 5m (minibroker serve -h lists the flags)`},
+		{"session timeout without a unit", []string{"--max-session-timeout", "30"}, `minibroker serve: invalid value "30" for flag -max-session-timeout: want a duration with a unit: 10ms, 2s, 5m (minibroker serve -h lists the flags)`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			dir := filepath.Join(t.TempDir(), "data")
+			var stdout, stderr bytes.Buffer
+			code := run(context.Background(), append([]string{"serve", "--data-dir", dir}, tc.args...), &stdout, &stderr)
+			require.Equal(t, 2, code)
+			require.Equal(t, tc.want+"\n", stderr.String())
+			require.NoDirExists(t, dir)
+		})
+	}
+}
+
+// TestServeHelpNamesDurations: -h still says which flags take a duration.
+func TestServeHelpNamesDurations(t *testing.T) {
+	t.Parallel()
+	var stdout, stderr bytes.Buffer
+	require.Equal(t, 0, run(context.Background(), []string{"serve", "-h"}, &stdout, &stderr))
+	require.Contains(t, stderr.String(), "  -expiry-interval duration\n")
+	require.Contains(t, stderr.String(), "(default 100ms)")
 }
 
 // TestServeOffsetsRetentionFlag: --offsets-retention is off (0) unless

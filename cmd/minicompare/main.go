@@ -12,11 +12,14 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/signal"
+	"slices"
 	"syscall"
 	"time"
 
+	"github.com/minibroker/minibroker/protocol"
 	"github.com/minibroker/minibroker/tools/compare"
 	labs "github.com/minibroker/minibroker/tools/lab"
 )
@@ -33,10 +36,18 @@ ones are marked "!" and make the command exit 1.
 
 By default both brokers run in this process. --broker ADDR runs the
 minibroker side against a running minibroker instead (it needs the real
-clock for the scenarios that wait for a session to expire; topics orders:4
-and payments:1 are created if missing, and each run creates a topic of one
-partition for each scenario that produces records, named like its group).
+clock for the scenarios that wait for a session to expire). It touches
+nothing of yours there: each run creates topics of its own
+(compare-<run>-orders with 4 partitions, compare-<run>-payments with one,
+and one of one partition for each scenario that produces records, named
+like its group), plays in groups named compare-SCENARIO-<run>, and deletes
+those groups at the end, with their offsets. Its topics stay (minibroker
+has no DeleteTopics); the last lines say so.
 `
+
+// cleanupTimeout bounds deleting the run's groups on a shared broker,
+// which happens even when the comparison ran out of time.
+const cleanupTimeout = 5 * time.Second
 
 // compareTimeout bounds the whole comparison; it takes about two seconds.
 const compareTimeout = 30 * time.Second
@@ -68,6 +79,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	defer cancel()
 
 	addrs := map[compare.Side]string{compare.Minibroker: *broker}
+	names := map[compare.Side]labs.Scope{}
 	if *broker == "" {
 		b, err := compare.StartMinibroker(ctx)
 		if err != nil {
@@ -76,9 +88,15 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		defer b.Close()
 		addrs[compare.Minibroker] = b.Addr()
-	} else if err := labs.EnsureTopics(ctx, *broker, compare.Topics()); err != nil {
-		fmt.Fprintf(stderr, "minicompare: %v\n", err)
-		return 1
+	} else {
+		// Fail early, and before kfake starts, when the broker is not there.
+		conn, err := protocol.Dial(ctx, *broker, "compare")
+		if err != nil {
+			fmt.Fprintf(stderr, "minicompare: %v\n", err)
+			return 1
+		}
+		conn.Close()
+		names[compare.Minibroker] = labs.OnBroker("compare")
 	}
 	kfakeAddr, stop, err := compare.StartKfake()
 	if err != nil {
@@ -88,7 +106,20 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	defer stop()
 	addrs[compare.Kfake] = kfakeAddr
 
-	unexpected, err := compare.WriteTable(stdout, compare.Run(ctx, addrs))
+	unexpected, err := compare.WriteTable(stdout, compare.Run(ctx, addrs, names))
+	if scope, ok := names[compare.Minibroker]; ok {
+		fmt.Fprintln(stdout)
+		topics := slices.Sorted(maps.Keys(compare.RunTopics(scope)))
+		cleanCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+		defer cancel()
+		kept, cerr := scope.Cleanup(cleanCtx, stdout, *broker, topics)
+		if cerr != nil {
+			fmt.Fprintf(stderr, "minicompare: deleting the run's groups: %v\n", cerr)
+		}
+		if cerr != nil || len(kept) > 0 {
+			return 1
+		}
+	}
 	if err != nil || unexpected > 0 {
 		return 1
 	}

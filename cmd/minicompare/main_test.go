@@ -3,14 +3,20 @@ package main
 import (
 	"bytes"
 	"context"
+	"maps"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/minibroker/minibroker/broker"
 	"github.com/minibroker/minibroker/tools/compare"
+	labs "github.com/minibroker/minibroker/tools/lab"
 )
 
 // TestCompareCommand runs minicompare against its in-process
@@ -32,33 +38,67 @@ func TestCompareCommand(t *testing.T) {
 }
 
 // TestCompareCommandAgainstARunningBroker points the minibroker side at a
-// running broker (real clock) that lacks the scenarios' topics: compare
-// creates them, and a topic of one partition for each record scenario of
-// the run, then every answer is the documented one.
+// running broker (real clock) that already has a user's topic orders,
+// with records, and a user's group: twice, and each run passes, in topics
+// and groups of its own. Each run deletes its groups and says that its
+// topics stay; the user's topic, records, group and offsets are as they
+// were.
 func TestCompareCommandAgainstARunningBroker(t *testing.T) {
 	t.Parallel()
-	b, err := broker.Start(t.Context(), broker.Config{ExpiryInterval: 10 * time.Millisecond})
+	b, err := broker.Start(t.Context(), broker.Config{ExpiryInterval: 10 * time.Millisecond, Topics: map[string]int32{"orders": 4}})
 	require.NoError(t, err)
 	t.Cleanup(func() { b.Close() })
-	var stdout, stderr bytes.Buffer
-	require.Equal(t, 0, run(t.Context(), []string{"--broker", b.Addr()}, &stdout, &stderr), stdout.String()+stderr.String())
-	require.Contains(t, stdout.String(), "Every answer is the documented one.")
-	counts := b.Catalog().Counts()
-	for name, n := range compare.Topics() {
-		require.Equal(t, n, counts[name], name)
-		delete(counts, name)
+	cl, err := kgo.NewClient(kgo.SeedBrokers(b.Addr()), kgo.DefaultProduceTopic("orders"), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	require.NoError(t, err)
+	t.Cleanup(cl.Close)
+	for _, v := range []string{"a", "b", "c"} {
+		require.NoError(t, cl.ProduceSync(t.Context(), &kgo.Record{Value: []byte(v), Partition: 0}).FirstErr())
 	}
+	commit := kmsg.NewPtrOffsetCommitRequest()
+	commit.Version, commit.Group, commit.Generation = 8, "billing", -1
+	commit.Topics = []kmsg.OffsetCommitRequestTopic{{Topic: "orders", Partitions: []kmsg.OffsetCommitRequestTopicPartition{{Partition: 0, Offset: 1, LeaderEpoch: -1}}}}
+	resp, err := commit.RequestWith(t.Context(), cl)
+	require.NoError(t, err)
+	require.Zero(t, resp.Topics[0].Partitions[0].ErrorCode)
+
+	var runs []string
+	for range 2 {
+		var stdout, stderr bytes.Buffer
+		require.Equal(t, 0, run(t.Context(), []string{"--broker", b.Addr()}, &stdout, &stderr), stdout.String()+stderr.String())
+		out := stdout.String()
+		require.Contains(t, out, "Every answer is the documented one.")
+		m := regexp.MustCompile(`\ncompare: deleted \d+ groups of run ([0-9a-z]+), with their committed offsets\.\n` +
+			`compare: topics (compare-.+) stay on the broker \(minibroker has no DeleteTopics\); a new data dir starts without them\.\n$`).FindStringSubmatch(out)
+		require.NotNil(t, m, out)
+		runs = append(runs, m[1])
+		want := slices.Sorted(maps.Keys(compare.RunTopics(labs.OnBroker("compare"))))
+		require.Len(t, strings.Split(m[2], ", "), len(want))
+		require.Contains(t, m[2], "compare-"+m[1]+"-orders")
+	}
+	require.NotEqual(t, runs[0], runs[1])
+
+	counts := b.Catalog().Counts()
+	require.Equal(t, int32(4), counts["orders"])
+	delete(counts, "orders")
 	var records []string
 	for _, sc := range compare.Scenarios() {
 		if sc.Records {
 			records = append(records, sc.Name)
 		}
 	}
-	require.Len(t, counts, len(records), "one topic per record scenario: %v", counts)
-	for name, n := range counts {
-		require.Regexp(t, `^compare-(`+strings.Join(records, "|")+`)-[0-9a-z]+$`, name)
-		require.Equal(t, int32(1), n, name)
+	require.Len(t, counts, 2*(2+len(records)), "each run's orders, payments and record topics: %v", counts)
+	for name := range counts {
+		require.Regexp(t, `^compare-(([0-9a-z]+-(orders|payments))|((`+strings.Join(records, "|")+`)-[0-9a-z]+))$`, name)
 	}
+	groups := b.Coordinator().Groups()
+	require.Len(t, groups, 1, "only the user's group is left: %v", groups)
+	require.Equal(t, "billing", groups[0].Group)
+	committed := b.Committed("billing")
+	require.Len(t, committed, 1)
+	require.Equal(t, int64(1), committed[0].Offset)
+	_, end, err := b.Log().Offsets("orders", 0)
+	require.NoError(t, err)
+	require.Equal(t, int64(3), end, "nobody wrote to the user's topic")
 }
 
 func TestCompareCommandUsageErrors(t *testing.T) {

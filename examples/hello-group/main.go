@@ -13,6 +13,7 @@ import (
 	"io"
 	"os"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -34,7 +35,11 @@ func main() {
 func run(ctx context.Context, broker string, out io.Writer) error {
 	assigned := make(chan map[string][]int32, 1)
 	client, err := kgo.NewClient(
-		kgo.SeedBrokers(broker),
+		kgo.SeedBrokers(broker), // 127.0.0.1:9092 unless --broker says otherwise
+		// One client id per instance (its start time in base 36): member
+		// ids start with it, and the live page ties this instance's fetch
+		// positions to its member.
+		kgo.ClientID("hello-group-"+strconv.FormatInt(time.Now().UnixMilli(), 36)),
 		kgo.ConsumerGroup("hello"),
 		kgo.ConsumeTopics("orders"),
 		kgo.OnPartitionsAssigned(func(_ context.Context, _ *kgo.Client, parts map[string][]int32) {

@@ -24,5 +24,5 @@ func TestHelloGroupPrintsItsAssignment(t *testing.T) {
 	defer cancel()
 	var out bytes.Buffer
 	require.NoError(t, run(ctx, b.Addr(), &out))
-	require.Regexp(t, `^member kgo-000001, generation 1: orders \[0 1 2 3\]\n$`, out.String())
+	require.Regexp(t, `^member hello-group-[0-9a-z]{8}-000001, generation 1: orders \[0 1 2 3\]\n$`, out.String())
 }

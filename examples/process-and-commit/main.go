@@ -41,6 +41,7 @@ import (
 	"os"
 	"os/signal"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -76,7 +77,7 @@ func main() {
 	brokers := flag.String("broker", "127.0.0.1:9092", "minibroker address, HOST:PORT (a comma-separated list for several seeds)")
 	group := flag.String("group", "process-and-commit", "consumer group")
 	topic := flag.String("topic", "orders", "topic to consume")
-	session := flag.Duration("session-timeout", 10*time.Second, "session timeout: how long the broker keeps a silent member")
+	session := flag.Duration("session-timeout", 10*time.Second, "session timeout: how long the broker keeps a silent member; a duration with a unit: 10s, 500ms")
 	crashAfter := flag.Int("crash-after", 0, "exit at once, without committing, after processing this many records (0: never)")
 	flag.Parse()
 
@@ -108,6 +109,11 @@ func run(ctx context.Context, cfg config, out, log io.Writer) error {
 	a := &app{out: out, log: log, processed: map[int32]*kgo.Record{}}
 	opts := []kgo.Opt{
 		kgo.SeedBrokers(cfg.brokers...),
+		// One client id per instance (its start time in base 36, so a later
+		// instance's member ids sort after an earlier one's): member ids
+		// start with it, and the live page ties each instance's fetch
+		// positions to its member.
+		kgo.ClientID("process-and-commit-" + strconv.FormatInt(time.Now().UnixMilli(), 36)),
 		kgo.ConsumerGroup(cfg.group),
 		kgo.ConsumeTopics(cfg.topic),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), // a new group starts at the beginning

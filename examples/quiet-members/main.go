@@ -40,7 +40,7 @@ func main() {
 	group := flag.String("group", "exercise3", "consumer group")
 	topic := flag.String("topic", "orders", "topic the members subscribe to")
 	members := flag.Int("members", 2, "how many members join")
-	session := flag.Duration("session", 100*time.Millisecond, "each member's session timeout")
+	session := flag.Duration("session", 100*time.Millisecond, "each member's session timeout; a duration with a unit: 100ms, 2s")
 	flag.Parse()
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)

@@ -56,21 +56,21 @@ func ownershipViolation(ctx context.Context, s *Script) (string, error) {
 // commitUnknownPartition: the only member commits a partition that does
 // not exist, at the current generation.
 func commitUnknownPartition(ctx context.Context, s *Script) (string, error) {
-	m, err := s.joined(ctx, "orders")
+	m, err := s.joined(ctx, s.topic("orders"))
 	if err != nil {
 		return "", err
 	}
-	return commitCode(ctx, m, m.ID, m.Generation, lab.PartitionOffset{TopicPartition: lab.TP("orders", 9), Offset: 1})
+	return commitCode(ctx, m, m.ID, m.Generation, lab.PartitionOffset{TopicPartition: lab.TP(s.topic("orders"), 9), Offset: 1})
 }
 
 // directCommitWithMembers: a commit with generation -1 and no member id,
 // as a consumer with a manual assignment sends, into a group with a member.
 func directCommitWithMembers(ctx context.Context, s *Script) (string, error) {
-	m, err := s.joined(ctx, "orders")
+	m, err := s.joined(ctx, s.topic("orders"))
 	if err != nil {
 		return "", err
 	}
-	return directCommit(ctx, m)
+	return directCommit(ctx, s, m)
 }
 
 // directCommitEmptyGroup: the same direct commit into a group whose only
@@ -80,11 +80,11 @@ func directCommitEmptyGroup(ctx context.Context, s *Script) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return directCommit(ctx, m)
+	return directCommit(ctx, s, m)
 }
 
-func directCommit(ctx context.Context, m *lab.Member) (string, error) {
-	offs := []lab.PartitionOffset{{TopicPartition: lab.TP("orders", 0), Offset: 7}}
+func directCommit(ctx context.Context, s *Script, m *lab.Member) (string, error) {
+	offs := []lab.PartitionOffset{{TopicPartition: lab.TP(s.topic("orders"), 0), Offset: 7}}
 	code, err := commitCode(ctx, m, "", -1, offs...)
 	if err != nil {
 		return "", err
@@ -112,7 +112,7 @@ func commitEmptyGroup(ctx context.Context, s *Script) (string, error) {
 // joinedThenLeft returns a member that joined, synced and left: its group
 // is Empty. Its ID and Generation stay as they were, for stale requests.
 func (s *Script) joinedThenLeft(ctx context.Context) (*lab.Member, error) {
-	m, err := s.joined(ctx, "orders")
+	m, err := s.joined(ctx, s.topic("orders"))
 	if err != nil {
 		return nil, err
 	}
@@ -129,7 +129,7 @@ func (s *Script) joinedThenLeft(ctx context.Context) (*lab.Member, error) {
 // unknownGroup: a heartbeat, a group commit and an offset fetch for a
 // group nobody ever joined.
 func unknownGroup(ctx context.Context, s *Script) (string, error) {
-	m, err := s.member(ctx, "orders")
+	m, err := s.member(ctx, s.topic("orders"))
 	if err != nil {
 		return "", err
 	}
@@ -137,11 +137,11 @@ func unknownGroup(ctx context.Context, s *Script) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	commit, err := commitCode(ctx, m, "compare-ghost", 1, lab.PartitionOffset{TopicPartition: lab.TP("orders", 0), Offset: 7})
+	commit, err := commitCode(ctx, m, "compare-ghost", 1, lab.PartitionOffset{TopicPartition: lab.TP(s.topic("orders"), 0), Offset: 7})
 	if err != nil {
 		return "", err
 	}
-	code, got, err := m.Fetch(ctx, lab.TP("orders", 0))
+	code, got, err := m.Fetch(ctx, lab.TP(s.topic("orders"), 0))
 	if err != nil {
 		return "", err
 	}
@@ -167,7 +167,7 @@ const (
 // commitDoesNotExtendSession: a member commits every 50 ms for 1.5 s, with
 // a 1 s session and no heartbeat, then the group is described.
 func commitDoesNotExtendSession(ctx context.Context, s *Script) (string, error) {
-	m, err := s.joinedWith(ctx, lab.MemberConfig{Topics: []string{"orders"}, SessionTimeout: commitOnlySession})
+	m, err := s.joinedWith(ctx, lab.MemberConfig{Topics: []string{s.topic("orders")}, SessionTimeout: commitOnlySession})
 	if err != nil {
 		return "", err
 	}
@@ -190,7 +190,7 @@ func commitDoesNotExtendSession(ctx context.Context, s *Script) (string, error) 
 // commitUnknownMember: a commit under the group's current generation from
 // a member id the group does not know.
 func commitUnknownMember(ctx context.Context, s *Script) (string, error) {
-	m, err := s.joined(ctx, "orders")
+	m, err := s.joined(ctx, s.topic("orders"))
 	if err != nil {
 		return "", err
 	}

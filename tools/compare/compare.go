@@ -4,7 +4,8 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"strconv"
+	"maps"
+	"slices"
 	"strings"
 	"sync"
 	"text/tabwriter"
@@ -33,45 +34,60 @@ func (r Result) Same() bool { return r.Answer[Minibroker] == r.Answer[Kfake] }
 func (r Result) Expected(side Side) bool { return r.Answer[side] == r.Scenario.Want(side) }
 
 // RunScenario plays sc once against the broker at addr, in a group of its
-// own (its name plus runID), and returns the answer, or an error if the
-// script could not finish. ctx bounds the whole script: a scenario that
-// waits for the broker to act (session-expiry) waits until ctx ends.
-// Prepare must have run for addr and runID first.
-func RunScenario(ctx context.Context, sc Scenario, addr, runID string) (string, error) {
-	s := &Script{addr: addr, group: scenarioGroup(sc, runID)}
+// own (names.Group of its name), and returns the answer, or an error if
+// the script could not finish. The answer names the chapter's topics
+// (orders, payments) whatever the run calls them. ctx bounds the whole
+// script: a scenario that waits for the broker to act (session-expiry)
+// waits until ctx ends. Prepare must have run for addr and names first.
+func RunScenario(ctx context.Context, sc Scenario, addr string, names lab.Scope) (string, error) {
+	s := &Script{addr: addr, group: names.Group(sc.Name), names: names}
 	defer s.Close()
-	return sc.Run(ctx, s)
+	answer, err := sc.Run(ctx, s)
+	return names.Chapter(answer, topicNames()...), err
 }
 
-// scenarioGroup is the group of sc in run runID; a record scenario's topic
-// has the same name.
-func scenarioGroup(sc Scenario, runID string) string { return "compare-" + sc.Name + "-" + runID }
+// topicNames are the chapter's topics the scenarios use.
+func topicNames() []string { return slices.Sorted(maps.Keys(Topics())) }
 
-// Prepare creates, on the broker at addr, the topic of one partition that
-// each record scenario of run runID produces to. It runs before any
-// scenario does because kfake moves the epoch of every consumer-protocol
-// group when a topic is created (Cluster.notifyTopicChange), which would
-// disturb the kip848 scenarios running beside it; minibroker moves only
-// the groups subscribed to the new topic (docs/design.md section 9).
-func Prepare(ctx context.Context, addr, runID string) error {
-	topics := map[string]int32{}
+// RunTopics returns the topics a run under names creates on its broker:
+// the scenarios' catalog (Topics) under the run's names, and a topic of
+// one partition for each record scenario, named like its group.
+func RunTopics(names lab.Scope) map[string]int32 {
+	topics := names.RunTopics(Topics())
 	for _, sc := range Scenarios() {
 		if sc.Records {
-			topics[scenarioGroup(sc, runID)] = 1
+			topics[names.Group(sc.Name)] = 1
 		}
 	}
-	return lab.EnsureTopics(ctx, addr, topics)
+	return topics
+}
+
+// Prepare creates, on the broker at addr, the topics of a run under names
+// (RunTopics). It runs before any scenario does because kfake moves the
+// epoch of every consumer-protocol group when a topic is created
+// (Cluster.notifyTopicChange), which would disturb the kip848 scenarios
+// running beside it; minibroker moves only the groups subscribed to the
+// new topic (docs/design.md section 9).
+func Prepare(ctx context.Context, addr string, names lab.Scope) error {
+	return lab.EnsureTopics(ctx, addr, RunTopics(names))
 }
 
 // Run plays every scenario against both brokers, all at once (each in its
-// own group), and returns the results in table order. It prepares both
-// brokers first; a side that cannot be prepared answers every scenario
-// with the error.
-func Run(ctx context.Context, addrs map[Side]string) []Result {
-	runID := strconv.FormatInt(time.Now().UnixNano(), 36)
+// own group), and returns the results in table order. names says what
+// each side's run calls its groups and topics: lab.OnBroker for a broker
+// the comparison does not own (minicompare --broker), lab.InProcess
+// ("compare") for a side it lacks. It prepares both brokers first; a
+// side that cannot be prepared answers every scenario with the error.
+func Run(ctx context.Context, addrs map[Side]string, names map[Side]lab.Scope) []Result {
+	scopes := map[Side]lab.Scope{}
 	prepared := map[Side]error{}
 	for _, side := range Sides() {
-		prepared[side] = Prepare(ctx, addrs[side], runID)
+		scope, ok := names[side]
+		if !ok {
+			scope = lab.InProcess("compare")
+		}
+		scopes[side] = scope
+		prepared[side] = Prepare(ctx, addrs[side], scope)
 	}
 	scenarios := Scenarios()
 	results := make([]Result, len(scenarios))
@@ -85,7 +101,7 @@ func Run(ctx context.Context, addrs map[Side]string) []Result {
 				defer cancel()
 				answer, err := "", prepared[side]
 				if err == nil {
-					answer, err = RunScenario(ctx, sc, addrs[side], runID)
+					answer, err = RunScenario(ctx, sc, addrs[side], scopes[side])
 				}
 				if err != nil {
 					answer = "error: " + err.Error()

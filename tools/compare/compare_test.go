@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/minibroker/minibroker/tools/lab"
 )
 
 func TestCompareWriteTable(t *testing.T) {
@@ -57,9 +59,9 @@ func TestCompareRunScenarioNeedsABroker(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
 	defer cancel()
-	_, err := RunScenario(ctx, Scenarios()[0], "127.0.0.1:1", "x")
+	_, err := RunScenario(ctx, Scenarios()[0], "127.0.0.1:1", lab.OnBroker("compare"))
 	require.Error(t, err)
-	results := Run(ctx, map[Side]string{Minibroker: "127.0.0.1:1", Kfake: "127.0.0.1:1"})
+	results := Run(ctx, map[Side]string{Minibroker: "127.0.0.1:1", Kfake: "127.0.0.1:1"}, nil)
 	require.Len(t, results, len(Scenarios()))
 	for _, r := range results {
 		require.True(t, strings.HasPrefix(r.Answer[Minibroker], "error: "), r.Scenario.Name)

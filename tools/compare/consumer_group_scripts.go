@@ -47,7 +47,7 @@ func (s *Script) describeConsumerGroup(ctx context.Context) (kmsg.ConsumerGroupD
 // both; minibroker collapses the group into the member, as the chapter
 // does; kfake creates the group on the heartbeat.
 func consumerUnknownGroup(ctx context.Context, s *Script) (string, error) {
-	m, err := s.consumer(ctx, "member-1", "", "orders")
+	m, err := s.consumer(ctx, "member-1", "", s.topic("orders"))
 	if err != nil {
 		return "", err
 	}
@@ -69,10 +69,10 @@ func consumerUnknownGroup(ctx context.Context, s *Script) (string, error) {
 // consumerLeaveUnknownMember: a leave (epoch -1) naming a member the group
 // does not know, in a group with a member and in a group nobody joined.
 func consumerLeaveUnknownMember(ctx context.Context, s *Script) (string, error) {
-	if _, err := s.joinedConsumer(ctx, "member-1", "", "orders"); err != nil {
+	if _, err := s.joinedConsumer(ctx, "member-1", "", s.topic("orders")); err != nil {
 		return "", err
 	}
-	ghost, err := s.consumer(ctx, "ghost", "", "orders")
+	ghost, err := s.consumer(ctx, "ghost", "", s.topic("orders"))
 	if err != nil {
 		return "", err
 	}
@@ -96,7 +96,7 @@ func consumerLeaveUnknownMember(ctx context.Context, s *Script) (string, error) 
 // two members that ask for none: the assignor the group is described
 // with, and how the default splits orders.
 func consumerAssignors(ctx context.Context, s *Script) (string, error) {
-	odd, err := s.consumer(ctx, "member-0", "cooperative-sticky", "orders")
+	odd, err := s.consumer(ctx, "member-0", "cooperative-sticky", s.topic("orders"))
 	if err != nil {
 		return "", err
 	}
@@ -104,11 +104,11 @@ func consumerAssignors(ctx context.Context, s *Script) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	first, err := s.joinedConsumer(ctx, "member-1", "", "orders")
+	first, err := s.joinedConsumer(ctx, "member-1", "", s.topic("orders"))
 	if err != nil {
 		return "", err
 	}
-	if _, err := s.joinedConsumer(ctx, "member-2", "", "orders"); err != nil {
+	if _, err := s.joinedConsumer(ctx, "member-2", "", s.topic("orders")); err != nil {
 		return "", err
 	}
 	view, err := first.Describe(ctx)
@@ -129,7 +129,7 @@ func consumerAssignors(ctx context.Context, s *Script) (string, error) {
 // member: its state and epochs, and how the assignment names its topic
 // (by the id Metadata gives it, and by name or not).
 func consumerDescribeTopicIDs(ctx context.Context, s *Script) (string, error) {
-	m, err := s.joinedConsumer(ctx, "member-1", "", "orders")
+	m, err := s.joinedConsumer(ctx, "member-1", "", s.topic("orders"))
 	if err != nil {
 		return "", err
 	}
@@ -141,13 +141,13 @@ func consumerDescribeTopicIDs(ctx context.Context, s *Script) (string, error) {
 		return "", fmt.Errorf("ConsumerGroupDescribe answered %s with %d members", lab.CodeName(g.ErrorCode), len(g.Members))
 	}
 	t := g.Members[0].Assignment.TopicPartitions[0]
-	id, _ := m.TopicID("orders")
+	id, _ := m.TopicID(s.topic("orders"))
 	naming := "by an id Metadata does not give"
 	if t.TopicID == id {
 		naming = "by its Metadata id"
 	}
 	switch t.Topic {
-	case "orders":
+	case s.topic("orders"):
 		naming += " and by name"
 	case "":
 		naming += ", no name"
@@ -161,7 +161,7 @@ func consumerDescribeTopicIDs(ctx context.Context, s *Script) (string, error) {
 // its subscription unchanged, as a client fenced with FENCED_MEMBER_EPOCH
 // does.
 func consumerRejoinKnownID(ctx context.Context, s *Script) (string, error) {
-	m, err := s.joinedConsumer(ctx, "member-1", "", "orders")
+	m, err := s.joinedConsumer(ctx, "member-1", "", s.topic("orders"))
 	if err != nil {
 		return "", err
 	}
@@ -175,10 +175,10 @@ func consumerRejoinKnownID(ctx context.Context, s *Script) (string, error) {
 // consumerClassicGroup: a consumer-protocol join to a classic group with a
 // member, and a classic JoinGroup to a consumer group with a member.
 func consumerClassicGroup(ctx context.Context, s *Script) (string, error) {
-	if _, err := s.joined(ctx, "orders"); err != nil {
+	if _, err := s.joined(ctx, s.topic("orders")); err != nil {
 		return "", err
 	}
-	toClassic, err := s.consumer(ctx, "member-1", "", "orders")
+	toClassic, err := s.consumer(ctx, "member-1", "", s.topic("orders"))
 	if err != nil {
 		return "", err
 	}
@@ -186,12 +186,12 @@ func consumerClassicGroup(ctx context.Context, s *Script) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	other := &Script{addr: s.addr, group: s.group + "-consumer"}
+	other := &Script{addr: s.addr, group: s.group + "-consumer", names: s.names}
 	defer other.Close()
-	if _, err := other.joinedConsumer(ctx, "member-1", "", "orders"); err != nil {
+	if _, err := other.joinedConsumer(ctx, "member-1", "", s.topic("orders")); err != nil {
 		return "", err
 	}
-	classic, err := other.member(ctx, "orders")
+	classic, err := other.member(ctx, s.topic("orders"))
 	if err != nil {
 		return "", err
 	}

@@ -86,11 +86,11 @@ func both(a, b []assignor.TopicPartition) []assignor.TopicPartition {
 // member-1's second heartbeat shows it released it; member-1's commit in
 // the window is stored, since member-1 still owns the partition.
 func twoOwners(ctx context.Context, s *Script) (string, error) {
-	old, err := s.joinedConsumer(ctx, "member-1", "range", "orders")
+	old, err := s.joinedConsumer(ctx, "member-1", "range", s.topic("orders"))
 	if err != nil {
 		return "", err
 	}
-	joiner, err := s.joinedConsumer(ctx, "member-2", "range", "orders")
+	joiner, err := s.joinedConsumer(ctx, "member-2", "range", s.topic("orders"))
 	if err != nil {
 		return "", err
 	}
@@ -150,11 +150,11 @@ func commitConsumer(ctx context.Context, m *lab.ConsumerMember, epoch int32, off
 // (group epoch 2; member-1 keeps everything), and member-1's heartbeat
 // moves it to epoch 2 with the same partitions: its previous epoch is 1.
 func (s *Script) movedOnByAnother(ctx context.Context) (*lab.ConsumerMember, error) {
-	m, err := s.joinedConsumer(ctx, "member-1", "range", "orders")
+	m, err := s.joinedConsumer(ctx, "member-1", "range", s.topic("orders"))
 	if err != nil {
 		return nil, err
 	}
-	if _, err := s.joinedConsumer(ctx, "member-2", "range", "payments"); err != nil {
+	if _, err := s.joinedConsumer(ctx, "member-2", "range", s.topic("payments")); err != nil {
 		return nil, err
 	}
 	if err := beat(ctx, m); err != nil {

@@ -35,7 +35,7 @@ func heartbeatWhileAnotherJoins(ctx context.Context, s *Script) (string, error) 
 // heartbeatUnknownMember: a member id the group never saw heartbeats under
 // the group's current generation.
 func heartbeatUnknownMember(ctx context.Context, s *Script) (string, error) {
-	m, err := s.joined(ctx, "orders")
+	m, err := s.joined(ctx, s.topic("orders"))
 	if err != nil {
 		return "", err
 	}
@@ -45,7 +45,7 @@ func heartbeatUnknownMember(ctx context.Context, s *Script) (string, error) {
 // heartbeatCheckOrder: an unknown member id with a wrong generation. The
 // answer shows which check runs first.
 func heartbeatCheckOrder(ctx context.Context, s *Script) (string, error) {
-	m, err := s.joined(ctx, "orders")
+	m, err := s.joined(ctx, s.topic("orders"))
 	if err != nil {
 		return "", err
 	}
@@ -55,7 +55,7 @@ func heartbeatCheckOrder(ctx context.Context, s *Script) (string, error) {
 // leaveUnknownMember: a LeaveGroup (v5, batch form) naming an id the group
 // never saw; the answer is that member's code.
 func leaveUnknownMember(ctx context.Context, s *Script) (string, error) {
-	m, err := s.joined(ctx, "orders")
+	m, err := s.joined(ctx, s.topic("orders"))
 	if err != nil {
 		return "", err
 	}
@@ -72,7 +72,7 @@ func leaveUnknownMember(ctx context.Context, s *Script) (string, error) {
 // memberIDRequired: a JoinGroup v9 without a member id, then one with the
 // id it was given (KIP-394), into a new group.
 func memberIDRequired(ctx context.Context, s *Script) (string, error) {
-	m, err := s.member(ctx, "orders")
+	m, err := s.member(ctx, s.topic("orders"))
 	if err != nil {
 		return "", err
 	}
@@ -104,7 +104,7 @@ func unchangedRejoin(ctx context.Context, s *Script) (string, error) {
 // unchangedRejoinLeader: the only member, which leads its group, re-joins
 // with the same subscription.
 func unchangedRejoinLeader(ctx context.Context, s *Script) (string, error) {
-	m, err := s.joined(ctx, "orders")
+	m, err := s.joined(ctx, s.topic("orders"))
 	if err != nil {
 		return "", err
 	}
@@ -142,7 +142,7 @@ func changedRejoin(ctx context.Context, s *Script) (string, error) {
 	}
 	leader, follower := p.leader()
 	before := follower.Generation
-	follower.SetTopics("orders", "payments")
+	follower.SetTopics(s.topic("orders"), s.topic("payments"))
 	joined := async(func() (int16, error) { return follower.JoinOnce(ctx) })
 	if _, err := awaitRebalance(ctx, leader); err != nil {
 		abandon(follower, joined)
@@ -175,7 +175,7 @@ func unknownTopicSubscription(ctx context.Context, s *Script) (string, error) {
 // invalidSessionTimeout: a join asking for a 1 ms session, below both
 // brokers' minimum (10 ms here).
 func invalidSessionTimeout(ctx context.Context, s *Script) (string, error) {
-	m, err := s.memberWith(ctx, lab.MemberConfig{Topics: []string{"orders"}, SessionTimeout: time.Millisecond})
+	m, err := s.memberWith(ctx, lab.MemberConfig{Topics: []string{s.topic("orders")}, SessionTimeout: time.Millisecond})
 	if err != nil {
 		return "", err
 	}
@@ -186,7 +186,7 @@ func invalidSessionTimeout(ctx context.Context, s *Script) (string, error) {
 // The script describes the group at once, then until it changes, and
 // checks that the member did not go before its session timeout.
 func sessionExpiry(ctx context.Context, s *Script) (string, error) {
-	m, err := s.memberWith(ctx, lab.MemberConfig{Topics: []string{"orders"}, SessionTimeout: sessionExpiryTimeout})
+	m, err := s.memberWith(ctx, lab.MemberConfig{Topics: []string{s.topic("orders")}, SessionTimeout: sessionExpiryTimeout})
 	if err != nil {
 		return "", err
 	}
@@ -227,11 +227,11 @@ func leaderPlanIgnored(ctx context.Context, s *Script) (string, error) {
 	greedy := func(leader string, subs map[string][]string) map[string][]assignor.TopicPartition {
 		plan := map[string][]assignor.TopicPartition{}
 		for p := range Topics()["orders"] {
-			plan[leader] = append(plan[leader], lab.TP("orders", p))
+			plan[leader] = append(plan[leader], lab.TP(s.topic("orders"), p))
 		}
 		return plan
 	}
-	p, err := s.twoMembersWith(ctx, lab.MemberConfig{Topics: []string{"orders"}, Planner: greedy})
+	p, err := s.twoMembersWith(ctx, lab.MemberConfig{Topics: []string{s.topic("orders")}, Planner: greedy})
 	if err != nil {
 		return "", err
 	}
@@ -243,7 +243,7 @@ func leaderPlanIgnored(ctx context.Context, s *Script) (string, error) {
 // with a member, for the same group once its member has left, and for a
 // group nobody joined.
 func groupStates(ctx context.Context, s *Script) (string, error) {
-	m, err := s.joined(ctx, "orders")
+	m, err := s.joined(ctx, s.topic("orders"))
 	if err != nil {
 		return "", err
 	}
@@ -276,10 +276,10 @@ func groupStates(ctx context.Context, s *Script) (string, error) {
 // joinUnknownMemberID: a JoinGroup naming a member id the group never
 // handed out, into a group with a member.
 func joinUnknownMemberID(ctx context.Context, s *Script) (string, error) {
-	if _, err := s.joined(ctx, "orders"); err != nil {
+	if _, err := s.joined(ctx, s.topic("orders")); err != nil {
 		return "", err
 	}
-	m, err := s.member(ctx, "orders")
+	m, err := s.member(ctx, s.topic("orders"))
 	if err != nil {
 		return "", err
 	}
@@ -292,7 +292,7 @@ func joinUnknownMemberID(ctx context.Context, s *Script) (string, error) {
 // staticMember: a first JoinGroup v9 with a group instance id (KIP-345)
 // and no member id.
 func staticMember(ctx context.Context, s *Script) (string, error) {
-	m, err := s.memberWith(ctx, lab.MemberConfig{Topics: []string{"orders"}, InstanceID: "compare-static"})
+	m, err := s.memberWith(ctx, lab.MemberConfig{Topics: []string{s.topic("orders")}, InstanceID: "compare-static"})
 	if err != nil {
 		return "", err
 	}
@@ -302,7 +302,7 @@ func staticMember(ctx context.Context, s *Script) (string, error) {
 // syncWrongProtocol: a SyncGroup v5 naming a protocol other than the one
 // the group chose.
 func syncWrongProtocol(ctx context.Context, s *Script) (string, error) {
-	m, err := s.joined(ctx, "orders")
+	m, err := s.joined(ctx, s.topic("orders"))
 	if err != nil {
 		return "", err
 	}

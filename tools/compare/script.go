@@ -20,10 +20,16 @@ import (
 type Script struct {
 	addr      string
 	group     string
+	names     lab.Scope // the run's names for the chapter's topics
 	members   []*lab.Member
 	consumers []*lab.ConsumerMember // consumer-protocol (KIP-848) members
 	conns     []*protocol.Client
 }
+
+// topic is the run's name for the chapter's topic name (orders,
+// payments): the name itself on a broker of the comparison's own, one of
+// the run's on a shared broker (lab.Scope.RunTopic).
+func (s *Script) topic(name string) string { return s.names.RunTopic(name) }
 
 // pollInterval is how often a script re-asks while it waits for a broker
 // to act on its own (a rebalance, a session expiry).
@@ -44,7 +50,7 @@ func (s *Script) memberWith(ctx context.Context, cfg lab.MemberConfig) (*lab.Mem
 	}
 	cfg.ClientID = "compare"
 	if cfg.Plan == nil {
-		cfg.Plan = Topics()
+		cfg.Plan = s.names.RunTopics(Topics())
 	}
 	m, err := lab.Dial(ctx, s.addr, cfg)
 	if err != nil {
@@ -122,7 +128,7 @@ type pair struct {
 
 // twoMembers builds a pair subscribed to orders.
 func (s *Script) twoMembers(ctx context.Context) (*pair, error) {
-	return s.twoMembersWith(ctx, lab.MemberConfig{Topics: []string{"orders"}})
+	return s.twoMembersWith(ctx, lab.MemberConfig{Topics: []string{s.topic("orders")}})
 }
 
 // twoMembersWith builds a pair whose first member, the group's leader, is
@@ -133,7 +139,7 @@ func (s *Script) twoMembersWith(ctx context.Context, firstCfg lab.MemberConfig) 
 		return nil, err
 	}
 	p := &pair{first: first, oldGeneration: first.Generation, oldAssigned: slices.Clone(first.Assigned)}
-	if p.second, err = s.member(ctx, "orders"); err != nil {
+	if p.second, err = s.member(ctx, s.topic("orders")); err != nil {
 		return nil, err
 	}
 	if err := want(p.second.JoinOnce(ctx))("first JoinGroup", kerr.MemberIDRequired.Code); err != nil {

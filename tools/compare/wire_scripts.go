@@ -129,7 +129,7 @@ func findCoordinator(ctx context.Context, s *Script) (string, error) {
 	meta := kmsg.NewPtrMetadataRequest()
 	meta.Version = 12
 	topic := kmsg.NewMetadataRequestTopic()
-	topic.Topic = kmsg.StringPtr("orders")
+	topic.Topic = kmsg.StringPtr(s.topic("orders"))
 	meta.Topics = []kmsg.MetadataRequestTopic{topic}
 	md, err := lab.Request[*kmsg.MetadataResponse](ctx, conn, meta)
 	if err != nil {
@@ -187,7 +187,7 @@ func listOffsetsAndFetch(ctx context.Context, s *Script) (string, error) {
 		req.Version = 7
 		req.ReplicaID = -1
 		t := kmsg.NewListOffsetsRequestTopic()
-		t.Topic = "orders"
+		t.Topic = s.topic("orders")
 		p := kmsg.NewListOffsetsRequestTopicPartition()
 		p.Partition, p.Timestamp = 0, ts
 		t.Partitions = []kmsg.ListOffsetsRequestTopicPartition{p}
@@ -212,7 +212,7 @@ func listOffsetsAndFetch(ctx context.Context, s *Script) (string, error) {
 	req.MaxWaitMillis, req.MinBytes, req.MaxBytes = 10, 1, 1<<20
 	req.SessionEpoch = -1
 	t := kmsg.NewFetchRequestTopic()
-	t.Topic = "orders"
+	t.Topic = s.topic("orders")
 	p := kmsg.NewFetchRequestTopicPartition()
 	p.Partition, p.FetchOffset, p.PartitionMaxBytes = 0, 0, 1<<20
 	t.Partitions = []kmsg.FetchRequestTopicPartition{p}

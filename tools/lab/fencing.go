@@ -20,8 +20,8 @@ import (
 //
 // It writes each step with its requests and answers to w and checks every
 // answer against minibroker's rules.
-func Fencing(ctx context.Context, w io.Writer, addr, group string) error {
-	cfg := MemberConfig{Group: group, Topics: []string{"orders"}, Trace: w}
+func Fencing(ctx context.Context, w io.Writer, addr, group, orders string) error {
+	cfg := MemberConfig{Group: group, Topics: []string{orders}, Trace: w}
 	first, second, closeBoth, err := dialPair(ctx, addr, cfg)
 	if err != nil {
 		return err
@@ -30,7 +30,7 @@ func Fencing(ctx context.Context, w io.Writer, addr, group string) error {
 	defer leaveQuietly(ctx, second)
 	defer leaveQuietly(ctx, first)
 
-	fmt.Fprintf(w, "lab fencing: exercises 2 and 4, group %s, topic orders with 4 partitions\n", group)
+	fmt.Fprintf(w, "lab fencing: exercises 2 and 4, group %s, topic %s with 4 partitions\n", group, orders)
 	fmt.Fprintf(w, "Each step lists the requests sent (>) and the broker's answers (<).\n")
 
 	heading(w, "Setup. Member 1 joins alone, then member 2 joins.")
@@ -43,7 +43,7 @@ func Fencing(ctx context.Context, w io.Writer, addr, group string) error {
 	}
 	fmt.Fprintf(w, "  member 2: %s (generation %d)\n", Partitions(second.Assigned), second.Generation)
 
-	all := []assignor.TopicPartition{TP("orders", 0), TP("orders", 1), TP("orders", 2), TP("orders", 3)}
+	all := []assignor.TopicPartition{TP(orders, 0), TP(orders, 1), TP(orders, 2), TP(orders, 3)}
 	positions := make([]PartitionOffset, len(first.Assigned))
 	for i, tp := range first.Assigned {
 		positions[i] = PartitionOffset{TopicPartition: tp, Offset: 10 + int64(tp.Partition)}
@@ -73,23 +73,23 @@ func Fencing(ctx context.Context, w io.Writer, addr, group string) error {
 	}
 	fmt.Fprintf(w, "  result: NONE; the commit is stored.\n")
 
-	heading(w, "Exercise 4. Member 1 is current, but commits orders-1, which member 2 owns.")
-	foreign := PartitionOffset{TopicPartition: TP("orders", 1), Offset: 50}
+	heading(w, "Exercise 4. Member 1 is current, but commits "+orders+"-1, which member 2 owns.")
+	foreign := PartitionOffset{TopicPartition: TP(orders, 1), Offset: 50}
 	if err := expectCommit(ctx, first, first.ID, first.Generation, kerr.RebalanceInProgress.Code, foreign); err != nil {
 		return err
 	}
 	fmt.Fprintf(w, "  Now one partition of its own with one of member 2's, in one commit:\n")
-	mixed := []PartitionOffset{{TopicPartition: TP("orders", 0), Offset: 20}, foreign}
+	mixed := []PartitionOffset{{TopicPartition: TP(orders, 0), Offset: 20}, foreign}
 	if err := expectCommit(ctx, first, first.ID, first.Generation, kerr.RebalanceInProgress.Code, mixed...); err != nil {
 		return err
 	}
 	if err := expectFetch(ctx, first, all[:2], 10, -1); err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "  result: the whole commit is rejected and nothing is stored; orders-0 keeps 10.\n")
+	fmt.Fprintf(w, "  result: the whole commit is rejected and nothing is stored; %s-0 keeps 10.\n", orders)
 	fmt.Fprintf(w, "  The generation matched: only the ownership check stopped it. Kafka's classic\n")
 	fmt.Fprintf(w, "  protocol has no such check and no code for it; minibroker answers REBALANCE_IN_PROGRESS.\n")
-	fmt.Fprintf(w, "  Member 2, the owner, commits orders-1:\n")
+	fmt.Fprintf(w, "  Member 2, the owner, commits %s-1:\n", orders)
 	if err := expectCommit(ctx, second, second.ID, second.Generation, 0, foreign); err != nil {
 		return err
 	}

@@ -22,8 +22,8 @@ import (
 //
 // It writes each step with its requests and answers to w and checks every
 // answer against minibroker's rules.
-func Fencing848(ctx context.Context, w io.Writer, addr, group string) error {
-	first, second, done, err := startConsumerLab(ctx, w, addr, group, "lab fencing-848: the fencing exercises")
+func Fencing848(ctx context.Context, w io.Writer, addr, group, orders string) error {
+	first, second, done, err := startConsumerLab(ctx, w, addr, group, orders, "lab fencing-848: the fencing exercises")
 	if err != nil {
 		return err
 	}
@@ -39,7 +39,7 @@ func Fencing848(ctx context.Context, w io.Writer, addr, group string) error {
 	fmt.Fprintf(w, "  member 1: %s\n", consumerView(first))
 	fmt.Fprintf(w, "  member 2: %s\n", consumerView(second))
 
-	all := []assignor.TopicPartition{TP("orders", 0), TP("orders", 1), TP("orders", 2), TP("orders", 3)}
+	all := []assignor.TopicPartition{TP(orders, 0), TP(orders, 1), TP(orders, 2), TP(orders, 3)}
 	positions := make([]PartitionOffset, len(first.Assigned))
 	for i, tp := range first.Assigned {
 		positions[i] = PartitionOffset{TopicPartition: tp, Offset: 10 + int64(tp.Partition)}
@@ -55,11 +55,11 @@ func Fencing848(ctx context.Context, w io.Writer, addr, group string) error {
 		return err
 	}
 	fmt.Fprintf(w, "  result: REBALANCE_IN_PROGRESS; nothing was stored. Epoch 1 is member 1's current\n")
-	fmt.Fprintf(w, "  epoch: only the ownership check stopped it, since orders-1 and orders-3 are member\n")
+	fmt.Fprintf(w, "  epoch: only the ownership check stopped it, since %s-1 and %s-3 are member\n", orders, orders)
 	fmt.Fprintf(w, "  2's in the coordinator's current assignment. Kafka has no such check, and needs\n")
 	fmt.Fprintf(w, "  none: there member 1 still owns all four until its heartbeat releases them.\n")
 	fmt.Fprintf(w, "  The partitions it keeps, at the same epoch:\n")
-	kept := positionsOf(positions, []assignor.TopicPartition{TP("orders", 0), TP("orders", 2)})
+	kept := positionsOf(positions, []assignor.TopicPartition{TP(orders, 0), TP(orders, 2)})
 	if err := expectConsumerCommit(ctx, first, first.Epoch, 0, kept...); err != nil {
 		return err
 	}
@@ -78,15 +78,15 @@ func Fencing848(ctx context.Context, w io.Writer, addr, group string) error {
 	fmt.Fprintf(w, "  would accept the previous epoch here, since the partitions the member reports are\n")
 	fmt.Fprintf(w, "  a subset of its assignment (the answer that moved it on may have been lost).\n")
 
-	heading(w, "3. Member 1 commits orders-0 at epoch 1, which is stale now.")
-	if err := expectConsumerCommit(ctx, first, 1, kerr.StaleMemberEpoch.Code, PartitionOffset{TopicPartition: TP("orders", 0), Offset: 20}); err != nil {
+	heading(w, "3. Member 1 commits "+orders+"-0 at epoch 1, which is stale now.")
+	if err := expectConsumerCommit(ctx, first, 1, kerr.StaleMemberEpoch.Code, PartitionOffset{TopicPartition: TP(orders, 0), Offset: 20}); err != nil {
 		return err
 	}
 	if err := expectConsumerFetch(ctx, first, all[:1], 10); err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "  result: STALE_MEMBER_EPOCH; orders-0 keeps 10. (Kafka 4.3, KIP-1251, would accept\n")
-	fmt.Fprintf(w, "  it: member 1 has held orders-0 since epoch 1.)\n")
+	fmt.Fprintf(w, "  result: STALE_MEMBER_EPOCH; %s-0 keeps 10. (Kafka 4.3, KIP-1251, would accept\n", orders)
+	fmt.Fprintf(w, "  it: member 1 has held %s-0 since epoch 1.)\n", orders)
 
 	heading(w, "4. Recovery. A fenced member gives up its partitions and re-joins at epoch 0 under\n"+
 		"   its own id.")
@@ -97,10 +97,10 @@ func Fencing848(ctx context.Context, w io.Writer, addr, group string) error {
 	fmt.Fprintf(w, "  member 1: %s\n", consumerView(first))
 	fmt.Fprintf(w, "  The re-join of a known member with an unchanged subscription is a refresh: its whole\n")
 	fmt.Fprintf(w, "  assignment at the current group epoch, no rebalance. Both members commit what they own:\n")
-	if err := expectConsumerCommit(ctx, first, first.Epoch, 0, PartitionOffset{TopicPartition: TP("orders", 0), Offset: 20}, PartitionOffset{TopicPartition: TP("orders", 2), Offset: 22}); err != nil {
+	if err := expectConsumerCommit(ctx, first, first.Epoch, 0, PartitionOffset{TopicPartition: TP(orders, 0), Offset: 20}, PartitionOffset{TopicPartition: TP(orders, 2), Offset: 22}); err != nil {
 		return err
 	}
-	if err := expectConsumerCommit(ctx, second, second.Epoch, 0, PartitionOffset{TopicPartition: TP("orders", 1), Offset: 21}, PartitionOffset{TopicPartition: TP("orders", 3), Offset: 23}); err != nil {
+	if err := expectConsumerCommit(ctx, second, second.Epoch, 0, PartitionOffset{TopicPartition: TP(orders, 1), Offset: 21}, PartitionOffset{TopicPartition: TP(orders, 3), Offset: 23}); err != nil {
 		return err
 	}
 	if err := expectConsumerFetch(ctx, first, all, 20, 21, 22, 23); err != nil {

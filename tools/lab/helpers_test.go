@@ -11,6 +11,9 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/minibroker/minibroker/protocol"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/*.golden from the labs' current output")
@@ -52,4 +55,26 @@ func lastStepMember1(out string) string {
 	i := strings.LastIndex(out, "  member 1: ")
 	line := out[i+len("  member 1: "):]
 	return line[:strings.IndexByte(line, '\n')]
+}
+
+// dialUser opens a raw client as a user's application would; cleanup
+// closes it.
+func dialUser(t *testing.T, addr string) *protocol.Client {
+	t.Helper()
+	c, err := protocol.Dial(testContext(t), addr, "user-app")
+	require.NoError(t, err)
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// userCommit commits offset for topic's partition in group as a client
+// outside any generation does (generation -1), and requires NONE.
+func userCommit(t *testing.T, c *protocol.Client, group, topic string, partition int32, offset int64) {
+	t.Helper()
+	req := kmsg.NewPtrOffsetCommitRequest()
+	req.Version, req.Group, req.Generation = 8, group, -1
+	req.Topics = []kmsg.OffsetCommitRequestTopic{{Topic: topic, Partitions: []kmsg.OffsetCommitRequestTopicPartition{{Partition: partition, Offset: offset, LeaderEpoch: -1}}}}
+	resp, err := Request[*kmsg.OffsetCommitResponse](testContext(t), c, req)
+	require.NoError(t, err)
+	require.Zero(t, resp.Topics[0].Partitions[0].ErrorCode)
 }

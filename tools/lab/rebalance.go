@@ -20,8 +20,8 @@ import (
 // It writes the four steps to w, each with its requests and answers, and
 // returns an error if the transport fails or the broker answers other
 // than minibroker's rules say.
-func Rebalance(ctx context.Context, w io.Writer, addr, group string) error {
-	cfg := MemberConfig{Group: group, Topics: []string{"orders"}, Trace: w}
+func Rebalance(ctx context.Context, w io.Writer, addr, group, orders string) error {
+	cfg := MemberConfig{Group: group, Topics: []string{orders}, Trace: w}
 	first, second, closeBoth, err := dialPair(ctx, addr, cfg)
 	if err != nil {
 		return err
@@ -29,7 +29,7 @@ func Rebalance(ctx context.Context, w io.Writer, addr, group string) error {
 	defer closeBoth()
 	defer leaveQuietly(ctx, first)
 
-	fmt.Fprintf(w, "lab rebalance: group %s, topic orders with 4 partitions\n", group)
+	fmt.Fprintf(w, "lab rebalance: group %s, topic %s with 4 partitions\n", group, orders)
 	fmt.Fprintf(w, "Each step lists the requests sent (>) and the broker's answers (<).\n")
 
 	heading(w, "1. Member 1 joins the empty group and is given every partition.")

@@ -23,8 +23,8 @@ import (
 // It writes each step with its requests and answers to w and returns an
 // error if the transport fails or the broker answers other than
 // minibroker's rules say.
-func Rebalance848(ctx context.Context, w io.Writer, addr, group string) error {
-	first, second, done, err := startConsumerLab(ctx, w, addr, group, "lab rebalance-848: the rebalance lab")
+func Rebalance848(ctx context.Context, w io.Writer, addr, group, orders string) error {
+	first, second, done, err := startConsumerLab(ctx, w, addr, group, orders, "lab rebalance-848: the rebalance lab")
 	if err != nil {
 		return err
 	}
@@ -90,15 +90,16 @@ func Rebalance848(ctx context.Context, w io.Writer, addr, group string) error {
 // with, "member-1" and "member-2", configured by cfg; closeBoth closes
 // their connections.
 // startConsumerLab dials the two members of a consumer-protocol lab in
-// group, on topic orders with the uniform assignor, and prints the lab's
-// title and legend. done makes both leave, quietly, and closes them.
-func startConsumerLab(ctx context.Context, w io.Writer, addr, group, title string) (first, second *ConsumerMember, done func(), err error) {
-	first, second, closeBoth, err := dialConsumerPair(ctx, addr, ConsumerConfig{Group: group, Topics: []string{"orders"}, Assignor: "uniform", Trace: w})
+// group, on topic orders (the chapter's, or a name of the run's) with the
+// uniform assignor, and prints the lab's title and legend. done makes both
+// leave, quietly, and closes them.
+func startConsumerLab(ctx context.Context, w io.Writer, addr, group, orders, title string) (first, second *ConsumerMember, done func(), err error) {
+	first, second, closeBoth, err := dialConsumerPair(ctx, addr, ConsumerConfig{Group: group, Topics: []string{orders}, Assignor: "uniform", Trace: w})
 	if err != nil {
 		return nil, nil, nil, err
 	}
 	fmt.Fprintf(w, "%s over the consumer protocol (KIP-848),\n", title)
-	fmt.Fprintf(w, "group %s, topic orders with 4 partitions\n", group)
+	fmt.Fprintf(w, "group %s, topic %s with 4 partitions\n", group, orders)
 	fmt.Fprintf(w, "Each step lists the requests sent (>) and the broker's answers (<).\n")
 	return first, second, func() {
 		leaveConsumerQuietly(ctx, first)

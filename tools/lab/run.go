@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"slices"
-	"strconv"
 	"time"
 
 	"github.com/minibroker/minibroker/broker"
@@ -24,29 +23,38 @@ func Names() []string {
 // such a lab needs a partition of its own, empty when it starts.
 func recordLab(name string) bool { return name == "replay" || name == "zombie" }
 
-// recordTopic is the one-partition topic of the record labs on the
-// in-process broker, which starts empty on every run.
+// recordTopic is the one-partition topic of the record labs (payments on
+// the in-process broker, which starts empty on every run).
 const recordTopic = "payments"
 
+// ordersTopic is the chapter's topic of four partitions, which the group
+// labs share out.
+const ordersTopic = "orders"
+
+// cleanupTimeout bounds the clean-up after a run on a shared broker, which
+// runs even when the run's own context has ended.
+const cleanupTimeout = 5 * time.Second
+
 // Group returns the group id a lab uses against a fresh in-process broker.
-func Group(name string) string { return "lab-" + name }
+func Group(name string) string { return InProcess("lab").Group(name) }
 
 // Run runs the named lab and writes its output to w.
 //
 // With addr "" it starts an in-process broker on a manual clock with a
 // temporary data directory, runs the lab against it and stops it: the
 // output is then the same bytes on every run. With an address it runs
-// against that broker, in a group whose id ends with a suffix unique to the
-// run (so earlier runs cannot interfere), after making sure topic orders
-// exists with 4 partitions; member ids then depend on the broker's
-// history. The expiry lab needs the in-process broker (ErrNeedsInProcess).
+// against that broker under names of its own (OnBroker: group
+// "lab-NAME-<run>", topic "lab-orders" of 4 partitions, or
+// "lab-<run>-payments" of one for the record labs, created first), so it
+// touches nothing a user made and earlier runs cannot interfere; member
+// ids then depend on the broker's history. At the end it deletes its
+// group and says that its topic stays. The expiry lab needs the
+// in-process broker (ErrNeedsInProcess).
 //
-// The record labs (replay, zombie) need an empty partition: in process
-// that is payments-0; against a running broker each run creates a topic
-// of one partition named like its group. Where they end a session, they
-// move the manual clock in process; against a running broker (on the real
-// clock) the member whose session ends joins with a 2 s session, and the
-// lab waits for the broker's own expiry step.
+// Where the record labs (replay, zombie) end a session, they move the
+// manual clock in process; against a running broker (on the real clock)
+// the member whose session ends joins with a 2 s session, and the lab
+// waits for the broker's own expiry step.
 func Run(ctx context.Context, name string, w io.Writer, addr string) error {
 	return RunWith(ctx, name, w, Options{Broker: addr})
 }
@@ -76,54 +84,62 @@ func RunWith(ctx context.Context, name string, w io.Writer, opts Options) error 
 		if name == "partition" && opts.Admin == "" {
 			return ErrNeedsAdmin
 		}
-		group := Group(name) + "-" + strconv.FormatInt(time.Now().UnixNano(), 36)
-		topics, topic := map[string]int32{"orders": 4}, ""
+		names := OnBroker("lab")
+		topics := names.Topics(map[string]int32{ordersTopic: 4})
 		if recordLab(name) {
-			topics, topic = map[string]int32{group: 1}, group
+			topics = names.RunTopics(map[string]int32{recordTopic: 1})
 		}
 		if name == "partition" {
-			topics, topic = partitionTopic(group), group
+			topics = partitionTopic(names.Group(name))
 		}
 		if err := EnsureTopics(ctx, addr, topics); err != nil {
 			return err
 		}
-		if name == "partition" {
-			return Partition(ctx, w, clockRun{}, &remoteFaults{admin: opts.Admin}, addr, group, topic)
+		err := runOn(ctx, name, w, nil, addr, names, &remoteFaults{admin: opts.Admin})
+		fmt.Fprintln(w)
+		cleanCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+		defer cancel()
+		kept, cerr := names.Cleanup(cleanCtx, w, addr, topicNames(topics))
+		if cerr == nil && len(kept) > 0 {
+			cerr = fmt.Errorf("lab %s: groups still have members at the end: %v", name, kept)
 		}
-		return runOn(ctx, name, w, nil, addr, group, topic)
+		return errors.Join(err, cerr)
 	}
 	b, err := StartBroker(ctx)
 	if err != nil {
 		return err
 	}
+	names := InProcess("lab")
 	if name == "partition" {
-		group := Group(name)
-		err = b.CreateTopic(group, partitionTopic(group)[group])
-		if err == nil {
-			err = Partition(ctx, w, newClockRun(b), &localFaults{b: b}, b.Addr(), group, group)
+		group := names.Group(name)
+		if err := b.CreateTopic(group, partitionTopic(group)[group]); err != nil {
+			return errors.Join(err, b.Close())
 		}
-		return errors.Join(err, b.Close())
 	}
-	err = runOn(ctx, name, w, b, b.Addr(), Group(name), recordTopic)
+	err = runOn(ctx, name, w, b, b.Addr(), names, &localFaults{b: b})
 	return errors.Join(err, b.Close())
 }
 
-// runOn runs one lab; b is nil for a broker in another process. topic is
-// the record labs' topic.
-func runOn(ctx context.Context, name string, w io.Writer, b *broker.Broker, addr, group, topic string) error {
+// runOn runs one lab; b is nil for a broker in another process. names
+// name its group and topics; faults puts the partition lab's fault on the
+// broker (the partition lab names its topic like its group).
+func runOn(ctx context.Context, name string, w io.Writer, b *broker.Broker, addr string, names Scope, faults faultControl) error {
+	group, orders := names.Group(name), names.Topic(ordersTopic)
 	switch name {
+	case "partition":
+		return Partition(ctx, w, newClockRun(b), faults, addr, group, group)
 	case "replay":
-		return Replay(ctx, w, newClockRun(b), addr, group, TP(topic, 0))
+		return Replay(ctx, w, newClockRun(b), addr, group, TP(names.RunTopic(recordTopic), 0))
 	case "zombie":
-		return Zombie(ctx, w, newClockRun(b), addr, group, TP(topic, 0))
+		return Zombie(ctx, w, newClockRun(b), addr, group, TP(names.RunTopic(recordTopic), 0))
 	case "rebalance":
-		return Rebalance(ctx, w, addr, group)
+		return Rebalance(ctx, w, addr, group, orders)
 	case "fencing":
-		return Fencing(ctx, w, addr, group)
+		return Fencing(ctx, w, addr, group, orders)
 	case "rebalance-848":
-		return Rebalance848(ctx, w, addr, group)
+		return Rebalance848(ctx, w, addr, group, orders)
 	case "fencing-848":
-		return Fencing848(ctx, w, addr, group)
+		return Fencing848(ctx, w, addr, group, orders)
 	default:
 		return Expiry(ctx, w, b, group)
 	}

@@ -2,6 +2,7 @@ package lab
 
 import (
 	"bytes"
+	"regexp"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -23,34 +24,50 @@ func TestLabRunExpiryNeedsInProcessBroker(t *testing.T) {
 }
 
 // TestLabAgainstRunningBroker runs the wire labs twice against one broker
-// that outlives them, as --broker does: each run uses its own group, so the
-// second run is not disturbed by the first, and topic orders is created
-// when the broker lacks it. The record labs run once each: each creates a
-// topic of one partition named like its group, and ends its members'
-// sessions by waiting for the broker's expiry step on the real clock.
+// that outlives them, as --broker does, beside a user's topic orders and
+// group billing: each run uses a group and a topic of its own (so the
+// second run is not disturbed by the first, and orders and billing are
+// not touched), deletes its group at the end and says that its topic
+// stays. The record labs run once each and end their members' sessions
+// by waiting for the broker's expiry step on the real clock.
 func TestLabAgainstRunningBroker(t *testing.T) {
 	t.Parallel()
-	b, err := broker.Start(testContext(t), broker.Config{})
+	b, err := broker.Start(testContext(t), broker.Config{Topics: map[string]int32{"orders": 2}})
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, b.Close()) })
+	user := dialUser(t, b.Addr())
+	userCommit(t, user, "billing", "orders", 1, 7)
+
 	wire := []string{"rebalance", "fencing", "rebalance-848", "fencing-848"}
 	for _, name := range append(append(wire, wire...), "replay", "zombie") {
 		var out bytes.Buffer
 		require.NoError(t, Run(testContext(t), name, &out, b.Addr()), "lab %s:\n%s", name, out.String())
-		require.Contains(t, out.String(), "group "+Group(name)+"-")
+		m := regexp.MustCompile(`group (lab-` + regexp.QuoteMeta(name) + `-([0-9a-z]+))[, -]`).FindStringSubmatch(out.String())
+		require.NotNil(t, m, "lab %s names its group:\n%s", name, out.String())
+		topic := "lab-orders"
 		if recordLab(name) {
+			topic = "lab-" + m[2] + "-payments"
 			require.Contains(t, out.String(), "expiry step (the broker's own): removed a-")
 		}
+		require.Contains(t, out.String(), topic+"-0", "the lab uses its own topic")
+		require.NotContains(t, out.String(), " orders-", "nor the user's")
+		require.Regexp(t, `\nlab: deleted (1 group|[2-9] groups) of run `+m[2]+`, with their committed offsets\.\n`+
+			`lab: topics `+topic+` stay on the broker \(minibroker has no DeleteTopics\); a new data dir starts without them\.\n$`, out.String())
 	}
 	counts := b.Catalog().Counts()
-	require.Equal(t, int32(4), counts["orders"])
+	require.Equal(t, int32(2), counts["orders"])
 	delete(counts, "orders")
+	require.Equal(t, int32(4), counts["lab-orders"], "the group labs share one topic")
+	delete(counts, "lab-orders")
 	require.Len(t, counts, 2, "one topic per record lab run")
 	for name, n := range counts {
-		require.Regexp(t, `^lab-(replay|zombie)-[0-9a-z]+$`, name)
+		require.Regexp(t, `^lab-[0-9a-z]+-payments$`, name)
 		require.Equal(t, int32(1), n)
 	}
-	for _, g := range b.Coordinator().Groups() {
-		require.Equal(t, "Empty", g.State.String(), "group %s: every lab member leaves or expires by the end", g.Group)
-	}
+	groups := b.Coordinator().Groups()
+	require.Len(t, groups, 1, "every lab group is deleted: %v", groups)
+	require.Equal(t, "billing", groups[0].Group)
+	committed := b.Coordinator().Committed("billing")
+	require.Len(t, committed, 1)
+	require.Equal(t, int64(7), committed[0].Offset)
 }

@@ -43,6 +43,7 @@ func main() {
 func run(ctx context.Context, brokers []string, topic, prefix string, count int, out io.Writer) error {
 	cl, err := kgo.NewClient(
 		kgo.SeedBrokers(brokers...),
+		kgo.ClientID("process-and-commit-produce"),
 		kgo.DefaultProduceTopic(topic),
 		kgo.RecordPartitioner(kgo.RoundRobinPartitioner()),
 	)
