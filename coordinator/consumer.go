@@ -329,9 +329,9 @@ func (c *Coordinator) rebalanceConsumer(g *group, why Reason) Rebalance {
 	}
 	g.assignor = preferredAssignor(g.members)
 	if g.assignor == RangeAssignor {
-		g.assignment = assignor.Range(subs, g.topicCounts)
+		g.assignment = g.assign(subs, g.topicCounts, assignor.Range)
 	} else {
-		g.assignment = assignor.RoundRobin(subs, g.topicCounts)
+		g.assignment = g.assign(subs, g.topicCounts, assignor.RoundRobin)
 	}
 	g.owner = make(map[assignor.TopicPartition]string, len(g.owner))
 	for id, m := range g.members {

@@ -32,7 +32,10 @@ type GroupView struct {
 
 // MemberView is a read-only copy of one member.
 type MemberView struct {
-	MemberID       string
+	MemberID string
+	// InstanceID is a static member's group instance id, "" for a
+	// dynamic member.
+	InstanceID     string
 	ClientID       string
 	ClientHost     string
 	SessionTimeout time.Duration
@@ -99,6 +102,7 @@ func (c *Coordinator) view(g *group) GroupView {
 		m := g.members[id]
 		mv := MemberView{
 			MemberID:        id,
+			InstanceID:      m.instanceID,
 			ClientID:        m.clientID,
 			ClientHost:      m.clientHost,
 			SessionTimeout:  m.sessionTimeout,

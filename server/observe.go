@@ -96,6 +96,7 @@ var fencingReasons = [...]struct {
 	err    error
 	reason string
 }{
+	{coordinator.ErrFencedInstanceID, "replaced instance"},
 	{coordinator.ErrNotPartitionOwner, "not the owner"},
 	{coordinator.ErrIllegalGeneration, "stale generation"},
 	{coordinator.ErrFencedMemberEpoch, "stale member epoch"},
