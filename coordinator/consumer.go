@@ -43,9 +43,9 @@ const (
 	JoinEpoch int32 = 0
 	// LeaveEpoch leaves the group.
 	LeaveEpoch int32 = -1
-	// StaticLeaveEpoch is a static member's leave (KIP-345 under
-	// KIP-848). There is no static membership here: it leaves like
-	// LeaveEpoch.
+	// StaticLeaveEpoch is a static member's temporary leave (KIP-345
+	// under KIP-848): it keeps its place and assignment until its session
+	// ends, for a new incarnation to take over (consumer_static.go).
 	StaticLeaveEpoch int32 = -2
 )
 
@@ -59,6 +59,9 @@ type ConsumerHeartbeatRequest struct {
 	MemberEpoch int32
 	ClientID    string
 	ClientHost  string
+	// InstanceID is a static member's group instance id, "" for a
+	// dynamic member (consumer_static.go).
+	InstanceID string
 	// GenerateMemberID (ConsumerGroupHeartbeat v0): a join with an empty
 	// MemberID gets an id from the broker, "<client-id>-<sequence>" as
 	// classic members do. Without it (v1+, KIP-1082, where the client
@@ -151,6 +154,9 @@ func (c *Coordinator) checkConsumerHeartbeat(req ConsumerHeartbeatRequest) error
 	if err := c.checkClientID(req.ClientID); err != nil {
 		return err
 	}
+	if err := c.checkInstanceID(req.InstanceID); err != nil {
+		return err
+	}
 	if req.Assignor != nil {
 		switch *req.Assignor {
 		case "", UniformAssignor, RangeAssignor:
@@ -172,10 +178,17 @@ func (c *Coordinator) consumerHeartbeat(req ConsumerHeartbeatRequest) (ConsumerH
 	if g != nil && g.typ == ClassicGroup && len(g.members) > 0 {
 		return res, nil, fmt.Errorf("%w: %q is a classic group with members", ErrGroupIDNotFound, req.Group)
 	}
+	takeover, err := c.consumerIdentity(g, req)
+	if err != nil {
+		return res, nil, err
+	}
 	switch req.MemberEpoch {
 	case JoinEpoch:
-		return c.consumerJoin(g, req)
-	case LeaveEpoch, StaticLeaveEpoch:
+		return c.consumerJoin(g, req, takeover)
+	case StaticLeaveEpoch:
+		res, err := c.consumerStaticLeave(g, req)
+		return res, nil, err
+	case LeaveEpoch:
 		return res, c.consumerLeave(g, req.MemberID), nil
 	}
 	var m *member
@@ -213,7 +226,7 @@ func (c *Coordinator) consumerHeartbeat(req ConsumerHeartbeatRequest) (ConsumerH
 // consumerJoin adds a member, or re-joins a known one. Called with mu
 // held; g may be nil, or an Empty classic group, which becomes a consumer
 // group here (only once every check has passed).
-func (c *Coordinator) consumerJoin(g *group, req ConsumerHeartbeatRequest) (ConsumerHeartbeatResult, *Rebalance, error) {
+func (c *Coordinator) consumerJoin(g *group, req ConsumerHeartbeatRequest, takeover *member) (ConsumerHeartbeatResult, *Rebalance, error) {
 	res := ConsumerHeartbeatResult{MemberID: req.MemberID, MemberEpoch: req.MemberEpoch}
 	if err := c.checkMemberMetadata(&member{topics: req.Topics}); err != nil {
 		return res, nil, err
@@ -231,7 +244,7 @@ func (c *Coordinator) consumerJoin(g *group, req ConsumerHeartbeatRequest) (Cons
 	if g.typ == ConsumerGroup && req.MemberID != "" {
 		m = g.members[req.MemberID]
 	}
-	if m == nil && g.typ == ConsumerGroup { // an Empty classic group admits anyone
+	if m == nil && takeover == nil && g.typ == ConsumerGroup { // an Empty classic group admits anyone
 		if err := c.admitMember(g, req.MemberID); err != nil {
 			return res, nil, err
 		}
@@ -248,8 +261,12 @@ func (c *Coordinator) consumerJoin(g *group, req ConsumerHeartbeatRequest) (Cons
 	}
 	now := c.clock.Now()
 	var reb *Rebalance
+	replaced := ""
+	if m == nil && takeover != nil {
+		m, replaced = c.takeOver(g, takeover, req)
+	}
 	if m == nil {
-		m = &member{id: req.MemberID, sessionTimeout: c.consumerSession, topics: sortedSet(req.Topics)}
+		m = &member{id: req.MemberID, instanceID: req.InstanceID, sessionTimeout: c.consumerSession, topics: sortedSet(req.Topics)}
 		if m.id == "" {
 			m.id = c.newMemberID(req.ClientID)
 		}
@@ -267,6 +284,10 @@ func (c *Coordinator) consumerJoin(g *group, req ConsumerHeartbeatRequest) (Cons
 	m.deadline = now.Add(m.sessionTimeout)
 	c.lowerExpireFloor(m.deadline)
 	c.catchUp(g, m)
+	if reb == nil && replaced != "" {
+		r := staticRestart(g, replaced, m.id)
+		reb = &r
+	}
 	if reb != nil {
 		reb.State = g.state
 	}
@@ -371,7 +392,7 @@ func (g *group) updateConsumerState() {
 		g.state = Empty
 	}
 	for _, m := range g.members {
-		if m.epoch != g.generation {
+		if m.epoch != g.generation && m.epoch != StaticLeaveEpoch { // a static member away keeps its state
 			g.state = Reconciling
 			break
 		}

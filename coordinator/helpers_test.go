@@ -267,3 +267,18 @@ func recordRebalances(t *testing.T, cfg Config) (*fixture, func() []Rebalance) {
 		return append([]Rebalance{}, seen...)
 	}
 }
+
+// staticConsumerJoin is consumerJoin for a static member of instance.
+func (f *fixture) staticConsumerJoin(group, member, instance string, topics ...string) (ConsumerHeartbeatResult, error) {
+	f.t.Helper()
+	req := consumerReq(group, member, JoinEpoch, topics...)
+	req.InstanceID = instance
+	return f.c.ConsumerHeartbeat(req)
+}
+
+// staticConsumerBeat is a keepalive naming instance, at epoch (or
+// StaticLeaveEpoch, a static member's temporary leave).
+func (f *fixture) staticConsumerBeat(group, member, instance string, epoch int32) (ConsumerHeartbeatResult, error) {
+	f.t.Helper()
+	return f.c.ConsumerHeartbeat(ConsumerHeartbeatRequest{Group: group, MemberID: member, InstanceID: instance, MemberEpoch: epoch, ClientID: "kgo"})
+}

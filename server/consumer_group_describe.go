@@ -7,7 +7,8 @@ package server
 // Assigning is never seen, since the target is computed with every epoch
 // bump), the group epoch, the assignment epoch (always the group epoch
 // here), the server assignor, and per member its epoch, client id and
-// host, subscribed topic names, current assignment and target assignment,
+// host, instance id (a static member's), subscribed topic names, current
+// assignment and target assignment,
 // each topic by id and by name (Kafka fills both; kfake only the id). A
 // group that does not exist, or is not a consumer group (a classic group,
 // or one known only by its committed offsets), is GROUP_ID_NOT_FOUND, as
@@ -52,6 +53,9 @@ func (s *Server) handleConsumerGroupDescribe(r *request, req *kmsg.ConsumerGroup
 		for _, m := range v.Members {
 			gm := kmsg.NewConsumerGroupDescribeResponseGroupMember()
 			gm.MemberID = m.MemberID
+			if m.InstanceID != "" {
+				gm.InstanceID = &m.InstanceID
+			}
 			gm.MemberEpoch = m.MemberEpoch
 			gm.ClientID = m.ClientID
 			gm.ClientHost = m.ClientHost

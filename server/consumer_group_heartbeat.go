@@ -2,10 +2,11 @@ package server
 
 // ConsumerGroupHeartbeat (key 68), versions 0-1 (KIP-848).
 //
-// One request joins (MemberEpoch 0), leaves (-1; -2, a static member's
-// leave, leaves the same way: there is no static membership, a non-empty
-// instance id is ignored and the member is dynamic) or heartbeats at the
-// member's current epoch. The broker assigns: the coordinator's rules are
+// One request joins (MemberEpoch 0), leaves (-1; -2 is a static member's
+// temporary leave: it keeps its place until its session ends, and a new
+// member id with its instance id takes it over at epoch 0;
+// coordinator/consumer_static.go) or heartbeats at the member's current
+// epoch. The broker assigns: the coordinator's rules are
 // in coordinator/consumer.go (docs/design.md section 9). v0 lets the broker
 // make the member id of a join that sends none ("<client-id>-<sequence>",
 // as for classic members); v1 (KIP-1082) has the client make it, and an
@@ -63,6 +64,7 @@ func (s *Server) handleConsumerGroupHeartbeat(r *request, req *kmsg.ConsumerGrou
 		MemberEpoch:      req.MemberEpoch,
 		ClientID:         r.clientID,
 		ClientHost:       r.host,
+		InstanceID:       instanceID(req.InstanceID),
 		GenerateMemberID: req.Version == 0,
 		Topics:           req.SubscribedTopicNames,
 		Assignor:         req.ServerAssignor,

@@ -188,3 +188,30 @@ func TestConsumerGroupHeartbeatLeave(t *testing.T) {
 	resp = call[*kmsg.ConsumerGroupHeartbeatResponse](e, "kgo", req)
 	assert.Zero(t, resp.ErrorCode, "a second leave is a no-op, as the chapter's")
 }
+
+func TestConsumerGroupHeartbeatStaticMember(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	static := func(member string, epoch int32) *kmsg.ConsumerGroupHeartbeatResponse {
+		req := consumerHeartbeatRequest(1, "g", member, epoch, "orders")
+		req.InstanceID = kmsg.StringPtr("a")
+		return call[*kmsg.ConsumerGroupHeartbeatResponse](e, "kgo", req)
+	}
+	resp := static("u1", 0)
+	require.Zero(t, resp.ErrorCode)
+	require.Equal(t, int32(1), resp.MemberEpoch)
+	assert.Equal(t, kerr.UnreleasedInstanceID.Code, static("u2", 0).ErrorCode, "u1 still holds the instance")
+
+	resp = static("u1", -2)
+	require.Zero(t, resp.ErrorCode)
+	assert.Equal(t, int32(-2), resp.MemberEpoch)
+	assert.Nil(t, resp.Assignment)
+
+	resp = static("u2", 0)
+	require.Zero(t, resp.ErrorCode)
+	assert.Equal(t, int32(1), resp.MemberEpoch, "the takeover keeps the group epoch")
+	require.NotNil(t, resp.Assignment)
+	require.Len(t, resp.Assignment.Topics, 1)
+	assert.Equal(t, []int32{0, 1, 2, 3}, resp.Assignment.Topics[0].Partitions)
+	assert.Equal(t, kerr.FencedInstanceID.Code, static("u1", 1).ErrorCode, "the replaced member id")
+}
