@@ -77,3 +77,19 @@ func (c *Coordinator) consumerStaticLeave(g *group, req ConsumerHeartbeatRequest
 	g.updateConsumerState()
 	return ConsumerHeartbeatResult{MemberID: m.id, MemberEpoch: StaticLeaveEpoch}, nil
 }
+
+// InstanceOf returns the group instance id member holds in group, "" for
+// a dynamic member, an unknown one or an unknown group. kgo's temporary
+// leave (epoch -2) names no instance id (kgo's leave848), which Kafka 4
+// refuses; the server asks here whether the member id alone names a
+// static member (docs/behavior-matrix.md).
+func (c *Coordinator) InstanceOf(group, memberID string) string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if g := c.groups[group]; g != nil {
+		if m := g.members[memberID]; m != nil {
+			return m.instanceID
+		}
+	}
+	return ""
+}

@@ -150,6 +150,8 @@ type kgoMemberConfig struct {
 	OnLost func(map[string][]int32)
 	// SessionTimeout overrides kgoSessionTimeout.
 	SessionTimeout time.Duration
+	// InstanceID, when set, makes the member static (kgo.InstanceID).
+	InstanceID string
 }
 
 // OnBrokerE2E implements kgo.HookBrokerE2E: it counts the member's
@@ -225,6 +227,9 @@ func newKgoMember(t *testing.T, b *testBroker, name string, cfg kgoMemberConfig)
 				m.onLost(ps)
 			}
 		}),
+	}
+	if cfg.InstanceID != "" {
+		opts = append(opts, kgo.InstanceID(cfg.InstanceID))
 	}
 	if cfg.AutoCommit {
 		interval := cfg.AutoCommitInterval

@@ -22,7 +22,9 @@ package server
 // a heartbeat and on a leave; a group id; no empty instance or rack id; a
 // join with a rebalance timeout, an empty (not null) owned-partition list
 // and a subscription; a static leave with an instance id; no epoch below
-// -2. Topic ids are the catalog's: the owned partitions a member reports
+// -2 (one exception: epoch -2 without an instance id from a member that
+// holds one is that member's temporary leave, since kgo sends it so;
+// Kafka refuses it). Topic ids are the catalog's: the owned partitions a member reports
 // are read only to tell a full request from a keepalive, and the
 // assignment goes out by topic id.
 //
@@ -54,6 +56,13 @@ func (s *Server) handleConsumerGroupHeartbeat(r *request, req *kmsg.ConsumerGrou
 		resp.ErrorMessage = &msg
 		s.fenced(r.logger, kmsg.ConsumerGroupHeartbeat, req.Group, req.MemberID, req.MemberEpoch, err)
 		return resp
+	}
+	if req.MemberEpoch == coordinator.StaticLeaveEpoch && req.InstanceID == nil {
+		// kgo's static leave names no instance id; the member id alone
+		// names the static member (Kafka 4: INVALID_REQUEST).
+		if id := s.coord.InstanceOf(req.Group, req.MemberID); id != "" {
+			req.InstanceID = &id
+		}
 	}
 	if err := checkConsumerHeartbeatShape(req); err != nil {
 		return fail(err)

@@ -215,3 +215,28 @@ func TestConsumerGroupHeartbeatStaticMember(t *testing.T) {
 	assert.Equal(t, []int32{0, 1, 2, 3}, resp.Assignment.Topics[0].Partitions)
 	assert.Equal(t, kerr.FencedInstanceID.Code, static("u1", 1).ErrorCode, "the replaced member id")
 }
+
+// TestConsumerGroupHeartbeatStaticLeaveWithoutInstanceID: kgo's
+// temporary leave names no instance id; from a static member it is that
+// member's -2 (Kafka: INVALID_REQUEST), from a dynamic one INVALID_REQUEST.
+func TestConsumerGroupHeartbeatStaticLeaveWithoutInstanceID(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	req := consumerHeartbeatRequest(1, "g", "u1", 0, "orders")
+	req.InstanceID = kmsg.StringPtr("a")
+	require.Zero(t, call[*kmsg.ConsumerGroupHeartbeatResponse](e, "kgo", req).ErrorCode)
+	e.consumerJoin("g", "d", "orders")
+
+	leave := kmsg.NewPtrConsumerGroupHeartbeatRequest()
+	leave.Version, leave.Group, leave.MemberID, leave.MemberEpoch = 1, "g", "u1", -2
+	resp := call[*kmsg.ConsumerGroupHeartbeatResponse](e, "kgo", leave)
+	require.Zero(t, resp.ErrorCode)
+	assert.Equal(t, int32(-2), resp.MemberEpoch)
+	v, _ := e.coord.Describe("g")
+	assert.Equal(t, int32(-2), v.Members[1].MemberEpoch)
+
+	leave = kmsg.NewPtrConsumerGroupHeartbeatRequest()
+	leave.Version, leave.Group, leave.MemberID, leave.MemberEpoch = 1, "g", "d", -2
+	resp = call[*kmsg.ConsumerGroupHeartbeatResponse](e, "kgo", leave)
+	assert.Equal(t, kerr.InvalidRequest.Code, resp.ErrorCode, "a dynamic member has no temporary leave")
+}
