@@ -75,6 +75,10 @@ type ConsumerHeartbeatRequest struct {
 	// Assignor is the server assignor the member asks for: nil keeps the
 	// member's, "" is the server default (UniformAssignor).
 	Assignor *string
+	// Regex is a regex subscription (RE2 syntax, matching whole topic
+	// names; consumer_regex.go), beside Topics: nil keeps the member's,
+	// "" removes it. An invalid one is ErrInvalidRegularExpression.
+	Regex *string
 }
 
 // ConsumerHeartbeatResult is what a ConsumerGroupHeartbeat tells the
@@ -169,6 +173,11 @@ func (c *Coordinator) checkConsumerHeartbeat(req ConsumerHeartbeatRequest) error
 			return fmt.Errorf("%w: subscription to %q", catalog.ErrInvalidTopic, t)
 		}
 	}
+	if req.Regex != nil && *req.Regex != "" {
+		if _, err := compileRegex(*req.Regex); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
@@ -209,7 +218,7 @@ func (c *Coordinator) consumerHeartbeat(req ConsumerHeartbeatRequest) (ConsumerH
 	}
 	m.deadline = c.clock.Now().Add(m.sessionTimeout)
 	var reb *Rebalance
-	if c.resubscribe(m, req) || c.topicsChanged(g) {
+	if resub, rematched := c.resubscribe(m, req), c.rematch(g); resub || rematched || c.topicsChanged(g) {
 		r := c.rebalance(g, ReasonSubscription)
 		reb = &r
 	}
@@ -273,10 +282,12 @@ func (c *Coordinator) consumerJoin(g *group, req ConsumerHeartbeatRequest, takeo
 		if req.Assignor != nil {
 			m.assignor = *req.Assignor
 		}
+		m.setRegex(req.Regex)
 		g.members[m.id] = m
+		c.rematch(g)
 		r := c.rebalance(g, ReasonJoin)
 		reb = &r
-	} else if c.resubscribe(m, req) || c.topicsChanged(g) {
+	} else if resub, rematched := c.resubscribe(m, req), c.rematch(g); resub || rematched || c.topicsChanged(g) {
 		r := c.rebalance(g, ReasonSubscription)
 		reb = &r
 	}
@@ -317,6 +328,9 @@ func (c *Coordinator) resubscribe(m *member, req ConsumerHeartbeatRequest) bool 
 	if req.Assignor != nil && *req.Assignor != m.assignor {
 		m.assignor, changed = *req.Assignor, true
 	}
+	if m.setRegex(req.Regex) {
+		changed = true
+	}
 	return changed
 }
 
@@ -343,8 +357,8 @@ func (c *Coordinator) rebalanceConsumer(g *group, why Reason) Rebalance {
 	subs := make(map[string][]string, len(g.members))
 	g.topicCounts = make(map[string]int32)
 	for id, m := range g.members {
-		subs[id] = m.topics
-		for _, t := range m.topics {
+		subs[id] = m.subscription("")
+		for _, t := range subs[id] {
 			g.topicCounts[t], _ = c.topics.Partitions(t)
 		}
 	}

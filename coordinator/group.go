@@ -3,6 +3,7 @@ package coordinator
 import (
 	"context"
 	"log/slog"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -120,10 +121,15 @@ type member struct {
 	deadline       time.Time
 	topics         []string   // the subscription when no protocols were sent
 	protocols      []Protocol // in the client's order of preference
-	// Consumer-group members only: the member epoch, the assignment the
+	// Consumer-group members only: a regex subscription (its pattern, the
+	// compiled whole-name matcher, and the catalog topics it matched at
+	// the last heartbeat, sorted; consumer_regex.go), the member epoch, the assignment the
 	// member holds at it (sorted; what it was last handed, less what a
 	// later target gave to others), and the server assignor it asked
 	// for ("" for the server default).
+	regex    string
+	re       *regexp.Regexp
+	matched  []string
 	epoch    int32
 	current  []assignor.TopicPartition
 	assignor string
@@ -149,6 +155,9 @@ func (m *member) subscription(protocol string) []string {
 		if p.Name == protocol {
 			return p.Topics
 		}
+	}
+	if len(m.matched) > 0 { // a consumer-group member's regex
+		return sortedSet(append(slices.Clone(m.topics), m.matched...))
 	}
 	return m.topics
 }

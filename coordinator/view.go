@@ -65,6 +65,11 @@ type MemberView struct {
 	MemberEpoch      int32
 	TargetAssignment []assignor.TopicPartition
 	Assignor         string
+	// Regex is a consumer-group member's regex subscription ("" for
+	// none) and Matched the topics it matched at the last heartbeat;
+	// Topics then holds only the names the member sent.
+	Regex   string
+	Matched []string
 }
 
 // GroupListing is one entry of Groups.
@@ -118,6 +123,8 @@ func (c *Coordinator) view(g *group) GroupView {
 			mv.MemberEpoch = m.epoch
 			mv.TargetAssignment = slices.Clone(g.assignment[id])
 			mv.Assignor = m.assignor
+			mv.Topics = slices.Clone(m.topics)
+			mv.Regex, mv.Matched = m.regex, slices.Clone(m.matched)
 		}
 		v.Members = append(v.Members, mv)
 	}

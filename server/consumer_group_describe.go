@@ -14,7 +14,7 @@ package server
 // or one known only by its committed offsets), is GROUP_ID_NOT_FOUND, as
 // Kafka's GroupMetadataManager.consumerGroupDescribe answers. v1 adds the
 // member type (1, consumer: no classic members here) and the subscribed
-// regex (always null). Authorized operations are not reported.
+// regex (a member's pattern, null for none). Authorized operations are not reported.
 
 import (
 	"math"
@@ -60,6 +60,9 @@ func (s *Server) handleConsumerGroupDescribe(r *request, req *kmsg.ConsumerGroup
 			gm.ClientID = m.ClientID
 			gm.ClientHost = m.ClientHost
 			gm.SubscribedTopics = append([]string{}, m.Topics...)
+			if m.Regex != "" {
+				gm.SubscribedTopicRegex = &m.Regex
+			}
 			gm.Assignment = s.assignmentByTopic(m.Assignment)
 			gm.TargetAssignment = s.assignmentByTopic(m.TargetAssignment)
 			gm.MemberType = consumerMemberType

@@ -11,8 +11,9 @@ package server
 // make the member id of a join that sends none ("<client-id>-<sequence>",
 // as for classic members); v1 (KIP-1082) has the client make it, and an
 // empty one is INVALID_REQUEST, as Kafka 4 answers. v1 also adds
-// SubscribedTopicRegex, which we refuse with INVALID_REQUEST (Kafka 3.x's
-// answer too): subscriptions are by topic name. The rack id and the
+// SubscribedTopicRegex (RE2 syntax, matched against whole topic names at
+// every heartbeat: coordinator/consumer_regex.go); an invalid one is
+// INVALID_REGULAR_EXPRESSION, as Kafka 4 answers. The rack id and the
 // rebalance timeout are read only to check them: no revocation waits
 // here.
 //
@@ -77,6 +78,7 @@ func (s *Server) handleConsumerGroupHeartbeat(r *request, req *kmsg.ConsumerGrou
 		GenerateMemberID: req.Version == 0,
 		Topics:           req.SubscribedTopicNames,
 		Assignor:         req.ServerAssignor,
+		Regex:            req.SubscribedTopicRegex,
 	})
 	if err != nil {
 		return fail(err)
@@ -85,7 +87,7 @@ func (s *Server) handleConsumerGroupHeartbeat(r *request, req *kmsg.ConsumerGrou
 	resp.MemberEpoch = res.MemberEpoch
 	resp.HeartbeatIntervalMillis = int32(res.HeartbeatInterval.Milliseconds())
 	full := req.MemberEpoch == coordinator.JoinEpoch ||
-		req.RebalanceTimeoutMillis != -1 && req.SubscribedTopicNames != nil && req.Topics != nil
+		req.RebalanceTimeoutMillis != -1 && (req.SubscribedTopicNames != nil || req.SubscribedTopicRegex != nil) && req.Topics != nil
 	if req.MemberEpoch >= 0 && (full || res.Changed) {
 		resp.Assignment = s.heartbeatAssignment(res.Assignment)
 	}
@@ -127,11 +129,6 @@ func checkConsumerHeartbeatShape(req *kmsg.ConsumerGroupHeartbeatRequest) error 
 		}
 	case epoch < coordinator.StaticLeaveEpoch:
 		return invalid("MemberEpoch is invalid.")
-	}
-	// An empty regex is no regex, as in Kafka: librdkafka sends one
-	// beside the topic names it subscribes to.
-	if req.SubscribedTopicRegex != nil && *req.SubscribedTopicRegex != "" {
-		return invalid("SubscribedTopicRegex is not supported: subscribe by topic name.")
 	}
 	return nil
 }
