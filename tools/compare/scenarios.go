@@ -132,7 +132,7 @@ func Scenarios() []Scenario {
 		},
 		{
 			Name: "static-member", Row: "static-membership", Run: staticMember,
-			Minibroker: "MEMBER_ID_REQUIRED",
+			Minibroker: "NONE",
 			Kfake:      "NONE",
 		},
 		{
