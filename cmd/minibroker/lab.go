@@ -12,7 +12,7 @@ import (
 	labs "github.com/minibroker/minibroker/tools/lab"
 )
 
-const labUsage = `usage: minibroker lab rebalance|fencing|expiry|rebalance-848|fencing-848|replay|zombie [--broker ADDR]
+const labUsage = `usage: minibroker lab rebalance|fencing|expiry|rebalance-848|fencing-848|replay|zombie|identity [--broker ADDR]
 
 Runs one of the chapter's experiments over a real TCP socket and prints each
 step with the Kafka requests sent and the answers received. rebalance,
@@ -23,14 +23,19 @@ member learns of a rebalance from its next heartbeat's answer. replay and
 zombie put ten records in a partition and read them back: replay is
 exercise 1 (a crash between processing and commit, and the successor that
 processes the same records again), zombie counts what the generation fence
-saves when a paused owner wakes up and commits.
+saves when a paused owner wakes up and commits. identity asks the chapter's
+two questions of a static member (a group instance id): its restart keeps
+its partitions at the same generation, the zombie of its previous run is
+fenced by FENCED_INSTANCE_ID, and a dynamic member's restart costs a
+rebalance.
 
 By default the lab starts its own broker in this process (ephemeral port,
 temporary data dir, manual clock), so the output is the same on every run.
 --broker ADDR runs any lab but expiry against a running minibroker instead;
 member ids then depend on that broker. The expiry lab moves the broker's
 manual clock and runs its expiry step from inside the process, so it has no
---broker form. With --broker, replay and zombie create a topic of their
+--broker form. identity uses a topic of its own, lab-identity-orders, which
+it creates when the broker lacks it. With --broker, replay and zombie create a topic of their
 own, give the member whose session must end a 2 s session and wait for the
 broker's expiry step on its real clock (a broker started with
 --clock manual never runs it, and the lab gives up after 12 s).

@@ -17,7 +17,7 @@ var ErrUnknownLab = errors.New("unknown lab")
 
 // Names returns the labs, in the order `make lab` runs them.
 func Names() []string {
-	return []string{"rebalance", "fencing", "expiry", "rebalance-848", "fencing-848", "replay", "zombie"}
+	return []string{"rebalance", "fencing", "expiry", "rebalance-848", "fencing-848", "replay", "zombie", "identity"}
 }
 
 // recordLab reports whether a lab produces records and reads them back:
@@ -57,8 +57,11 @@ func Run(ctx context.Context, name string, w io.Writer, addr string) error {
 		}
 		group := Group(name) + "-" + strconv.FormatInt(time.Now().UnixNano(), 36)
 		topics, topic := map[string]int32{"orders": 4}, ""
-		if recordLab(name) {
+		switch {
+		case recordLab(name):
 			topics, topic = map[string]int32{group: 1}, group
+		case name == "identity":
+			topics = map[string]int32{IdentityTopic: 4}
 		}
 		if err := EnsureTopics(ctx, addr, topics); err != nil {
 			return err
@@ -69,7 +72,12 @@ func Run(ctx context.Context, name string, w io.Writer, addr string) error {
 	if err != nil {
 		return err
 	}
-	err = runOn(ctx, name, w, b, b.Addr(), Group(name), recordTopic)
+	if name == "identity" {
+		err = EnsureTopics(ctx, b.Addr(), map[string]int32{IdentityTopic: 4})
+	}
+	if err == nil {
+		err = runOn(ctx, name, w, b, b.Addr(), Group(name), recordTopic)
+	}
 	return errors.Join(err, b.Close())
 }
 
@@ -89,6 +97,8 @@ func runOn(ctx context.Context, name string, w io.Writer, b *broker.Broker, addr
 		return Rebalance848(ctx, w, addr, group)
 	case "fencing-848":
 		return Fencing848(ctx, w, addr, group)
+	case "identity":
+		return Identity(ctx, w, addr, group)
 	default:
 		return Expiry(ctx, w, b, group)
 	}

@@ -33,7 +33,7 @@ func TestLabAgainstRunningBroker(t *testing.T) {
 	b, err := broker.Start(testContext(t), broker.Config{})
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, b.Close()) })
-	wire := []string{"rebalance", "fencing", "rebalance-848", "fencing-848"}
+	wire := []string{"rebalance", "fencing", "rebalance-848", "fencing-848", "identity"}
 	for _, name := range append(append(wire, wire...), "replay", "zombie") {
 		var out bytes.Buffer
 		require.NoError(t, Run(testContext(t), name, &out, b.Addr()), "lab %s:\n%s", name, out.String())
@@ -44,7 +44,9 @@ func TestLabAgainstRunningBroker(t *testing.T) {
 	}
 	counts := b.Catalog().Counts()
 	require.Equal(t, int32(4), counts["orders"])
+	require.Equal(t, int32(4), counts[IdentityTopic])
 	delete(counts, "orders")
+	delete(counts, IdentityTopic)
 	require.Len(t, counts, 2, "one topic per record lab run")
 	for name, n := range counts {
 		require.Regexp(t, `^lab-(replay|zombie)-[0-9a-z]+$`, name)
