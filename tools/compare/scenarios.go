@@ -300,6 +300,11 @@ func Scenarios() []Scenario {
 			Kfake:      "-2 NONE epoch -2; takeover NONE epoch +0; live holder UNRELEASED_INSTANCE_ID",
 		},
 		{
+			Name: "kip848-invalid-regex", Row: "kip848-static-regex", Run: consumerInvalidRegex,
+			Minibroker: "INVALID_REGULAR_EXPRESSION; a valid one NONE with 4 partitions",
+			Kfake:      "INVALID_REQUEST; a valid one NONE with 4 partitions",
+		},
+		{
 			Name: "kip848-static-leave-no-instance", Row: "kip848-static-leave-no-instance", Run: consumerStaticLeaveWithoutInstance,
 			Minibroker: "NONE epoch -2",
 			Kfake:      "NONE epoch -2",

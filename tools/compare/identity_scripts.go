@@ -1,7 +1,11 @@
 package compare
 
 // Scenarios of member identity: static membership (KIP-345) on the classic
-// protocol and instance ids under KIP-848 (docs/design.md section 11).
+// protocol, instance ids under KIP-848, and regex subscriptions
+// (docs/design.md section 11). No scenario creates a topic while it runs:
+// kfake moves every consumer group's epoch when one appears (see
+// Prepare), which would disturb the scenarios beside it; a regex picking
+// up a new topic is shown by integration's kgo test instead.
 
 import (
 	"context"
@@ -183,4 +187,37 @@ func consumerStaticLeaveWithoutInstance(ctx context.Context, s *Script) (string,
 	}
 	_, _ = s.consumerStatic(ctx, c, "compare-run-1", staticInstance, -1) // best effort
 	return fmt.Sprintf("%s epoch %d", lab.CodeName(away.ErrorCode), away.MemberEpoch), nil
+}
+
+// consumerInvalidRegex: a ConsumerGroupHeartbeat join subscribing with a
+// regex that does not compile, then one with a regex that matches orders.
+func consumerInvalidRegex(ctx context.Context, s *Script) (string, error) {
+	c, err := s.raw(ctx)
+	if err != nil {
+		return "", err
+	}
+	join := func(pattern string) (*kmsg.ConsumerGroupHeartbeatResponse, error) {
+		req := kmsg.NewPtrConsumerGroupHeartbeatRequest()
+		req.Version, req.Group, req.MemberID = lab.ConsumerGroupHeartbeatVersion, s.group, "compare-regex"
+		req.RebalanceTimeoutMillis = 60000
+		req.SubscribedTopicRegex = kmsg.StringPtr(pattern)
+		req.Topics = []kmsg.ConsumerGroupHeartbeatRequestTopic{}
+		return lab.Request[*kmsg.ConsumerGroupHeartbeatResponse](ctx, c, req)
+	}
+	bad, err := join("ord(")
+	if err != nil {
+		return "", err
+	}
+	good, err := join("ord.rs")
+	if err != nil {
+		return "", err
+	}
+	defer func() { _, _ = s.consumerStatic(ctx, c, "compare-regex", "", -1) }() // best effort
+	n := 0
+	if good.Assignment != nil {
+		for _, t := range good.Assignment.Topics {
+			n += len(t.Partitions)
+		}
+	}
+	return fmt.Sprintf("%s; a valid one %s with %d partitions", lab.CodeName(bad.ErrorCode), lab.CodeName(good.ErrorCode), n), nil
 }
