@@ -206,7 +206,7 @@ type fencingEvent struct {
 	Code       int16  `json:"code"`
 	Error      string `json:"error"` // Kafka's name for Code
 	// Reason says why in words: "stale generation", "not the owner",
-	// "unknown member", "group rebalancing" or "stale member epoch"
+	// "unknown member", "group rebalancing", "stale member epoch" or "replaced instance"
 	// (server.FencingEvent).
 	Reason string `json:"reason"`
 }
