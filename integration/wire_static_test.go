@@ -12,9 +12,8 @@ import (
 )
 
 const (
-	codeFencedInstanceID         int16 = 82
-	codeUnreleasedInstanceID     int16 = 111
-	codeInvalidRegularExpression int16 = 128
+	codeFencedInstanceID     int16 = 82
+	codeUnreleasedInstanceID int16 = 111
 )
 
 // staticJoin sends a JoinGroup v9 naming instance and returns the response,
