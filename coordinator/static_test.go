@@ -195,3 +195,20 @@ func TestStaticRestartIsAdmittedInAFullGroup(t *testing.T) {
 	_, err := f.c.Join(staticJoin("g", "", "b", roundrobin("orders")))
 	require.ErrorIs(t, err, ErrGroupMaxSizeReached)
 }
+
+func TestInstanceIDLimits(t *testing.T) {
+	t.Parallel()
+	f := newFixtureWith(t, Config{MaxIDBytes: 8})
+	for _, id := range []string{"123456789", "a\x00b"} {
+		_, err := f.c.Join(staticJoin("g", "", id, roundrobin("orders")))
+		require.ErrorIs(t, err, ErrInvalidMemberID, "%q", id)
+		req := consumerReq("c", "m", JoinEpoch, "orders")
+		req.InstanceID = id
+		_, err = f.c.ConsumerHeartbeat(req)
+		require.ErrorIs(t, err, ErrInvalidMemberID, "%q", id)
+	}
+	res := f.mustJoin(staticJoin("g", "", "12345678", roundrobin("orders")))
+	require.Equal(t, "12345678-000001", res.MemberID, "an instance id at the limit, and its member id within the member id limit")
+	_, ok := f.c.Describe("c")
+	require.False(t, ok)
+}
