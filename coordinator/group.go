@@ -249,7 +249,7 @@ func (c *Coordinator) rebalance(g *group, why Reason) Rebalance {
 		return Rebalance{Group: g.id, Generation: g.generation, Reason: why, State: g.state}
 	}
 	g.protocol, _ = vote(g.members, nil)
-	g.leader = g.assignOrder()[0]
+	g.leader = g.firstInAssignOrder()
 	subs := make(map[string][]string, len(g.members))
 	for id, m := range g.members {
 		subs[id] = m.subscription(g.protocol)

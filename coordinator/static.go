@@ -13,10 +13,7 @@ package coordinator
 // identity before the chapter's checks run: FENCED_INSTANCE_ID.
 
 import (
-	"cmp"
 	"fmt"
-	"maps"
-	"slices"
 
 	"github.com/minibroker/minibroker/assignor"
 )
@@ -96,14 +93,28 @@ func (m *member) assignOrderKey() string {
 	return "1" + m.id
 }
 
-// assignOrder returns g's member ids in assignOrderKey order. Called with
-// mu held.
-func (g *group) assignOrder() []string {
-	ids := slices.Collect(maps.Keys(g.members))
-	slices.SortFunc(ids, func(a, b string) int {
-		return cmp.Compare(g.members[a].assignOrderKey(), g.members[b].assignOrderKey())
-	})
-	return ids
+// sortsBefore reports whether m sorts before o by assignOrderKey, without
+// building the keys.
+func (m *member) sortsBefore(o *member) bool {
+	switch {
+	case (m.instanceID != "") != (o.instanceID != ""):
+		return m.instanceID != ""
+	case m.instanceID != "":
+		return m.instanceID < o.instanceID
+	}
+	return m.id < o.id
+}
+
+// firstInAssignOrder returns the member id that sorts first by
+// assignOrderKey: the group leader. Called with mu held; g has members.
+func (g *group) firstInAssignOrder() string {
+	var first *member
+	for _, m := range g.members {
+		if first == nil || m.sortsBefore(first) {
+			first = m
+		}
+	}
+	return first.id
 }
 
 // assign runs an assignor over subs (member id to topics) with every
@@ -111,6 +122,13 @@ func (g *group) assignOrder() []string {
 // id. Called with mu held.
 func (g *group) assign(subs map[string][]string, counts map[string]int32,
 	fn func(map[string][]string, map[string]int32) map[string][]assignor.TopicPartition) map[string][]assignor.TopicPartition {
+	static := false
+	for _, m := range g.members {
+		static = static || m.instanceID != ""
+	}
+	if !static { // member ids sort as their keys do
+		return fn(subs, counts)
+	}
 	keyed := make(map[string][]string, len(subs))
 	ids := make(map[string]string, len(subs))
 	for id, topics := range subs {

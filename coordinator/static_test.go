@@ -212,3 +212,15 @@ func TestInstanceIDLimits(t *testing.T) {
 	_, ok := f.c.Describe("c")
 	require.False(t, ok)
 }
+
+// TestSortsBeforeIsAssignOrderKey: the leader choice's comparison is the
+// assignor's order.
+func TestSortsBeforeIsAssignOrderKey(t *testing.T) {
+	t.Parallel()
+	ms := []*member{{id: "a-1"}, {id: "z-2"}, {id: "b-3", instanceID: "b"}, {id: "a-4", instanceID: "a"}, {id: "0-5", instanceID: "c"}}
+	for _, a := range ms {
+		for _, b := range ms {
+			require.Equal(t, a.assignOrderKey() < b.assignOrderKey(), a.sortsBefore(b), "%s before %s", a.id, b.id)
+		}
+	}
+}
