@@ -85,7 +85,8 @@ fuzz:
 ## lab: every lab of the chapter, against an in-process broker: the classic
 ## protocol's, then the consumer protocol's (KIP-848), then the record labs
 ## (exercise 1's replay, the zombie's commit with and without the fence, and
-## a zombie made by a fault on its heartbeats).
+## a zombie made by a fault on its heartbeats), then member identity (a
+## static member's restart and its fenced zombie).
 lab: build
 	$(BIN)/minibroker lab rebalance
 	$(BIN)/minibroker lab fencing
@@ -95,6 +96,7 @@ lab: build
 	$(BIN)/minibroker lab replay
 	$(BIN)/minibroker lab zombie
 	$(BIN)/minibroker lab partition
+	$(BIN)/minibroker lab identity
 
 ## compare: the scenarios against minibroker and kfake side by side.
 compare: build

@@ -172,6 +172,24 @@ type rebalanceEvent struct {
 	State      string             `json:"state"`   // Stable, or Empty when no member is left
 	Members    []string           `json:"members"` // sorted
 	Assignment []memberAssignment `json:"assignment"`
+	// Replaced and ReplacedBy: a static member's restart (reason "static
+	// member restarted"), which keeps the generation: the member id of
+	// the previous run and the one that took its place.
+	Replaced   string `json:"replaced,omitzero"`
+	ReplacedBy string `json:"replaced_by,omitzero"`
+}
+
+// generationJSON is one entry of a group's generation history in GET
+// /v1/groups: a generation and why it started, or a static member's
+// restart at an unchanged generation.
+type generationJSON struct {
+	Generation int32  `json:"generation"`
+	Reason     string `json:"reason"`
+	Seq        uint64 `json:"seq"`
+	Time       string `json:"time"`
+	TimeMS     int64  `json:"time_ms"`
+	Replaced   string `json:"replaced,omitzero"`
+	ReplacedBy string `json:"replaced_by,omitzero"`
 }
 
 // memberAssignment is one member's share of a rebalance.
@@ -192,7 +210,7 @@ type fencingEvent struct {
 	Code       int16  `json:"code"`
 	Error      string `json:"error"` // Kafka's name for Code
 	// Reason says why in words: "stale generation", "not the owner",
-	// "unknown member", "group rebalancing" or "stale member epoch"
+	// "unknown member", "group rebalancing", "stale member epoch" or "replaced instance"
 	// (server.FencingEvent).
 	Reason string `json:"reason"`
 }
@@ -201,7 +219,9 @@ type fencingEvent struct {
 // metrics, or the "other" counter (RecorderConfig.MaxGroupSeries). It is
 // meant for coordinator.Config.OnRebalance. Calls may arrive out of order
 // (the coordinator calls it after releasing its lock); the generation and
-// member gauges follow the highest generation seen.
+// member gauges follow the highest generation seen. A static member's
+// restart (coordinator.ReasonStaticRestart) goes into the timeline beside
+// the generation it kept, and is no rebalance for the metrics.
 func (s *Recorder) Rebalanced(r coordinator.Rebalance) {
 	ev := rebalanceEvent{
 		Group:      r.Group,
@@ -210,6 +230,8 @@ func (s *Recorder) Rebalanced(r coordinator.Rebalance) {
 		State:      r.State.String(),
 		Members:    append([]string{}, r.Members...),
 		Assignment: []memberAssignment{},
+		Replaced:   r.Replaced,
+		ReplacedBy: r.ReplacedBy,
 	}
 	ev.Time, ev.TimeMS = stamp(s.now())
 	for _, id := range r.Members {
@@ -221,6 +243,9 @@ func (s *Recorder) Rebalanced(r coordinator.Rebalance) {
 	ev.Seq = s.seq
 	s.rebalances.push(ev)
 	s.activity.set(r.Group, activityJSON{Kind: "rebalance", Seq: ev.Seq, Time: ev.Time, TimeMS: ev.TimeMS})
+	if r.Reason == coordinator.ReasonStaticRestart {
+		return
+	}
 	last, labelled := s.labelled[r.Group]
 	if !labelled && (len(s.labelled) >= s.maxSeries || r.Group == OtherGroup) {
 		s.metrics.rebalances.WithLabelValues(OtherGroup).Inc()
@@ -296,6 +321,21 @@ func (s *Recorder) lastActivity(group string) *activityJSON {
 		return &a
 	}
 	return nil
+}
+
+// generations returns group's retained rebalances, oldest first: the
+// reason of every generation the timeline still holds.
+func (s *Recorder) generations(group string) []generationJSON {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := []generationJSON{}
+	for _, ev := range s.rebalances.items() {
+		if ev.Group == group {
+			out = append(out, generationJSON{Generation: ev.Generation, Reason: ev.Reason, Seq: ev.Seq, Time: ev.Time, TimeMS: ev.TimeMS,
+				Replaced: ev.Replaced, ReplacedBy: ev.ReplacedBy})
+		}
+	}
+	return out
 }
 
 // events returns the retained events, oldest first.

@@ -67,13 +67,20 @@ type groupJSON struct {
 	// LastActivity is the group's latest rebalance, fencing rejection or
 	// commit since the broker started; null when none is known.
 	LastActivity *activityJSON `json:"last_activity"`
+	// Generations is the reason of every generation the event timeline
+	// still holds (GET /v1/events), oldest first, with each static
+	// member's restart, which keeps its generation.
+	Generations []generationJSON `json:"generations"`
 }
 
 // memberJSON is one member: its subscription, its session lease and its
 // assignment in the current generation (a consumer group member: what it
 // holds at its member epoch).
 type memberJSON struct {
-	MemberID         string `json:"member_id"`
+	MemberID string `json:"member_id"`
+	// InstanceID is a static member's group instance id (absent for a
+	// dynamic member).
+	InstanceID       string `json:"instance_id,omitzero"`
 	ClientID         string `json:"client_id"`
 	ClientHost       string `json:"client_host"`
 	SessionTimeoutMS int64  `json:"session_timeout_ms"`
@@ -88,6 +95,9 @@ type memberJSON struct {
 	// target, whole, at its next heartbeat.
 	MemberEpoch      *int32                `json:"member_epoch,omitzero"`
 	TargetAssignment []topicPartitionsJSON `json:"target_assignment,omitzero"`
+	// Regex is a consumer-group member's regex subscription (absent for
+	// none); Subscription then holds the topics it matches too.
+	Regex string `json:"regex,omitzero"`
 	// KnownGeneration: classic groups only. The generation the member was
 	// last told of (in a join, sync or refresh answer); below the group's
 	// generation, the member still acts on an older assignment, until its
@@ -158,6 +168,7 @@ func (s *Server) group(v coordinator.GroupView, snap *snapshot) groupJSON {
 		Ownership:    []ownerJSON{},
 		Committed:    []committedJSON{},
 		LastActivity: s.recorder.lastActivity(v.Group),
+		Generations:  s.recorder.generations(v.Group),
 	}
 	consumer := v.Type == coordinator.ConsumerGroup
 	if consumer {
@@ -169,12 +180,14 @@ func (s *Server) group(v coordinator.GroupView, snap *snapshot) groupJSON {
 		deadline, deadlineMS := stamp(m.Deadline)
 		mj := memberJSON{
 			MemberID:         m.MemberID,
+			InstanceID:       m.InstanceID,
+			Regex:            m.Regex,
 			ClientID:         m.ClientID,
 			ClientHost:       m.ClientHost,
 			SessionTimeoutMS: m.SessionTimeout.Milliseconds(),
 			Deadline:         deadline,
 			DeadlineMS:       deadlineMS,
-			Subscription:     append([]string{}, m.Topics...),
+			Subscription:     subscription(m),
 			Assignment:       byTopic(m.Assignment),
 		}
 		if consumer {
@@ -189,7 +202,7 @@ func (s *Server) group(v coordinator.GroupView, snap *snapshot) groupJSON {
 		for _, tp := range m.TargetAssignment {
 			target[tp] = m.MemberID
 		}
-		subscribed = append(subscribed, m.Topics...)
+		subscribed = append(subscribed, mj.Subscription...)
 	}
 	slices.Sort(subscribed)
 	subscribed = slices.Compact(subscribed)
@@ -212,6 +225,14 @@ func (s *Server) group(v coordinator.GroupView, snap *snapshot) groupJSON {
 	}
 	g.Partitions = s.partitions(v, subscribed, committed, owner, target, snap)
 	return g
+}
+
+// subscription is a member's subscribed topics, sorted: the names it sent
+// and those its regex matched.
+func subscription(m coordinator.MemberView) []string {
+	out := append(append([]string{}, m.Topics...), m.Matched...)
+	slices.Sort(out)
+	return slices.Compact(out)
 }
 
 // byTopic groups partitions, sorted by topic then partition as the

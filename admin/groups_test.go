@@ -47,7 +47,11 @@ const appGroup = `
 		{"topic": "payments", "partition": 0, "log_start_offset": 0, "log_end_offset": 0, "owner": "b",
 		 "fetch_positions": [], "committed": null, "lag": null}
 	],
-	"last_activity": {"kind": "rebalance", "seq": 2, "time": "1970-01-01T00:00:00.04Z", "time_ms": 40}`
+	"last_activity": {"kind": "rebalance", "seq": 2, "time": "1970-01-01T00:00:00.04Z", "time_ms": 40},
+	"generations": [
+		{"generation": 1, "reason": "join", "seq": 1, "time": "1970-01-01T00:00:00Z", "time_ms": 0},
+		{"generation": 2, "reason": "join", "seq": 2, "time": "1970-01-01T00:00:00.04Z", "time_ms": 40}
+	]`
 
 // twoMembers builds group "app": a joins at 0 ms with a 100 ms session,
 // b at 40 ms with 200 ms (generation 2), a commits orders-0 at 6, and a
@@ -98,7 +102,7 @@ func TestGroupsListsEveryGroupInDetail(t *testing.T) {
 			{"topic": "orders", "partition": 3, "log_start_offset": 0, "log_end_offset": 0, "owner": "",
 			 "fetch_positions": [], "committed": null, "lag": null}
 		 ],
-		 "last_activity": null}
+		 "last_activity": null, "generations": []}
 	]}`, body)
 }
 
@@ -136,7 +140,12 @@ func TestGroupAfterExpiry(t *testing.T) {
 			{"topic": "orders", "partition": 3, "log_start_offset": 0, "log_end_offset": 0, "owner": "",
 			 "fetch_positions": [], "committed": null, "lag": null}
 		],
-		"last_activity": {"kind": "rebalance", "seq": 3, "time": "1970-01-01T00:00:01.04Z", "time_ms": 1040}}`, body)
+		"last_activity": {"kind": "rebalance", "seq": 3, "time": "1970-01-01T00:00:01.04Z", "time_ms": 1040},
+		"generations": [
+			{"generation": 1, "reason": "join", "seq": 1, "time": "1970-01-01T00:00:00Z", "time_ms": 0},
+			{"generation": 2, "reason": "join", "seq": 2, "time": "1970-01-01T00:00:00.04Z", "time_ms": 40},
+			{"generation": 3, "reason": "expiry", "seq": 3, "time": "1970-01-01T00:00:01.04Z", "time_ms": 1040}
+		]}`, body)
 }
 
 // consumerGroup builds consumer (KIP-848) group "cg" the way the
@@ -200,7 +209,12 @@ func TestGroupConsumerProtocol(t *testing.T) {
 			{"topic": "orders", "partition": 3, "log_start_offset": 0, "log_end_offset": 0, "owner": "", "target": "a",
 			 "fetch_positions": [], "committed": null, "lag": null}
 		],
-		"last_activity": {"kind": "rebalance", "seq": 3, "time": "1970-01-01T00:00:00Z", "time_ms": 0}}`, body)
+		"last_activity": {"kind": "rebalance", "seq": 3, "time": "1970-01-01T00:00:00Z", "time_ms": 0},
+		"generations": [
+			{"generation": 1, "reason": "join", "seq": 1, "time": "1970-01-01T00:00:00Z", "time_ms": 0},
+			{"generation": 2, "reason": "join", "seq": 2, "time": "1970-01-01T00:00:00Z", "time_ms": 0},
+			{"generation": 3, "reason": "leave", "seq": 3, "time": "1970-01-01T00:00:00Z", "time_ms": 0}
+		]}`, body)
 
 	// Its heartbeat catches a up: Stable, target and assignment the same.
 	_, err := f.coord.ConsumerHeartbeat(coordinator.ConsumerHeartbeatRequest{Group: "cg", MemberID: "a", MemberEpoch: 2})
@@ -284,4 +298,39 @@ func TestRoutes(t *testing.T) {
 			require.Equal(t, tc.want, code)
 		})
 	}
+}
+
+// TestGroupStaticMemberRestart: /v1/groups shows a static member's
+// instance id, and its restart in the generation history at the
+// generation it kept; the restart is no rebalance for the metrics.
+func TestGroupStaticMemberRestart(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	static := coordinator.JoinRequest{Group: "app", InstanceID: "app-1", ClientID: "kgo", SessionTimeout: time.Second,
+		ProtocolType: coordinator.ConsumerProtocolType, WireRules: true, RequireMemberID: true,
+		Protocols: []coordinator.Protocol{{Name: "range", Topics: []string{"orders"}}}}
+	for range 2 {
+		_, err := f.coord.Join(static)
+		require.NoError(t, err)
+	}
+	_, body := f.do(t, "GET", "/v1/groups/app", "")
+	var g struct {
+		Generation int32 `json:"generation"`
+		Members    []struct {
+			MemberID   string `json:"member_id"`
+			InstanceID string `json:"instance_id"`
+		} `json:"members"`
+		Generations []generationJSON `json:"generations"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(body), &g))
+	require.Equal(t, int32(1), g.Generation)
+	require.Len(t, g.Members, 1)
+	require.Equal(t, "app-1-000002", g.Members[0].MemberID)
+	require.Equal(t, "app-1", g.Members[0].InstanceID)
+	zero := "1970-01-01T00:00:00Z"
+	require.Equal(t, []generationJSON{
+		{Generation: 1, Reason: "join", Seq: 1, Time: zero},
+		{Generation: 1, Reason: "static member restarted", Seq: 2, Time: zero, Replaced: "app-1-000001", ReplacedBy: "app-1-000002"},
+	}, g.Generations)
+	require.Equal(t, 1.0, value(scrape(t, f.srv.Handler()), "minibroker_rebalances_total", "group", "app"))
 }

@@ -42,6 +42,10 @@ type CommitRequest struct {
 	// epoch (OffsetCommit before v9): a consumer-protocol member's commit
 	// is then ErrUnsupportedVersion.
 	NoMemberEpoch bool
+	// InstanceID is the group instance id a static member names
+	// (OffsetCommit v7+): in a classic group, identity is checked first
+	// (ErrFencedInstanceID, static.go).
+	InstanceID string
 }
 
 // CommitMember is Commit with the request's version taken into account.
@@ -77,6 +81,9 @@ func (c *Coordinator) enqueueGroupCommit(req CommitRequest) (func() error, error
 	}
 	if g.typ == ConsumerGroup {
 		return c.enqueueConsumerCommit(g, req)
+	}
+	if err := checkIdentity(g, memberID, req.InstanceID); err != nil {
+		return nil, err
 	}
 	if g.state != Stable {
 		return nil, fmt.Errorf("%w: group %q is %s", ErrRebalanceInProgress, group, g.state)

@@ -43,9 +43,9 @@ const (
 	JoinEpoch int32 = 0
 	// LeaveEpoch leaves the group.
 	LeaveEpoch int32 = -1
-	// StaticLeaveEpoch is a static member's leave (KIP-345 under
-	// KIP-848). There is no static membership here: it leaves like
-	// LeaveEpoch.
+	// StaticLeaveEpoch is a static member's temporary leave (KIP-345
+	// under KIP-848): it keeps its place and assignment until its session
+	// ends, for a new incarnation to take over (consumer_static.go).
 	StaticLeaveEpoch int32 = -2
 )
 
@@ -59,6 +59,9 @@ type ConsumerHeartbeatRequest struct {
 	MemberEpoch int32
 	ClientID    string
 	ClientHost  string
+	// InstanceID is a static member's group instance id, "" for a
+	// dynamic member (consumer_static.go).
+	InstanceID string
 	// GenerateMemberID (ConsumerGroupHeartbeat v0): a join with an empty
 	// MemberID gets an id from the broker, "<client-id>-<sequence>" as
 	// classic members do. Without it (v1+, KIP-1082, where the client
@@ -72,6 +75,10 @@ type ConsumerHeartbeatRequest struct {
 	// Assignor is the server assignor the member asks for: nil keeps the
 	// member's, "" is the server default (UniformAssignor).
 	Assignor *string
+	// Regex is a regex subscription (RE2 syntax, matching whole topic
+	// names; consumer_regex.go), beside Topics: nil keeps the member's,
+	// "" removes it. An invalid one is ErrInvalidRegularExpression.
+	Regex *string
 }
 
 // ConsumerHeartbeatResult is what a ConsumerGroupHeartbeat tells the
@@ -151,6 +158,9 @@ func (c *Coordinator) checkConsumerHeartbeat(req ConsumerHeartbeatRequest) error
 	if err := c.checkClientID(req.ClientID); err != nil {
 		return err
 	}
+	if err := c.checkInstanceID(req.InstanceID); err != nil {
+		return err
+	}
 	if req.Assignor != nil {
 		switch *req.Assignor {
 		case "", UniformAssignor, RangeAssignor:
@@ -163,6 +173,11 @@ func (c *Coordinator) checkConsumerHeartbeat(req ConsumerHeartbeatRequest) error
 			return fmt.Errorf("%w: subscription to %q", catalog.ErrInvalidTopic, t)
 		}
 	}
+	if req.Regex != nil && *req.Regex != "" {
+		if _, err := compileRegex(*req.Regex); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
@@ -172,10 +187,17 @@ func (c *Coordinator) consumerHeartbeat(req ConsumerHeartbeatRequest) (ConsumerH
 	if g != nil && g.typ == ClassicGroup && len(g.members) > 0 {
 		return res, nil, fmt.Errorf("%w: %q is a classic group with members", ErrGroupIDNotFound, req.Group)
 	}
+	takeover, err := c.consumerIdentity(g, req)
+	if err != nil {
+		return res, nil, err
+	}
 	switch req.MemberEpoch {
 	case JoinEpoch:
-		return c.consumerJoin(g, req)
-	case LeaveEpoch, StaticLeaveEpoch:
+		return c.consumerJoin(g, req, takeover)
+	case StaticLeaveEpoch:
+		res, err := c.consumerStaticLeave(g, req)
+		return res, nil, err
+	case LeaveEpoch:
 		return res, c.consumerLeave(g, req.MemberID), nil
 	}
 	var m *member
@@ -196,7 +218,7 @@ func (c *Coordinator) consumerHeartbeat(req ConsumerHeartbeatRequest) (ConsumerH
 	}
 	m.deadline = c.clock.Now().Add(m.sessionTimeout)
 	var reb *Rebalance
-	if c.resubscribe(m, req) || c.topicsChanged(g) {
+	if resub, rematched := c.resubscribe(m, req), c.rematch(g); resub || rematched || c.topicsChanged(g) {
 		r := c.rebalance(g, ReasonSubscription)
 		reb = &r
 	}
@@ -213,7 +235,7 @@ func (c *Coordinator) consumerHeartbeat(req ConsumerHeartbeatRequest) (ConsumerH
 // consumerJoin adds a member, or re-joins a known one. Called with mu
 // held; g may be nil, or an Empty classic group, which becomes a consumer
 // group here (only once every check has passed).
-func (c *Coordinator) consumerJoin(g *group, req ConsumerHeartbeatRequest) (ConsumerHeartbeatResult, *Rebalance, error) {
+func (c *Coordinator) consumerJoin(g *group, req ConsumerHeartbeatRequest, takeover *member) (ConsumerHeartbeatResult, *Rebalance, error) {
 	res := ConsumerHeartbeatResult{MemberID: req.MemberID, MemberEpoch: req.MemberEpoch}
 	if err := c.checkMemberMetadata(&member{topics: req.Topics}); err != nil {
 		return res, nil, err
@@ -231,7 +253,7 @@ func (c *Coordinator) consumerJoin(g *group, req ConsumerHeartbeatRequest) (Cons
 	if g.typ == ConsumerGroup && req.MemberID != "" {
 		m = g.members[req.MemberID]
 	}
-	if m == nil && g.typ == ConsumerGroup { // an Empty classic group admits anyone
+	if m == nil && takeover == nil && g.typ == ConsumerGroup { // an Empty classic group admits anyone
 		if err := c.admitMember(g, req.MemberID); err != nil {
 			return res, nil, err
 		}
@@ -248,18 +270,24 @@ func (c *Coordinator) consumerJoin(g *group, req ConsumerHeartbeatRequest) (Cons
 	}
 	now := c.clock.Now()
 	var reb *Rebalance
+	replaced := ""
+	if m == nil && takeover != nil {
+		m, replaced = c.takeOver(g, takeover, req)
+	}
 	if m == nil {
-		m = &member{id: req.MemberID, sessionTimeout: c.consumerSession, topics: sortedSet(req.Topics)}
+		m = &member{id: req.MemberID, instanceID: req.InstanceID, sessionTimeout: c.consumerSession, topics: sortedSet(req.Topics)}
 		if m.id == "" {
 			m.id = c.newMemberID(req.ClientID)
 		}
 		if req.Assignor != nil {
 			m.assignor = *req.Assignor
 		}
+		m.setRegex(req.Regex)
 		g.members[m.id] = m
+		c.rematch(g)
 		r := c.rebalance(g, ReasonJoin)
 		reb = &r
-	} else if c.resubscribe(m, req) || c.topicsChanged(g) {
+	} else if resub, rematched := c.resubscribe(m, req), c.rematch(g); resub || rematched || c.topicsChanged(g) {
 		r := c.rebalance(g, ReasonSubscription)
 		reb = &r
 	}
@@ -267,6 +295,10 @@ func (c *Coordinator) consumerJoin(g *group, req ConsumerHeartbeatRequest) (Cons
 	m.deadline = now.Add(m.sessionTimeout)
 	c.lowerExpireFloor(m.deadline)
 	c.catchUp(g, m)
+	if reb == nil && replaced != "" {
+		r := staticRestart(g, replaced, m.id)
+		reb = &r
+	}
 	if reb != nil {
 		reb.State = g.state
 	}
@@ -296,6 +328,9 @@ func (c *Coordinator) resubscribe(m *member, req ConsumerHeartbeatRequest) bool 
 	if req.Assignor != nil && *req.Assignor != m.assignor {
 		m.assignor, changed = *req.Assignor, true
 	}
+	if m.setRegex(req.Regex) {
+		changed = true
+	}
 	return changed
 }
 
@@ -322,16 +357,16 @@ func (c *Coordinator) rebalanceConsumer(g *group, why Reason) Rebalance {
 	subs := make(map[string][]string, len(g.members))
 	g.topicCounts = make(map[string]int32)
 	for id, m := range g.members {
-		subs[id] = m.topics
-		for _, t := range m.topics {
+		subs[id] = m.subscription("")
+		for _, t := range subs[id] {
 			g.topicCounts[t], _ = c.topics.Partitions(t)
 		}
 	}
 	g.assignor = preferredAssignor(g.members)
 	if g.assignor == RangeAssignor {
-		g.assignment = assignor.Range(subs, g.topicCounts)
+		g.assignment = g.assign(subs, g.topicCounts, assignor.Range)
 	} else {
-		g.assignment = assignor.RoundRobin(subs, g.topicCounts)
+		g.assignment = g.assign(subs, g.topicCounts, assignor.RoundRobin)
 	}
 	g.owner = make(map[assignor.TopicPartition]string, len(g.owner))
 	for id, m := range g.members {
@@ -371,7 +406,7 @@ func (g *group) updateConsumerState() {
 		g.state = Empty
 	}
 	for _, m := range g.members {
-		if m.epoch != g.generation {
+		if m.epoch != g.generation && m.epoch != StaticLeaveEpoch { // a static member away keeps its state
 			g.state = Reconciling
 			break
 		}

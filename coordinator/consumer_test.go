@@ -208,10 +208,15 @@ func TestConsumerLeave(t *testing.T) {
 	_, epoch := f.state("g")
 	require.Equal(t, int32(4), epoch)
 
-	// No static membership: -2 leaves like -1.
-	res, err = f.c.ConsumerHeartbeat(ConsumerHeartbeatRequest{Group: "g", MemberID: "b", MemberEpoch: StaticLeaveEpoch})
+	// -2 is a static member's temporary leave (consumer_static_test.go):
+	// without an instance id it is refused, and b then leaves with -1.
+	_, err = f.c.ConsumerHeartbeat(ConsumerHeartbeatRequest{Group: "g", MemberID: "b", MemberEpoch: StaticLeaveEpoch})
+	require.ErrorIs(t, err, ErrInvalidMemberID)
+	_, epoch = f.state("g")
+	require.Equal(t, int32(4), epoch)
+	res, err = f.c.ConsumerHeartbeat(ConsumerHeartbeatRequest{Group: "g", MemberID: "b", MemberEpoch: LeaveEpoch})
 	require.NoError(t, err)
-	require.Equal(t, StaticLeaveEpoch, res.MemberEpoch)
+	require.Equal(t, LeaveEpoch, res.MemberEpoch)
 	_, epoch = f.state("g")
 	require.Equal(t, int32(5), epoch)
 	_, err = f.consumerBeat("g", "b", 2)

@@ -17,6 +17,15 @@
 // is of one type at a time (GroupType); an Empty group takes the type of
 // its next join.
 //
+// Member identity (static.go, consumer_static.go, consumer_regex.go): a
+// group instance id answers the chapter's "who are you?" across restarts
+// (KIP-345, and instance ids under KIP-848), so a restarted static member
+// takes its old place at the same generation, and a request from the
+// incarnation it replaced is ErrFencedInstanceID, asked before the
+// chapter's checks; the generation still answers "which assignment
+// version are you acting under?". Consumer-group members may subscribe
+// with a regex, resolved against the catalog at every heartbeat.
+//
 // Groups are deleted only on request (DeleteGroups, DeleteOffsets of a
 // group's last offset; delete.go) or by offsets retention, which is off
 // by default (Config.OffsetsRetention; retention.go, run by Expire), as

@@ -122,4 +122,20 @@ var (
 	// v9, which cannot carry a member epoch, from a consumer-protocol
 	// member (Kafka's ConsumerGroup.validateOffsetCommit).
 	ErrUnsupportedVersion = errors.New("unsupported version")
+
+	// ErrFencedInstanceID (FENCED_INSTANCE_ID): a request names a group
+	// instance id with a member id other than the one that instance holds
+	// now: it comes from an incarnation a static member's restart replaced
+	// (KIP-345; static.go). Asked before the chapter's checks.
+	ErrFencedInstanceID = errors.New("fenced instance id")
+
+	// ErrUnreleasedInstanceID (UNRELEASED_INSTANCE_ID): a
+	// ConsumerGroupHeartbeat join names an instance id that a live member
+	// of the consumer group still holds (it has not left with epoch -2).
+	ErrUnreleasedInstanceID = errors.New("unreleased instance id")
+
+	// ErrInvalidRegularExpression (INVALID_REGULAR_EXPRESSION): a
+	// ConsumerGroupHeartbeat subscribes with a regular expression that
+	// does not compile (RE2 syntax, as Kafka's).
+	ErrInvalidRegularExpression = errors.New("invalid regular expression")
 )

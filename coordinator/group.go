@@ -3,6 +3,7 @@ package coordinator
 import (
 	"context"
 	"log/slog"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -110,17 +111,25 @@ type group struct {
 
 // member is one group member. All fields are guarded by Coordinator.mu.
 type member struct {
-	id             string
+	id string
+	// instanceID is a static member's group instance id (KIP-345), ""
+	// for a dynamic member (static.go).
+	instanceID     string
 	clientID       string
 	clientHost     string
 	sessionTimeout time.Duration
 	deadline       time.Time
 	topics         []string   // the subscription when no protocols were sent
 	protocols      []Protocol // in the client's order of preference
-	// Consumer-group members only: the member epoch, the assignment the
+	// Consumer-group members only: a regex subscription (its pattern, the
+	// compiled whole-name matcher, and the catalog topics it matched at
+	// the last heartbeat, sorted; consumer_regex.go), the member epoch, the assignment the
 	// member holds at it (sorted; what it was last handed, less what a
 	// later target gave to others), and the server assignor it asked
 	// for ("" for the server default).
+	regex    string
+	re       *regexp.Regexp
+	matched  []string
 	epoch    int32
 	current  []assignor.TopicPartition
 	assignor string
@@ -146,6 +155,9 @@ func (m *member) subscription(protocol string) []string {
 		if p.Name == protocol {
 			return p.Topics
 		}
+	}
+	if len(m.matched) > 0 { // a consumer-group member's regex
+		return sortedSet(append(slices.Clone(m.topics), m.matched...))
 	}
 	return m.topics
 }
@@ -191,13 +203,20 @@ const (
 	// ReasonForced: an operator asked for a new generation
 	// (ForceRebalance).
 	ReasonForced Reason = "forced"
+	// ReasonStaticRestart: a static member came back under its instance
+	// id with a new member id and took its old place (static.go). It is
+	// no rebalance: the generation does not move and no partition does.
+	ReasonStaticRestart Reason = "static member restarted"
 )
 
 // Rebalance describes one completed rebalance: the group's new
 // generation, why it started, its state (Stable, or Empty when no member
 // is left), the sorted member ids and the assignment. For a consumer group
 // the generation is the group epoch, the assignment the target, and the
-// state Reconciling while members are still to catch up with it.
+// state Reconciling while members are still to catch up with it. A static
+// member's restart is reported the same way with ReasonStaticRestart, at
+// the generation the group already had, naming the member id replaced and
+// the one that replaced it.
 type Rebalance struct {
 	Group      string
 	Generation int32
@@ -205,6 +224,8 @@ type Rebalance struct {
 	State      State
 	Members    []string
 	Assignment map[string][]assignor.TopicPartition
+	// Replaced and ReplacedBy: ReasonStaticRestart only.
+	Replaced, ReplacedBy string
 }
 
 // rebalance runs the chapter's transition: PreparingRebalance,
@@ -227,14 +248,13 @@ func (c *Coordinator) rebalance(g *group, why Reason) Rebalance {
 		c.groupEmptied(g)
 		return Rebalance{Group: g.id, Generation: g.generation, Reason: why, State: g.state}
 	}
-	ids := g.sortedMemberIDs()
 	g.protocol, _ = vote(g.members, nil)
-	g.leader = ids[0]
+	g.leader = g.firstInAssignOrder()
 	subs := make(map[string][]string, len(g.members))
 	for id, m := range g.members {
 		subs[id] = m.subscription(g.protocol)
 	}
-	g.assignment = assignor.RoundRobin(subs, c.partitionCounts(subs))
+	g.assignment = g.assign(subs, c.partitionCounts(subs), assignor.RoundRobin)
 	g.owner = make(map[assignor.TopicPartition]string, len(g.owner))
 	for id, parts := range g.assignment {
 		for _, tp := range parts {
@@ -242,7 +262,7 @@ func (c *Coordinator) rebalance(g *group, why Reason) Rebalance {
 		}
 	}
 	g.state = Stable
-	return Rebalance{Group: g.id, Generation: g.generation, Reason: why, State: g.state, Members: ids, Assignment: g.assignment}
+	return Rebalance{Group: g.id, Generation: g.generation, Reason: why, State: g.state, Members: g.sortedMemberIDs(), Assignment: g.assignment}
 }
 
 // report logs rebalances and hands them to the observer. Called without
@@ -250,7 +270,10 @@ func (c *Coordinator) rebalance(g *group, why Reason) Rebalance {
 func (c *Coordinator) report(rs ...Rebalance) {
 	logging := c.logger.Enabled(context.Background(), slog.LevelInfo)
 	for _, r := range rs {
-		if logging { // formatting a large group's assignment is not free
+		if logging && r.Reason == ReasonStaticRestart {
+			c.logger.Info("static member restarted", "group", r.Group, "generation", r.Generation,
+				"member", r.ReplacedBy, "replaced", r.Replaced)
+		} else if logging { // formatting a large group's assignment is not free
 			c.logger.Info("rebalance complete", "group", r.Group, "generation", r.Generation, "reason", string(r.Reason),
 				"state", r.State.String(), "members", r.Members, "assignment", formatAssignment(r))
 		}

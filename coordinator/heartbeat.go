@@ -12,6 +12,14 @@ import "fmt"
 // Before all that, a group id that ValidateGroupID refuses is
 // ErrInvalidGroupID and an over-long member id ErrInvalidMemberID.
 func (c *Coordinator) Heartbeat(group, memberID string, generation int32) error {
+	return c.HeartbeatInstance(group, memberID, "", generation)
+}
+
+// HeartbeatInstance is Heartbeat from a member that names its group
+// instance id (Heartbeat v3+): the identity question comes first, right
+// after the group's, and a member id the instance no longer holds is
+// ErrFencedInstanceID (static.go); then the chapter's order.
+func (c *Coordinator) HeartbeatInstance(group, memberID, instanceID string, generation int32) error {
 	if err := c.checkIDs(group, memberID); err != nil {
 		return err
 	}
@@ -23,6 +31,9 @@ func (c *Coordinator) Heartbeat(group, memberID string, generation int32) error 
 	}
 	if g.typ == ConsumerGroup {
 		return fmt.Errorf("%w: %q is a consumer (KIP-848) group; %q is no classic member of it", ErrUnknownMemberID, group, memberID)
+	}
+	if err := checkIdentity(g, memberID, instanceID); err != nil {
+		return err
 	}
 	if generation != g.generation {
 		return fmt.Errorf("%w: %d, group %q is at %d", ErrIllegalGeneration, generation, group, g.generation)

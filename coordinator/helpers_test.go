@@ -233,3 +233,52 @@ func (f *fixture) listed(group string) bool {
 	}
 	return false
 }
+
+// staticJoin is a JoinGroup v5+ of a static member: wireJoin with a group
+// instance id.
+func staticJoin(group, member, instance string, protocols ...Protocol) JoinRequest {
+	req := wireJoin(group, member, protocols...)
+	req.InstanceID = instance
+	return req
+}
+
+// mustJoin runs a join that must succeed.
+func (f *fixture) mustJoin(req JoinRequest) JoinResult {
+	f.t.Helper()
+	res, err := f.c.Join(req)
+	require.NoError(f.t, err)
+	return res
+}
+
+// recordRebalances records every report of the fixture's coordinator.
+func recordRebalances(t *testing.T, cfg Config) (*fixture, func() []Rebalance) {
+	t.Helper()
+	var mu sync.Mutex
+	var seen []Rebalance
+	cfg.OnRebalance = func(r Rebalance) {
+		mu.Lock()
+		defer mu.Unlock()
+		seen = append(seen, r)
+	}
+	f := newFixtureWith(t, cfg)
+	return f, func() []Rebalance {
+		mu.Lock()
+		defer mu.Unlock()
+		return append([]Rebalance{}, seen...)
+	}
+}
+
+// staticConsumerJoin is consumerJoin for a static member of instance.
+func (f *fixture) staticConsumerJoin(group, member, instance string, topics ...string) (ConsumerHeartbeatResult, error) {
+	f.t.Helper()
+	req := consumerReq(group, member, JoinEpoch, topics...)
+	req.InstanceID = instance
+	return f.c.ConsumerHeartbeat(req)
+}
+
+// staticConsumerBeat is a keepalive naming instance, at epoch (or
+// StaticLeaveEpoch, a static member's temporary leave).
+func (f *fixture) staticConsumerBeat(group, member, instance string, epoch int32) (ConsumerHeartbeatResult, error) {
+	f.t.Helper()
+	return f.c.ConsumerHeartbeat(ConsumerHeartbeatRequest{Group: group, MemberID: member, InstanceID: instance, MemberEpoch: epoch, ClientID: "kgo"})
+}

@@ -12,8 +12,12 @@ import (
 // Topics and SessionTimeout; the wire also sets the client's identity, its
 // protocols and the wire rules.
 type JoinRequest struct {
-	Group          string
-	MemberID       string // "" asks for a new id (see RequireMemberID)
+	Group    string
+	MemberID string // "" asks for a new id (see RequireMemberID)
+	// InstanceID is the group instance id of a static member (JoinGroup
+	// v5+, KIP-345; static.go), "" for a dynamic one. A static member
+	// with an empty MemberID joins at once, never ErrMemberIDRequired.
+	InstanceID     string
 	ClientID       string // prefix of new member ids; "member" when empty
 	ClientHost     string
 	SessionTimeout time.Duration
@@ -93,6 +97,9 @@ func (c *Coordinator) join(req JoinRequest) (JoinResult, *Rebalance, error) {
 	var m *member
 	if g != nil {
 		m = g.members[req.MemberID]
+		if err := c.checkJoinIdentity(g, m, req); err != nil {
+			return JoinResult{}, nil, err
+		}
 	}
 	if m == nil && req.MemberID != "" && req.WireRules {
 		if g == nil {
@@ -109,6 +116,10 @@ func (c *Coordinator) join(req JoinRequest) (JoinResult, *Rebalance, error) {
 		sessionTimeout: req.SessionTimeout,
 		topics:         sortedSet(req.Topics),
 		protocols:      cloneProtocols(req.Protocols),
+		instanceID:     req.InstanceID,
+	}
+	if m != nil && joining.instanceID == "" {
+		joining.instanceID = m.instanceID // a static member keeps its instance id
 	}
 	if err := c.checkMemberMetadata(joining); err != nil {
 		return JoinResult{}, nil, err
@@ -125,8 +136,10 @@ func (c *Coordinator) join(req JoinRequest) (JoinResult, *Rebalance, error) {
 	} else {
 		// Kafka checks the group's size before the protocols
 		// (GroupMetadataManager.classicGroupJoinToClassicGroup).
-		if err := c.admitMember(g, req.MemberID); err != nil {
-			return JoinResult{}, nil, err
+		if g.staticMember(req.InstanceID) == nil { // a restart takes its old place
+			if err := c.admitMember(g, req.MemberID); err != nil {
+				return JoinResult{}, nil, err
+			}
 		}
 		if err := c.checkGroupMetadata(g, joining); err != nil {
 			return JoinResult{}, nil, err
@@ -139,16 +152,21 @@ func (c *Coordinator) join(req JoinRequest) (JoinResult, *Rebalance, error) {
 		g.typ = ClassicGroup
 		g.assignor, g.topicCounts = "", nil
 	}
-	if req.MemberID == "" {
+	joining.deadline = c.clock.Now().Add(req.SessionTimeout)
+	c.lowerExpireFloor(joining.deadline)
+	switch {
+	case req.MemberID == "" && req.InstanceID != "":
+		if res, reb, ok := c.staticJoin(g, joining); ok {
+			return res, reb, nil
+		}
+		joining.id = c.newMemberID(req.InstanceID)
+	case req.MemberID == "":
 		joining.id = c.newMemberID(req.ClientID)
 		if req.RequireMemberID {
-			g.pending[joining.id] = c.clock.Now().Add(req.SessionTimeout)
-			c.lowerExpireFloor(g.pending[joining.id])
+			g.pending[joining.id] = joining.deadline
 			return JoinResult{MemberID: joining.id}, nil, fmt.Errorf("%w: join again with member id %q", ErrMemberIDRequired, joining.id)
 		}
 	}
-	joining.deadline = c.clock.Now().Add(req.SessionTimeout)
-	c.lowerExpireFloor(joining.deadline)
 
 	if m != nil && req.WireRules && g.state == Stable && sameSubscription(m, joining) {
 		// An unchanged re-join is a refresh (docs/design.md section 4): real
@@ -187,6 +205,9 @@ func (c *Coordinator) validateJoin(req JoinRequest) error {
 		return err
 	}
 	if err := c.checkClientID(req.ClientID); err != nil {
+		return err
+	}
+	if err := c.checkInstanceID(req.InstanceID); err != nil {
 		return err
 	}
 	if req.WireRules && (req.ProtocolType != ConsumerProtocolType || len(req.Protocols) == 0) {
@@ -276,4 +297,22 @@ func cloneProtocols(ps []Protocol) []Protocol {
 		out[i] = Protocol{Name: p.Name, Metadata: slices.Clone(p.Metadata), Topics: sortedSet(p.Topics)}
 	}
 	return out
+}
+
+// checkJoinIdentity asks a join naming a member id the first question
+// (static.go): a member id other than the instance's current one is
+// ErrFencedInstanceID, and a known member that is not the instance named
+// is ErrUnknownMemberID (Kafka's
+// GroupMetadataManager.validateExistingMember). Called with mu held.
+func (c *Coordinator) checkJoinIdentity(g *group, m *member, req JoinRequest) error {
+	if req.MemberID == "" || req.InstanceID == "" || g.typ != ClassicGroup {
+		return nil
+	}
+	if err := checkIdentity(g, req.MemberID, req.InstanceID); err != nil {
+		return err
+	}
+	if m != nil && m.instanceID != req.InstanceID {
+		return fmt.Errorf("%w: %q is not instance %q of group %q", ErrUnknownMemberID, req.MemberID, req.InstanceID, g.id)
+	}
+	return nil
 }

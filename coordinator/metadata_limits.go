@@ -21,7 +21,7 @@ const (
 
 // metadataBytes is what m makes the coordinator hold, in bytes.
 func (m *member) metadataBytes() int {
-	n := 0
+	n := len(m.regex)
 	for _, t := range m.topics {
 		n += len(t)
 	}

@@ -34,11 +34,22 @@ func (c *Coordinator) Assignment(group, memberID string) (int32, []assignor.Topi
 // must be the group's (ErrInconsistentGroupProtocol), checked after the
 // generation as Kafka's GroupMetadataManager.validateSyncGroup does.
 func (c *Coordinator) Sync(group, memberID string, generation int32, protocol string) ([]assignor.TopicPartition, error) {
+	return c.SyncInstance(group, memberID, "", generation, protocol)
+}
+
+// SyncInstance is Sync from a member that names its group instance id
+// (SyncGroup v3+): identity first, as HeartbeatInstance.
+func (c *Coordinator) SyncInstance(group, memberID, instanceID string, generation int32, protocol string) ([]assignor.TopicPartition, error) {
 	if err := c.checkIDs(group, memberID); err != nil {
 		return nil, err
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if g := c.groups[group]; g != nil && g.typ == ClassicGroup {
+		if err := checkIdentity(g, memberID, instanceID); err != nil {
+			return nil, err
+		}
+	}
 	g, err := c.knownMember(group, memberID)
 	if err != nil {
 		return nil, err

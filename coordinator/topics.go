@@ -2,6 +2,7 @@ package coordinator
 
 import (
 	"fmt"
+	"maps"
 
 	"github.com/minibroker/minibroker/internal/catalog"
 )
@@ -16,6 +17,13 @@ type Topics interface {
 	Partitions(topic string) (n int32, ok bool)
 }
 
+// TopicLister is a Topics that can list every topic with its partition
+// count (*catalog.Catalog and StaticTopics are): regex subscriptions are
+// matched against it.
+type TopicLister interface {
+	Counts() map[string]int32
+}
+
 // StaticTopics is a fixed catalog: topic name to partition count.
 type StaticTopics map[string]int32
 
@@ -24,6 +32,9 @@ func (t StaticTopics) Partitions(topic string) (int32, bool) {
 	n, ok := t[topic]
 	return n, ok
 }
+
+// Counts returns a copy of the catalog.
+func (t StaticTopics) Counts() map[string]int32 { return maps.Clone(t) }
 
 // checkTopic rejects a subscription to a name Kafka would not accept as a
 // topic (catalog.ErrInvalidTopic), or to a topic the catalog lacks, as the

@@ -32,7 +32,10 @@ type GroupView struct {
 
 // MemberView is a read-only copy of one member.
 type MemberView struct {
-	MemberID       string
+	MemberID string
+	// InstanceID is a static member's group instance id, "" for a
+	// dynamic member.
+	InstanceID     string
 	ClientID       string
 	ClientHost     string
 	SessionTimeout time.Duration
@@ -62,6 +65,11 @@ type MemberView struct {
 	MemberEpoch      int32
 	TargetAssignment []assignor.TopicPartition
 	Assignor         string
+	// Regex is a consumer-group member's regex subscription ("" for
+	// none) and Matched the topics it matched at the last heartbeat;
+	// Topics then holds only the names the member sent.
+	Regex   string
+	Matched []string
 }
 
 // GroupListing is one entry of Groups.
@@ -99,6 +107,7 @@ func (c *Coordinator) view(g *group) GroupView {
 		m := g.members[id]
 		mv := MemberView{
 			MemberID:        id,
+			InstanceID:      m.instanceID,
 			ClientID:        m.clientID,
 			ClientHost:      m.clientHost,
 			SessionTimeout:  m.sessionTimeout,
@@ -114,6 +123,8 @@ func (c *Coordinator) view(g *group) GroupView {
 			mv.MemberEpoch = m.epoch
 			mv.TargetAssignment = slices.Clone(g.assignment[id])
 			mv.Assignor = m.assignor
+			mv.Topics = slices.Clone(m.topics)
+			mv.Regex, mv.Matched = m.regex, slices.Clone(m.matched)
 		}
 		v.Members = append(v.Members, mv)
 	}

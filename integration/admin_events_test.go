@@ -15,6 +15,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/minibroker/minibroker/internal/testutil"
 )
@@ -155,4 +156,50 @@ func TestAdminFencingOverTheWire(t *testing.T) {
 			return adminMetric(adminScrape(t, b.adminURL()), "minibroker_connections") == 1
 		}, "the closed connection is no longer counted")
 	})
+}
+
+// TestAdminStaticRestartOverTheWire: a static member's restart over the
+// wire is in GET /v1/groups (the member's instance id, and the restart in
+// the generation history at the generation it kept) and in GET
+// /v1/events, and is no rebalance for the metrics.
+func TestAdminStaticRestartOverTheWire(t *testing.T) {
+	t.Parallel()
+	b := startBroker(t, adminConfig())
+	c := adminDial(t, b.Addr(), "app")
+	static := func() *kmsg.JoinGroupResponse {
+		req := adminJoinRequest(9, "g", "", 30*time.Second, "orders")
+		req.InstanceID = kmsg.StringPtr("app-1")
+		resp := adminRequest[*kmsg.JoinGroupResponse](t, c, req)
+		require.Zero(t, resp.ErrorCode)
+		return resp
+	}
+	first, second := static(), static()
+	require.Equal(t, int32(1), second.Generation)
+
+	var g struct {
+		Generation int32 `json:"generation"`
+		Members    []struct {
+			MemberID   string `json:"member_id"`
+			InstanceID string `json:"instance_id"`
+		} `json:"members"`
+		Generations []struct {
+			Generation int32  `json:"generation"`
+			Reason     string `json:"reason"`
+			Replaced   string `json:"replaced"`
+			ReplacedBy string `json:"replaced_by"`
+		} `json:"generations"`
+	}
+	adminGetJSON(t, b.adminURL()+"/v1/groups/g", &g)
+	require.Equal(t, int32(1), g.Generation)
+	require.Len(t, g.Members, 1)
+	require.Equal(t, second.MemberID, g.Members[0].MemberID)
+	require.Equal(t, "app-1", g.Members[0].InstanceID)
+	require.Len(t, g.Generations, 2)
+	require.Equal(t, "join", g.Generations[0].Reason)
+	require.Equal(t, int32(1), g.Generations[1].Generation)
+	require.Equal(t, "static member restarted", g.Generations[1].Reason)
+	require.Equal(t, first.MemberID, g.Generations[1].Replaced)
+	require.Equal(t, second.MemberID, g.Generations[1].ReplacedBy)
+	require.Equal(t, 1.0, adminMetric(adminScrape(t, b.adminURL()), "minibroker_rebalances_total", "group", "g"))
+	require.Len(t, b.Logs.Find("static member restarted"), 1)
 }

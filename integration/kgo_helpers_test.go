@@ -153,6 +153,8 @@ type kgoMemberConfig struct {
 	SessionTimeout time.Duration
 	// Opts are more kgo options, applied after the others.
 	Opts []kgo.Opt
+	// InstanceID, when set, makes the member static (kgo.InstanceID).
+	InstanceID string
 }
 
 // OnBrokerE2E implements kgo.HookBrokerE2E: it counts the member's
@@ -228,6 +230,9 @@ func newKgoMember(t *testing.T, b *testBroker, name string, cfg kgoMemberConfig)
 				m.onLost(ps)
 			}
 		}),
+	}
+	if cfg.InstanceID != "" {
+		opts = append(opts, kgo.InstanceID(cfg.InstanceID))
 	}
 	if cfg.AutoCommit {
 		interval := cfg.AutoCommitInterval

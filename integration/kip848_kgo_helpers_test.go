@@ -47,8 +47,19 @@ type k848Member struct {
 // kgo.ServerSideBalancer and balancer; it is closed at cleanup.
 func k848NewMember(t *testing.T, b *testBroker, group, name string, balancer kgo.GroupBalancer, topics ...string) *k848Member {
 	t.Helper()
+	return k848Start(t, b, group, name, balancer, topics)
+}
+
+// k848NewStaticMember is k848NewMember with kgo.InstanceID(instance).
+func k848NewStaticMember(t *testing.T, b *testBroker, group, name, instance string, balancer kgo.GroupBalancer, topics ...string) *k848Member {
+	t.Helper()
+	return k848Start(t, b, group, name, balancer, topics, kgo.InstanceID(instance))
+}
+
+func k848Start(t *testing.T, b *testBroker, group, name string, balancer kgo.GroupBalancer, topics []string, extra ...kgo.Opt) *k848Member {
+	t.Helper()
 	m := &k848Member{name: name, owned: map[string][]int32{}}
-	cl, err := kgo.NewClient(
+	opts := append([]kgo.Opt{
 		kgo.SeedBrokers(b.Addr()),
 		kgo.ClientID(name),
 		kgo.ConsumerGroup(group),
@@ -61,7 +72,8 @@ func k848NewMember(t *testing.T, b *testBroker, group, name string, balancer kgo
 		kgo.OnPartitionsRevoked(func(_ context.Context, _ *kgo.Client, lost map[string][]int32) { m.change(lost, false) }),
 		kgo.OnPartitionsLost(func(_ context.Context, _ *kgo.Client, lost map[string][]int32) { m.change(lost, false) }),
 		kgo.WithLogger(kgo.BasicLogger(t.Output(), kgo.LogLevelWarn, func() string { return name + " " })),
-	)
+	}, extra...)
+	cl, err := kgo.NewClient(opts...)
 	require.NoError(t, err)
 	m.cl = cl
 	t.Cleanup(cl.Close)

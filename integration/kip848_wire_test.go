@@ -72,7 +72,7 @@ func TestK848WireHeartbeatCodes(t *testing.T) {
 	unsupported := k848Heartbeat(1, "g", "c", 0, "cooperative-sticky", "orders")
 	noMemberID := k848Heartbeat(1, "g", "", 0, "range", "orders")
 	regex := k848Heartbeat(1, "g", "c", 0, "range")
-	regex.SubscribedTopicNames, regex.SubscribedTopicRegex = nil, kmsg.StringPtr("ord.*")
+	regex.SubscribedTopicNames, regex.SubscribedTopicRegex = nil, kmsg.StringPtr("ord(")
 	cases := []struct {
 		name string
 		req  *kmsg.ConsumerGroupHeartbeatRequest
@@ -86,7 +86,7 @@ func TestK848WireHeartbeatCodes(t *testing.T) {
 		{"an assignor other than uniform and range", unsupported, kerr.UnsupportedAssignor},
 		{"a classic group with members", k848Heartbeat(1, "classic", "c", 0, "range", "orders"), kerr.GroupIDNotFound},
 		{"v1 without the client's member id", noMemberID, kerr.InvalidRequest},
-		{"a regex subscription", regex, kerr.InvalidRequest},
+		{"a regex that does not compile", regex, kerr.InvalidRegularExpression},
 	}
 	for _, tc := range cases {
 		resp := do[*kmsg.ConsumerGroupHeartbeatResponse](t, c, tc.req)

@@ -348,22 +348,3 @@ func TestWireJoinInconsistentKnownMember(t *testing.T) {
 	assert.Equal(t, int32(-1), resp.Generation)
 	assert.Equal(t, codeNone, heartbeat(t, c, "g", a.MemberID, bb.Generation), "still a member, same generation")
 }
-
-// TestWireJoinIgnoresInstanceID: no static membership (KIP-345). A group
-// instance id is ignored: two joins with the same one are two members,
-// where Kafka would replace the first.
-func TestWireJoinIgnoresInstanceID(t *testing.T) {
-	t.Parallel()
-	b := startBroker(t)
-	c := b.dial(t, "c")
-	var ids []string
-	for range 2 {
-		req := joinRequest(9, "g", "", "orders")
-		req.InstanceID = ptrTo("instance-1")
-		ids = append(ids, joinWith(t, c, req).MemberID)
-	}
-	assert.Equal(t, []string{"c-000001", "c-000002"}, ids)
-	g := describe(t, c, "g")[0]
-	require.Len(t, g.Members, 2)
-	assert.Nil(t, g.Members[0].InstanceID)
-}

@@ -7,13 +7,14 @@ package server
 // Assigning is never seen, since the target is computed with every epoch
 // bump), the group epoch, the assignment epoch (always the group epoch
 // here), the server assignor, and per member its epoch, client id and
-// host, subscribed topic names, current assignment and target assignment,
+// host, instance id (a static member's), subscribed topic names, current
+// assignment and target assignment,
 // each topic by id and by name (Kafka fills both; kfake only the id). A
 // group that does not exist, or is not a consumer group (a classic group,
 // or one known only by its committed offsets), is GROUP_ID_NOT_FOUND, as
 // Kafka's GroupMetadataManager.consumerGroupDescribe answers. v1 adds the
 // member type (1, consumer: no classic members here) and the subscribed
-// regex (always null). Authorized operations are not reported.
+// regex (a member's pattern, null for none). Authorized operations are not reported.
 
 import (
 	"math"
@@ -52,10 +53,16 @@ func (s *Server) handleConsumerGroupDescribe(r *request, req *kmsg.ConsumerGroup
 		for _, m := range v.Members {
 			gm := kmsg.NewConsumerGroupDescribeResponseGroupMember()
 			gm.MemberID = m.MemberID
+			if m.InstanceID != "" {
+				gm.InstanceID = &m.InstanceID
+			}
 			gm.MemberEpoch = m.MemberEpoch
 			gm.ClientID = m.ClientID
 			gm.ClientHost = m.ClientHost
 			gm.SubscribedTopics = append([]string{}, m.Topics...)
+			if m.Regex != "" {
+				gm.SubscribedTopicRegex = &m.Regex
+			}
 			gm.Assignment = s.assignmentByTopic(m.Assignment)
 			gm.TargetAssignment = s.assignmentByTopic(m.TargetAssignment)
 			gm.MemberType = consumerMemberType

@@ -112,3 +112,19 @@ func TestConsumerGroupDescribeTargetAheadOfCurrent(t *testing.T) {
 	assert.Equal(t, int32(4), g.Epoch)
 	assert.Empty(t, g.Members)
 }
+
+func TestConsumerGroupDescribeInstanceIDs(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	req := consumerHeartbeatRequest(1, "g", "u1", 0, "orders")
+	req.InstanceID = kmsg.StringPtr("a")
+	require.Zero(t, call[*kmsg.ConsumerGroupHeartbeatResponse](e, "kgo", req).ErrorCode)
+	e.consumerJoin("g", "d", "orders")
+	resp := call[*kmsg.ConsumerGroupDescribeResponse](e, "kgo", &kmsg.ConsumerGroupDescribeRequest{Version: 1, Groups: []string{"g"}})
+	require.Len(t, resp.Groups, 1)
+	require.Len(t, resp.Groups[0].Members, 2)
+	assert.Equal(t, "d", resp.Groups[0].Members[0].MemberID)
+	assert.Nil(t, resp.Groups[0].Members[0].InstanceID)
+	require.NotNil(t, resp.Groups[0].Members[1].InstanceID)
+	assert.Equal(t, "a", *resp.Groups[0].Members[1].InstanceID)
+}

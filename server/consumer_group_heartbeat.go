@@ -2,16 +2,18 @@ package server
 
 // ConsumerGroupHeartbeat (key 68), versions 0-1 (KIP-848).
 //
-// One request joins (MemberEpoch 0), leaves (-1; -2, a static member's
-// leave, leaves the same way: there is no static membership, a non-empty
-// instance id is ignored and the member is dynamic) or heartbeats at the
-// member's current epoch. The broker assigns: the coordinator's rules are
+// One request joins (MemberEpoch 0), leaves (-1; -2 is a static member's
+// temporary leave: it keeps its place until its session ends, and a new
+// member id with its instance id takes it over at epoch 0;
+// coordinator/consumer_static.go) or heartbeats at the member's current
+// epoch. The broker assigns: the coordinator's rules are
 // in coordinator/consumer.go (docs/design.md section 9). v0 lets the broker
 // make the member id of a join that sends none ("<client-id>-<sequence>",
 // as for classic members); v1 (KIP-1082) has the client make it, and an
 // empty one is INVALID_REQUEST, as Kafka 4 answers. v1 also adds
-// SubscribedTopicRegex, which we refuse with INVALID_REQUEST (Kafka 3.x's
-// answer too): subscriptions are by topic name. The rack id and the
+// SubscribedTopicRegex (RE2 syntax, matched against whole topic names at
+// every heartbeat: coordinator/consumer_regex.go); an invalid one is
+// INVALID_REGULAR_EXPRESSION, as Kafka 4 answers. The rack id and the
 // rebalance timeout are read only to check them: no revocation waits
 // here.
 //
@@ -21,7 +23,9 @@ package server
 // a heartbeat and on a leave; a group id; no empty instance or rack id; a
 // join with a rebalance timeout, an empty (not null) owned-partition list
 // and a subscription; a static leave with an instance id; no epoch below
-// -2. Topic ids are the catalog's: the owned partitions a member reports
+// -2 (one exception: epoch -2 without an instance id from a member that
+// holds one is that member's temporary leave, since kgo sends it so;
+// Kafka refuses it). Topic ids are the catalog's: the owned partitions a member reports
 // are read only to tell a full request from a keepalive, and the
 // assignment goes out by topic id.
 //
@@ -54,6 +58,13 @@ func (s *Server) handleConsumerGroupHeartbeat(r *request, req *kmsg.ConsumerGrou
 		s.fenced(r.logger, kmsg.ConsumerGroupHeartbeat, req.Group, req.MemberID, req.MemberEpoch, err)
 		return resp
 	}
+	if req.MemberEpoch == coordinator.StaticLeaveEpoch && req.InstanceID == nil {
+		// kgo's static leave names no instance id; the member id alone
+		// names the static member (Kafka 4: INVALID_REQUEST).
+		if id := s.coord.InstanceOf(req.Group, req.MemberID); id != "" {
+			req.InstanceID = &id
+		}
+	}
 	if err := checkConsumerHeartbeatShape(req); err != nil {
 		return fail(err)
 	}
@@ -63,9 +74,11 @@ func (s *Server) handleConsumerGroupHeartbeat(r *request, req *kmsg.ConsumerGrou
 		MemberEpoch:      req.MemberEpoch,
 		ClientID:         r.clientID,
 		ClientHost:       r.host,
+		InstanceID:       instanceID(req.InstanceID),
 		GenerateMemberID: req.Version == 0,
 		Topics:           req.SubscribedTopicNames,
 		Assignor:         req.ServerAssignor,
+		Regex:            req.SubscribedTopicRegex,
 	})
 	if err != nil {
 		return fail(err)
@@ -74,7 +87,7 @@ func (s *Server) handleConsumerGroupHeartbeat(r *request, req *kmsg.ConsumerGrou
 	resp.MemberEpoch = res.MemberEpoch
 	resp.HeartbeatIntervalMillis = int32(res.HeartbeatInterval.Milliseconds())
 	full := req.MemberEpoch == coordinator.JoinEpoch ||
-		req.RebalanceTimeoutMillis != -1 && req.SubscribedTopicNames != nil && req.Topics != nil
+		req.RebalanceTimeoutMillis != -1 && (req.SubscribedTopicNames != nil || req.SubscribedTopicRegex != nil) && req.Topics != nil
 	if req.MemberEpoch >= 0 && (full || res.Changed) {
 		resp.Assignment = s.heartbeatAssignment(res.Assignment)
 	}
@@ -116,11 +129,6 @@ func checkConsumerHeartbeatShape(req *kmsg.ConsumerGroupHeartbeatRequest) error 
 		}
 	case epoch < coordinator.StaticLeaveEpoch:
 		return invalid("MemberEpoch is invalid.")
-	}
-	// An empty regex is no regex, as in Kafka: librdkafka sends one
-	// beside the topic names it subscribes to.
-	if req.SubscribedTopicRegex != nil && *req.SubscribedTopicRegex != "" {
-		return invalid("SubscribedTopicRegex is not supported: subscribe by topic name.")
 	}
 	return nil
 }

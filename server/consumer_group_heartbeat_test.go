@@ -71,8 +71,6 @@ func TestConsumerGroupHeartbeatShapeChecks(t *testing.T) {
 		{"a join subscribes", join(func(r *kmsg.ConsumerGroupHeartbeatRequest) { r.SubscribedTopicNames = nil }), "Either SubscribedTopicNames or SubscribedTopicRegex must be non-null when (re-)joining."},
 		{"a static leave names its instance", join(func(r *kmsg.ConsumerGroupHeartbeatRequest) { r.MemberEpoch = -2 }), "InstanceId can't be null."},
 		{"no epoch below -2", join(func(r *kmsg.ConsumerGroupHeartbeatRequest) { r.MemberEpoch = -3 }), "MemberEpoch is invalid."},
-		{"no regex subscriptions", join(func(r *kmsg.ConsumerGroupHeartbeatRequest) { r.SubscribedTopicRegex = kmsg.StringPtr("ord.*") }),
-			"SubscribedTopicRegex is not supported: subscribe by topic name."},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -187,4 +185,84 @@ func TestConsumerGroupHeartbeatLeave(t *testing.T) {
 
 	resp = call[*kmsg.ConsumerGroupHeartbeatResponse](e, "kgo", req)
 	assert.Zero(t, resp.ErrorCode, "a second leave is a no-op, as the chapter's")
+}
+
+func TestConsumerGroupHeartbeatStaticMember(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	static := func(member string, epoch int32) *kmsg.ConsumerGroupHeartbeatResponse {
+		req := consumerHeartbeatRequest(1, "g", member, epoch, "orders")
+		req.InstanceID = kmsg.StringPtr("a")
+		return call[*kmsg.ConsumerGroupHeartbeatResponse](e, "kgo", req)
+	}
+	resp := static("u1", 0)
+	require.Zero(t, resp.ErrorCode)
+	require.Equal(t, int32(1), resp.MemberEpoch)
+	assert.Equal(t, kerr.UnreleasedInstanceID.Code, static("u2", 0).ErrorCode, "u1 still holds the instance")
+
+	resp = static("u1", -2)
+	require.Zero(t, resp.ErrorCode)
+	assert.Equal(t, int32(-2), resp.MemberEpoch)
+	assert.Nil(t, resp.Assignment)
+
+	resp = static("u2", 0)
+	require.Zero(t, resp.ErrorCode)
+	assert.Equal(t, int32(1), resp.MemberEpoch, "the takeover keeps the group epoch")
+	require.NotNil(t, resp.Assignment)
+	require.Len(t, resp.Assignment.Topics, 1)
+	assert.Equal(t, []int32{0, 1, 2, 3}, resp.Assignment.Topics[0].Partitions)
+	assert.Equal(t, kerr.FencedInstanceID.Code, static("u1", 1).ErrorCode, "the replaced member id")
+}
+
+// TestConsumerGroupHeartbeatStaticLeaveWithoutInstanceID: kgo's
+// temporary leave names no instance id; from a static member it is that
+// member's -2 (Kafka: INVALID_REQUEST), from a dynamic one INVALID_REQUEST.
+func TestConsumerGroupHeartbeatStaticLeaveWithoutInstanceID(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	req := consumerHeartbeatRequest(1, "g", "u1", 0, "orders")
+	req.InstanceID = kmsg.StringPtr("a")
+	require.Zero(t, call[*kmsg.ConsumerGroupHeartbeatResponse](e, "kgo", req).ErrorCode)
+	e.consumerJoin("g", "d", "orders")
+
+	leave := kmsg.NewPtrConsumerGroupHeartbeatRequest()
+	leave.Version, leave.Group, leave.MemberID, leave.MemberEpoch = 1, "g", "u1", -2
+	resp := call[*kmsg.ConsumerGroupHeartbeatResponse](e, "kgo", leave)
+	require.Zero(t, resp.ErrorCode)
+	assert.Equal(t, int32(-2), resp.MemberEpoch)
+	v, _ := e.coord.Describe("g")
+	assert.Equal(t, int32(-2), v.Members[1].MemberEpoch)
+
+	leave = kmsg.NewPtrConsumerGroupHeartbeatRequest()
+	leave.Version, leave.Group, leave.MemberID, leave.MemberEpoch = 1, "g", "d", -2
+	resp = call[*kmsg.ConsumerGroupHeartbeatResponse](e, "kgo", leave)
+	assert.Equal(t, kerr.InvalidRequest.Code, resp.ErrorCode, "a dynamic member has no temporary leave")
+}
+
+func TestConsumerGroupHeartbeatRegex(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	regex := func(pattern string, epoch int32) *kmsg.ConsumerGroupHeartbeatResponse {
+		req := consumerHeartbeatRequest(1, "g", "a", epoch)
+		req.SubscribedTopicNames, req.SubscribedTopicRegex = nil, &pattern
+		return call[*kmsg.ConsumerGroupHeartbeatResponse](e, "kgo", req)
+	}
+	resp := regex("ord(", 0)
+	assert.Equal(t, kerr.InvalidRegularExpression.Code, resp.ErrorCode)
+	resp = regex("ord.*", 0)
+	require.Zero(t, resp.ErrorCode)
+	assert.Equal(t, int32(1), resp.MemberEpoch)
+	require.Len(t, resp.Assignment.Topics, 1, "orders only")
+
+	_, err := e.cat.Create("orders-eu", 2)
+	require.NoError(t, err)
+	keep := call[*kmsg.ConsumerGroupHeartbeatResponse](e, "kgo", &kmsg.ConsumerGroupHeartbeatRequest{Version: 1, Group: "g", MemberID: "a", MemberEpoch: 1, RebalanceTimeoutMillis: -1})
+	require.Zero(t, keep.ErrorCode)
+	assert.Equal(t, int32(2), keep.MemberEpoch, "the new matching topic is a new group epoch")
+	require.NotNil(t, keep.Assignment)
+	assert.Len(t, keep.Assignment.Topics, 2)
+
+	desc := call[*kmsg.ConsumerGroupDescribeResponse](e, "kgo", &kmsg.ConsumerGroupDescribeRequest{Version: 1, Groups: []string{"g"}})
+	require.NotNil(t, desc.Groups[0].Members[0].SubscribedTopicRegex)
+	assert.Equal(t, "ord.*", *desc.Groups[0].Members[0].SubscribedTopicRegex)
 }

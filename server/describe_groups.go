@@ -3,7 +3,8 @@ package server
 // DescribeGroups (key 15), versions 0-5.
 //
 // v1 adds throttle; v3 authorized operations (we report none); v4 instance
-// ids (always null); v5 is flexible. An unknown group is "Dead" with NONE,
+// ids (a static member's; null for a dynamic one); v5 is flexible. An
+// unknown group is "Dead" with NONE,
 // as Kafka answers before v6. A Stable group lists its members with their
 // metadata for the chosen protocol and their encoded assignment. A consumer
 // (KIP-848) group is not a classic group, so it is "Dead" with no members
@@ -32,8 +33,13 @@ func (s *Server) handleDescribeGroups(r *request, req *kmsg.DescribeGroupsReques
 			g.ProtocolType = coordinator.ConsumerProtocolType
 		}
 		for _, m := range v.Members {
+			var instance *string
+			if m.InstanceID != "" {
+				instance = &m.InstanceID
+			}
 			g.Members = append(g.Members, kmsg.DescribeGroupsResponseGroupMember{
 				MemberID:         m.MemberID,
+				InstanceID:       instance,
 				ClientID:         m.ClientID,
 				ClientHost:       m.ClientHost,
 				ProtocolMetadata: m.Metadata,

@@ -80,3 +80,20 @@ func TestDescribeGroupsConsumerGroupIsDead(t *testing.T) {
 	assert.Empty(t, g.Protocol)
 	assert.Empty(t, g.Members)
 }
+
+func TestDescribeGroupsInstanceIDs(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	_, current := e.staticRestart("g")
+	e.join("kgo", "g", "", "orders") // a dynamic member (v3: joins at once)
+	resp := call[*kmsg.DescribeGroupsResponse](e, "kgo", &kmsg.DescribeGroupsRequest{Version: 5, Groups: []string{"g"}})
+	require.Len(t, resp.Groups, 1)
+	require.Len(t, resp.Groups[0].Members, 2)
+	m := resp.Groups[0].Members
+	assert.Equal(t, current, m[0].MemberID)
+	require.NotNil(t, m[0].InstanceID)
+	assert.Equal(t, "a", *m[0].InstanceID)
+	assert.Equal(t, "kgo-000003", m[1].MemberID)
+	assert.Nil(t, m[1].InstanceID)
+	assert.Equal(t, []string{"orders-0", "orders-2"}, decodeAssignment(t, m[0].MemberAssignment), "the static member sorts first")
+}

@@ -52,6 +52,11 @@ var errorCodes = [...]struct {
 	{coordinator.ErrStaleMemberEpoch, kerr.StaleMemberEpoch},
 	{coordinator.ErrUnsupportedAssignor, kerr.UnsupportedAssignor},
 	{coordinator.ErrUnsupportedVersion, kerr.UnsupportedVersion},
+	// Static membership (KIP-345; coordinator/static.go) and regex
+	// subscriptions (KIP-848).
+	{coordinator.ErrFencedInstanceID, kerr.FencedInstanceID},
+	{coordinator.ErrUnreleasedInstanceID, kerr.UnreleasedInstanceID},
+	{coordinator.ErrInvalidRegularExpression, kerr.InvalidRegularExpression},
 	// Records (records.Log), in LogValidator's terms.
 	{records.ErrCorruptMessage, kerr.CorruptMessage},
 	{records.ErrInvalidRecord, kerr.InvalidRecord},

@@ -48,6 +48,9 @@ var sentinels = map[string]error{
 	"coordinator.ErrStaleMemberEpoch":          coordinator.ErrStaleMemberEpoch,
 	"coordinator.ErrUnsupportedAssignor":       coordinator.ErrUnsupportedAssignor,
 	"coordinator.ErrUnsupportedVersion":        coordinator.ErrUnsupportedVersion,
+	"coordinator.ErrFencedInstanceID":          coordinator.ErrFencedInstanceID,
+	"coordinator.ErrUnreleasedInstanceID":      coordinator.ErrUnreleasedInstanceID,
+	"coordinator.ErrInvalidRegularExpression":  coordinator.ErrInvalidRegularExpression,
 	"coordinator.ErrNonEmptyGroup":             coordinator.ErrNonEmptyGroup,
 	"coordinator.ErrGroupSubscribedToTopic":    coordinator.ErrGroupSubscribedToTopic,
 	"catalog.ErrInvalidTopic":                  catalog.ErrInvalidTopic,
@@ -164,12 +167,15 @@ func TestErrorCodes(t *testing.T) {
 		{coordinator.ErrInconsistentGroupProtocol, kerr.InconsistentGroupProtocol},
 		{coordinator.ErrMemberIDRequired, kerr.MemberIDRequired},
 		{coordinator.ErrUnknownTopic, kerr.UnknownTopicOrPartition},
-		{coordinator.ErrGroupIDNotFound, kerr.GroupIDNotFound},         // 69
-		{coordinator.ErrUnknownGroup, kerr.GroupIDNotFound},            // 69
-		{coordinator.ErrFencedMemberEpoch, kerr.FencedMemberEpoch},     // 110
-		{coordinator.ErrStaleMemberEpoch, kerr.StaleMemberEpoch},       // 113
-		{coordinator.ErrUnsupportedAssignor, kerr.UnsupportedAssignor}, // 112
-		{coordinator.ErrUnsupportedVersion, kerr.UnsupportedVersion},   // 35
+		{coordinator.ErrGroupIDNotFound, kerr.GroupIDNotFound},                   // 69
+		{coordinator.ErrUnknownGroup, kerr.GroupIDNotFound},                      // 69
+		{coordinator.ErrFencedMemberEpoch, kerr.FencedMemberEpoch},               // 110
+		{coordinator.ErrStaleMemberEpoch, kerr.StaleMemberEpoch},                 // 113
+		{coordinator.ErrUnsupportedAssignor, kerr.UnsupportedAssignor},           // 112
+		{coordinator.ErrUnsupportedVersion, kerr.UnsupportedVersion},             // 35
+		{coordinator.ErrFencedInstanceID, kerr.FencedInstanceID},                 // 82
+		{coordinator.ErrUnreleasedInstanceID, kerr.UnreleasedInstanceID},         // 111
+		{coordinator.ErrInvalidRegularExpression, kerr.InvalidRegularExpression}, // 128
 		{catalog.ErrInvalidTopic, kerr.InvalidTopicException},
 		{catalog.ErrTopicExists, kerr.TopicAlreadyExists},
 		{catalog.ErrInvalidPartitions, kerr.InvalidPartitions},

@@ -35,3 +35,27 @@ func TestHeartbeatChapterOrder(t *testing.T) {
 		})
 	}
 }
+
+// TestHeartbeatFencedInstance: the identity question comes before the
+// chapter's order.
+func TestHeartbeatFencedInstance(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	old, current := e.staticRestart("g")
+	a := "a"
+	for _, tc := range []struct {
+		name     string
+		member   string
+		instance *string
+		gen      int32
+		want     int16
+	}{
+		{"zombie naming its instance", old, &a, 1, kerr.FencedInstanceID.Code},
+		{"zombie naming its instance, stale generation", old, &a, 0, kerr.FencedInstanceID.Code},
+		{"zombie without its instance", old, nil, 1, kerr.UnknownMemberID.Code},
+		{"current member", current, &a, 1, 0},
+	} {
+		resp := call[*kmsg.HeartbeatResponse](e, "kgo", &kmsg.HeartbeatRequest{Version: 4, Group: "g", MemberID: tc.member, InstanceID: tc.instance, Generation: tc.gen})
+		assert.Equal(t, tc.want, resp.ErrorCode, tc.name)
+	}
+}

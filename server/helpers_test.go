@@ -348,3 +348,23 @@ func benchBatch(size int) []byte {
 	}
 	return records.EncodeBatch(spec)
 }
+
+// staticJoinRequest is joinRequest with a group instance id (v5+).
+func staticJoinRequest(version int16, group, member, instance string, topics ...string) *kmsg.JoinGroupRequest {
+	req := joinRequest(version, group, member, topics...)
+	req.InstanceID = &instance
+	return req
+}
+
+// staticRestart joins instance "a" to group over orders, then joins it
+// again as a restarted process does: it returns the member id of the first
+// run (now fenced) and that of the second, both at generation 1.
+func (e *env) staticRestart(group string) (old, current string) {
+	e.t.Helper()
+	first := call[*kmsg.JoinGroupResponse](e, "kgo", staticJoinRequest(9, group, "", "a", "orders"))
+	require.Zero(e.t, first.ErrorCode)
+	second := call[*kmsg.JoinGroupResponse](e, "kgo", staticJoinRequest(9, group, "", "a", "orders"))
+	require.Zero(e.t, second.ErrorCode)
+	require.Equal(e.t, int32(1), second.Generation)
+	return first.MemberID, second.MemberID
+}

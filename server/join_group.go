@@ -4,8 +4,9 @@ package server
 //
 // v1 adds the rebalance timeout (ignored: no join barrier waits here); v4
 // (KIP-394) answers an empty member id with MEMBER_ID_REQUIRED and a new
-// id; v5 adds group instance ids (static membership, not supported: the id
-// is ignored and the member is dynamic); v6 is flexible; v7 echoes the
+// id; v5 adds group instance ids (KIP-345 static membership: such a member
+// joins at once, and a restart under the same instance id takes the old
+// member's place; coordinator/static.go); v6 is flexible; v7 echoes the
 // protocol type and name; v8 adds a reason; v9 adds SkipAssignment, always
 // false, since the coordinator, not the leader, assigns.
 //
@@ -38,6 +39,7 @@ func (s *Server) handleJoinGroup(r *request, req *kmsg.JoinGroupRequest) kmsg.Re
 	jr := coordinator.JoinRequest{
 		Group:           req.Group,
 		MemberID:        req.MemberID,
+		InstanceID:      instanceID(req.InstanceID),
 		ClientID:        r.clientID,
 		ClientHost:      r.host,
 		SessionTimeout:  time.Duration(req.SessionTimeoutMillis) * time.Millisecond,
@@ -77,6 +79,15 @@ func (s *Server) handleJoinGroup(r *request, req *kmsg.JoinGroupRequest) kmsg.Re
 		resp.Members = append(resp.Members, kmsg.JoinGroupResponseMember{MemberID: m.MemberID, ProtocolMetadata: m.Metadata})
 	}
 	return resp
+}
+
+// instanceID returns a request's group instance id, "" when it names none
+// (null, or a version before instance ids).
+func instanceID(id *string) string {
+	if id == nil {
+		return ""
+	}
+	return *id
 }
 
 // subscribedTopics reads the topic list of a ConsumerMemberMetadata

@@ -180,3 +180,27 @@ func TestJoinGroupRefreshAndRejoin(t *testing.T) {
 	changed := e.join("c", "g", b.MemberID, "orders", "payments")
 	assert.Equal(t, int32(3), changed.Generation, "a changed subscription is a new generation")
 }
+
+func TestJoinGroupStaticMemberRestart(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	resp := call[*kmsg.JoinGroupResponse](e, "kgo", staticJoinRequest(5, "g", "", "a", "orders"))
+	require.Zero(t, resp.ErrorCode, "a static member joins at once: no MEMBER_ID_REQUIRED")
+	assert.Equal(t, "a-000001", resp.MemberID)
+	assert.Equal(t, int32(1), resp.Generation)
+
+	resp = call[*kmsg.JoinGroupResponse](e, "kgo", staticJoinRequest(5, "g", "", "a", "orders"))
+	require.Zero(t, resp.ErrorCode)
+	assert.Equal(t, "a-000002", resp.MemberID)
+	assert.Equal(t, int32(1), resp.Generation, "a restart is no new generation")
+	assert.Equal(t, "a-000002", resp.LeaderID)
+
+	resp = call[*kmsg.JoinGroupResponse](e, "kgo", staticJoinRequest(5, "g", "a-000001", "a", "orders"))
+	assert.Equal(t, kerr.FencedInstanceID.Code, resp.ErrorCode, "the previous run re-joining")
+	assert.Equal(t, int32(-1), resp.Generation)
+
+	resp = call[*kmsg.JoinGroupResponse](e, "kgo", staticJoinRequest(5, "g", "", "a", "orders", "payments"))
+	require.Zero(t, resp.ErrorCode)
+	assert.Equal(t, "a-000003", resp.MemberID)
+	assert.Equal(t, int32(2), resp.Generation, "another subscription is a new generation")
+}

@@ -83,3 +83,26 @@ func TestLeaveGroupEmptyGroupID(t *testing.T) {
 		assert.Equal(t, kerr.InvalidGroupID.Code, resp.ErrorCode, "v%d", v)
 	}
 }
+
+func TestLeaveGroupByInstanceID(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	old, current := e.staticRestart("g")
+	a := "a"
+	resp := call[*kmsg.LeaveGroupResponse](e, "kgo", &kmsg.LeaveGroupRequest{Version: 5, Group: "g",
+		Members: []kmsg.LeaveGroupRequestMember{{MemberID: old, InstanceID: &a}}})
+	require.Zero(t, resp.ErrorCode)
+	require.Len(t, resp.Members, 1)
+	assert.Equal(t, kerr.FencedInstanceID.Code, resp.Members[0].ErrorCode)
+	v, _ := e.coord.Describe("g")
+	require.Len(t, v.Members, 1, "a fenced leave leaves nothing")
+
+	resp = call[*kmsg.LeaveGroupResponse](e, "kgo", &kmsg.LeaveGroupRequest{Version: 5, Group: "g",
+		Members: []kmsg.LeaveGroupRequestMember{{InstanceID: &a}}})
+	require.Len(t, resp.Members, 1)
+	assert.Zero(t, resp.Members[0].ErrorCode)
+	assert.Equal(t, current, resp.Members[0].MemberID, "the member the instance id found")
+	v, _ = e.coord.Describe("g")
+	assert.Equal(t, coordinator.Empty, v.State)
+	assert.Equal(t, int32(2), v.Generation)
+}

@@ -95,7 +95,9 @@ type FetchEvent struct {
 // Heartbeat, ConsumerGroupHeartbeat or OffsetCommit that the coordinator
 // turned away with ILLEGAL_GENERATION, UNKNOWN_MEMBER_ID,
 // REBALANCE_IN_PROGRESS (which also covers the ownership check, docs/design.md
-// section 4), FENCED_MEMBER_EPOCH or STALE_MEMBER_EPOCH (KIP-848).
+// section 4), FENCED_MEMBER_EPOCH or STALE_MEMBER_EPOCH (KIP-848), or
+// FENCED_INSTANCE_ID (a static member's replaced incarnation; a LeaveGroup
+// too).
 type FencingEvent struct {
 	Group    string
 	MemberID string
@@ -106,7 +108,8 @@ type FencingEvent struct {
 	Generation int32
 	Code       int16
 	// Reason says why, in words: "stale generation", "unknown member",
-	// "not the owner", "group rebalancing" or "stale member epoch".
+	// "not the owner", "group rebalancing", "stale member epoch" or
+	// "replaced instance".
 	Reason string
 }
 
@@ -128,6 +131,7 @@ var fencingReasons = [...]struct {
 	err    error
 	reason string
 }{
+	{coordinator.ErrFencedInstanceID, "replaced instance"},
 	{coordinator.ErrNotPartitionOwner, "not the owner"},
 	{coordinator.ErrIllegalGeneration, "stale generation"},
 	{coordinator.ErrFencedMemberEpoch, "stale member epoch"},

@@ -298,3 +298,16 @@ func TestRequestCodeIsTheFirstSet(t *testing.T) {
 	require.Equal(t, int16(22), r.code)
 	require.Equal(t, []int16{0, 22, 25}, []int16{a, b, c})
 }
+
+// TestObserverFencedInstance: the replaced incarnation of a static member
+// is a fencing rejection with its own reason.
+func TestObserverFencedInstance(t *testing.T) {
+	t.Parallel()
+	e, obs := newObservedEnv(t)
+	old, _ := e.staticRestart("g")
+	req := kmsg.NewPtrHeartbeatRequest()
+	req.Version, req.Group, req.MemberID, req.Generation, req.InstanceID = 4, "g", old, 1, kmsg.StringPtr("a")
+	require.Equal(t, kerr.FencedInstanceID.Code, call[*kmsg.HeartbeatResponse](e, "kgo", req).ErrorCode)
+	require.Equal(t, []FencingEvent{{Group: "g", MemberID: old, API: "Heartbeat", Generation: 1, Code: kerr.FencedInstanceID.Code,
+		Reason: "replaced instance"}}, obs.snapshot().fenced)
+}

@@ -5,7 +5,8 @@ package server
 // v1 adds generation and member id (v1's per-partition timestamp is
 // ignored); v2-4 a retention time (ignored: retention is the broker's
 // --offsets-retention, as in Kafka since KIP-211); v5 drops both; v6 adds leader epochs, which we store and return; v7 adds
-// instance ids (ignored); v8 is flexible. v0 has no generation: it is a
+// instance ids (a classic member id the instance no longer holds is
+// FENCED_INSTANCE_ID, before the chapter's checks); v8 is flexible. v0 has no generation: it is a
 // direct commit.
 //
 // Generation -1 with an empty member id is a direct commit (a consumer
@@ -57,7 +58,7 @@ func (s *Server) handleOffsetCommit(r *request, req *kmsg.OffsetCommitRequest) k
 	} else {
 		err = s.coord.CommitMember(coordinator.CommitRequest{
 			Group: req.Group, MemberID: req.MemberID, Generation: req.Generation, Entries: entries,
-			NoMemberEpoch: req.Version < 9,
+			NoMemberEpoch: req.Version < 9, InstanceID: instanceID(req.InstanceID),
 		})
 	}
 	code := s.code(err)

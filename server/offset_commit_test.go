@@ -219,3 +219,25 @@ func TestOffsetCommitConsumerGroupMember(t *testing.T) {
 	assert.Equal(t, []int16{kerr.StaleMemberEpoch.Code, kerr.RebalanceInProgress.Code, kerr.UnknownMemberID.Code}, codes,
 		"UNSUPPORTED_VERSION is no fencing")
 }
+
+func TestOffsetCommitFencedInstance(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	old, current := e.staticRestart("g")
+	a := "a"
+	commit := func(member string, instance *string) int16 {
+		req := kmsg.NewPtrOffsetCommitRequest()
+		req.Version, req.Group, req.MemberID, req.InstanceID, req.Generation = 8, "g", member, instance, 1
+		req.Topics = []kmsg.OffsetCommitRequestTopic{{Topic: "orders", Partitions: []kmsg.OffsetCommitRequestTopicPartition{{Partition: 0, Offset: 7}}}}
+		resp := call[*kmsg.OffsetCommitResponse](e, "kgo", req)
+		return resp.Topics[0].Partitions[0].ErrorCode
+	}
+	assert.Equal(t, kerr.FencedInstanceID.Code, commit(old, &a))
+	assert.Equal(t, kerr.UnknownMemberID.Code, commit(old, nil))
+	_, ok := e.coord.CommittedOffset("g", "orders", 0)
+	assert.False(t, ok)
+	assert.Zero(t, commit(current, &a))
+	got, ok := e.coord.CommittedOffset("g", "orders", 0)
+	require.True(t, ok)
+	assert.Equal(t, int64(7), got.Offset)
+}

@@ -6,7 +6,8 @@ package server
 // at join, and each member gets its own share, encoded as a
 // ConsumerMemberAssignment (never zero bytes, even when it holds no
 // partition, so clients never mistake it for "no assignment yet"). The ids
-// are checked first, as for Heartbeat. v3 adds instance ids (ignored); v4
+// are checked first, as for Heartbeat. v3 adds instance ids: a member id the
+// instance no longer holds is FENCED_INSTANCE_ID, before any other check; v4
 // is flexible; v5 names the protocol type and name, which must be the
 // group's when given (INCONSISTENT_GROUP_PROTOCOL, as Kafka), and are
 // echoed back (null stays null; Kafka fills in the group's).
@@ -26,7 +27,7 @@ func (s *Server) handleSyncGroup(r *request, req *kmsg.SyncGroupRequest) kmsg.Re
 	if req.Protocol != nil {
 		protocol = *req.Protocol
 	}
-	parts, err := s.coord.Sync(req.Group, req.MemberID, req.Generation, protocol)
+	parts, err := s.coord.SyncInstance(req.Group, req.MemberID, instanceID(req.InstanceID), req.Generation, protocol)
 	if err == nil && req.ProtocolType != nil && *req.ProtocolType != coordinator.ConsumerProtocolType {
 		err = fmt.Errorf("%w: protocol type %q", coordinator.ErrInconsistentGroupProtocol, *req.ProtocolType)
 	}

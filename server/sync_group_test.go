@@ -110,3 +110,15 @@ func TestSyncGroupIgnoresLeaderPlanAndNeverSendsEmptyBytes(t *testing.T) {
 	assert.Equal(t, "000000000000ffffffff", hex.EncodeToString(resp.MemberAssignment))
 	assert.Empty(t, decodeAssignment(t, resp.MemberAssignment))
 }
+
+func TestSyncGroupFencedInstance(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	old, current := e.staticRestart("g")
+	a := "a"
+	resp := call[*kmsg.SyncGroupResponse](e, "kgo", &kmsg.SyncGroupRequest{Version: 5, Group: "g", MemberID: old, InstanceID: &a, Generation: 1})
+	assert.Equal(t, kerr.FencedInstanceID.Code, resp.ErrorCode)
+	resp = call[*kmsg.SyncGroupResponse](e, "kgo", &kmsg.SyncGroupRequest{Version: 5, Group: "g", MemberID: current, InstanceID: &a, Generation: 1})
+	require.Zero(t, resp.ErrorCode)
+	assert.Equal(t, []string{"orders-0", "orders-1", "orders-2", "orders-3"}, decodeAssignment(t, resp.MemberAssignment))
+}

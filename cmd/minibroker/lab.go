@@ -12,7 +12,7 @@ import (
 	labs "github.com/minibroker/minibroker/tools/lab"
 )
 
-const labUsage = `usage: minibroker lab rebalance|fencing|expiry|rebalance-848|fencing-848|replay|zombie|partition [--broker ADDR [--admin ADDR]]
+const labUsage = `usage: minibroker lab rebalance|fencing|expiry|rebalance-848|fencing-848|replay|zombie|partition|identity [--broker ADDR [--admin ADDR]]
 
 Runs one of the chapter's experiments over a real TCP socket and prints each
 step with the Kafka requests sent and the answers received. rebalance,
@@ -26,7 +26,11 @@ processes the same records again), zombie counts what the generation fence
 saves when a paused owner wakes up and commits. partition cuts a stock kgo
 consumer off from its group with a fault that drops its heartbeats: it
 goes on fetching and processing while its lease runs out, the other
-member takes its partition, and its commit is fenced.
+member takes its partition, and its commit is fenced. identity asks the chapter's
+two questions of a static member (a group instance id): its restart keeps
+its partitions at the same generation, the zombie of its previous run is
+fenced by FENCED_INSTANCE_ID, and a dynamic member's restart costs a
+rebalance.
 
 By default the lab starts its own broker in this process (ephemeral port,
 temporary data dir, manual clock), so the output is the same on every run.
@@ -35,7 +39,7 @@ member ids then depend on that broker. The lab touches nothing of yours
 there: it creates a topic of its own (lab-orders, or lab-<run>-payments
 for replay and zombie) and uses groups named lab-NAME-<run>, which it deletes
 at the end, with their offsets; its topic stays, since minibroker has no
-DeleteTopics. The expiry lab moves the broker's manual clock and runs its
+DeleteTopics; identity uses lab-identity-orders, in process too. The expiry lab moves the broker's manual clock and runs its
 expiry step from inside the process, so it has no --broker form. With
 --broker, replay and zombie give the member whose session must end a 2 s
 session and wait for the broker's expiry step on its real clock (a broker

@@ -97,3 +97,15 @@ func startKfake(t *testing.T, topics map[string]int32) *kfake.Cluster {
 	t.Cleanup(c.Close)
 	return c
 }
+
+// groupGeneration returns group's generation on the minibroker at addr
+// (-1 for another broker): what a static member's restart must leave as
+// it was.
+func groupGeneration(addr, group string) int32 {
+	v, ok := brokers.Load(addr)
+	if !ok {
+		return -1
+	}
+	view, _ := v.(*broker.Broker).Coordinator().Describe(group)
+	return view.Generation
+}

@@ -11,6 +11,8 @@ package clients
 import (
 	"context"
 	"hash/crc32"
+	"maps"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -248,5 +250,56 @@ func rdkafka848Client() client {
 		join:             rdkafkaJoin(kip848),
 		reset:            rdkafkaReset(kip848),
 		consumerProtocol: true,
+	}
+}
+
+// TestLibrdkafkaStaticMemberRestart: a librdkafka consumer with
+// group.instance.id closes (a static member does not leave) and starts
+// again: it gets its partitions back at the same generation, and the other
+// member's share never moves.
+func TestLibrdkafkaStaticMemberRestart(t *testing.T) {
+	t.Parallel()
+	addr := startBroker(t, map[string]int32{topic: partitions})
+	adm := newAdmin(t, addr)
+	group := "rdkafka-static"
+	a, b := "rdkafka-a", "rdkafka-b"
+	static := rdkafkaJoin(kafka.ConfigMap{"group.instance.id": "rdkafka-a-instance"})
+	l := newLedger()
+	leaveA := static(t, addr, group, topic, a, l)
+	rdkafkaJoin(nil)(t, addr, group, topic, b, l)
+	split := waitSplit(t, addr, adm, false, group, topic, partitions, a, b)
+	gen := groupGeneration(addr, group)
+	if want := []int32{0, 2}; !slices.Equal(split[a], want) {
+		t.Fatalf("split %v: the static member sorts first and should hold %v", split, want)
+	}
+
+	memberOf := func(ctx context.Context) (id, instance string) {
+		described, err := adm.DescribeGroups(ctx, group)
+		if err != nil {
+			return "", ""
+		}
+		for _, m := range described[group].Members {
+			if m.ClientID == a && m.InstanceID != nil {
+				return m.MemberID, *m.InstanceID
+			}
+		}
+		return "", ""
+	}
+	before, instance := memberOf(context.Background())
+	if instance != "rdkafka-a-instance" {
+		t.Fatalf("DescribeGroups names instance %q for %s, want rdkafka-a-instance", instance, a)
+	}
+	leaveA()
+	static(t, addr, group, topic, a, l)
+	poll(t, "the restart replacing "+before, func(ctx context.Context) (bool, string) {
+		id, _ := memberOf(ctx)
+		return id != "" && id != before, "member " + id
+	})
+	again := waitSplit(t, addr, adm, false, group, topic, partitions, a, b)
+	if !maps.EqualFunc(again, split, slices.Equal) {
+		t.Errorf("after the restart the split is %v, before it was %v", again, split)
+	}
+	if now := groupGeneration(addr, group); now != gen {
+		t.Errorf("generation %d after the restart, %d before: a static restart is no rebalance", now, gen)
 	}
 }

@@ -134,8 +134,28 @@ func Scenarios() []Scenario {
 		},
 		{
 			Name: "static-member", Row: "static-membership", Run: staticMember,
-			Minibroker: "MEMBER_ID_REQUIRED",
+			Minibroker: "NONE",
 			Kfake:      "NONE",
+		},
+		{
+			Name: "static-restart", Row: "static-membership", Run: staticRestart,
+			Minibroker: "generation +0, same assignment true, new member id true",
+			Kfake:      "generation +0, same assignment true, new member id true",
+		},
+		{
+			Name: "static-zombie", Row: "static-fencing-order", Run: staticZombie,
+			Minibroker: "heartbeat FENCED_INSTANCE_ID, commit FENCED_INSTANCE_ID; without the instance id at an older generation ILLEGAL_GENERATION",
+			Kfake:      "heartbeat FENCED_INSTANCE_ID, commit FENCED_INSTANCE_ID; without the instance id at an older generation UNKNOWN_MEMBER_ID",
+		},
+		{
+			Name: "static-restart-new-subscription", Row: "static-restart-subscription", Run: staticRestartNewSubscription,
+			Minibroker: "generation +1, assigned orders-0,orders-1,orders-2,orders-3,payments-0",
+			Kfake:      "generation +1, assigned orders-0,orders-1,orders-2,orders-3,payments-0",
+		},
+		{
+			Name: "static-leave-unknown-instance", Row: "static-leave", Run: staticLeaveUnknownInstance,
+			Minibroker: "NONE, member NONE",
+			Kfake:      "NONE, member UNKNOWN_MEMBER_ID",
 		},
 		{
 			Name: "unchanged-rejoin", Row: "refresh-rejoin", Run: unchangedRejoin,
@@ -275,6 +295,21 @@ func Scenarios() []Scenario {
 			Name: "kip848-classic-group", Row: "kip848-group-type", Run: consumerClassicGroup,
 			Minibroker: "heartbeat join into a classic group GROUP_ID_NOT_FOUND; JoinGroup into a consumer group INCONSISTENT_GROUP_PROTOCOL",
 			Kfake:      "heartbeat join into a classic group GROUP_ID_NOT_FOUND; JoinGroup into a consumer group NONE",
+		},
+		{
+			Name: "kip848-static-takeover", Row: "kip848-static-regex", Run: consumerStaticTakeover,
+			Minibroker: "-2 NONE epoch -2; takeover NONE epoch +0; live holder UNRELEASED_INSTANCE_ID",
+			Kfake:      "-2 NONE epoch -2; takeover NONE epoch +0; live holder UNRELEASED_INSTANCE_ID",
+		},
+		{
+			Name: "kip848-invalid-regex", Row: "kip848-static-regex", Run: consumerInvalidRegex,
+			Minibroker: "INVALID_REGULAR_EXPRESSION; a valid one NONE with 4 partitions",
+			Kfake:      "INVALID_REQUEST; a valid one NONE with 4 partitions",
+		},
+		{
+			Name: "kip848-static-leave-no-instance", Row: "kip848-static-leave-no-instance", Run: consumerStaticLeaveWithoutInstance,
+			Minibroker: "NONE epoch -2",
+			Kfake:      "NONE epoch -2",
 		},
 	}
 }

@@ -245,7 +245,7 @@ func (m *ConsumerMember) byName(ctx context.Context, topics []kmsg.ConsumerGroup
 // OffsetCommit carries in its generation field) and returns each
 // partition's code in request order.
 func (m *ConsumerMember) Commit(ctx context.Context, epoch int32, offs ...PartitionOffset) ([]PartitionCode, error) {
-	return sendCommit(ctx, m.conn, m.tracef, m.cfg.Group, m.ID(), "epoch", epoch, offs)
+	return sendCommit(ctx, m.conn, m.tracef, m.cfg.Group, m.ID(), "", "epoch", epoch, offs)
 }
 
 // Fetch reads the group's committed offsets of parts, as Member.Fetch.

@@ -163,7 +163,7 @@ func (m *Member) JoinOnce(ctx context.Context) (int16, error) {
 	meta := kmsg.NewConsumerMemberMetadata()
 	meta.Topics = slices.Clone(m.cfg.Topics)
 	req.Protocols = []kmsg.JoinGroupRequestProtocol{{Name: ProtocolName, Metadata: meta.AppendTo(nil)}}
-	m.tracef("  > JoinGroup v%d member=%s topics=%s session=%v", req.Version, quoteID(m.ID), list(m.cfg.Topics), m.cfg.SessionTimeout)
+	m.tracef("  > JoinGroup v%d member=%s%s topics=%s session=%v", req.Version, quoteID(m.ID), m.instance(), list(m.cfg.Topics), m.cfg.SessionTimeout)
 
 	resp, err := Request[*kmsg.JoinGroupResponse](ctx, m.conn, req)
 	if err != nil {
@@ -206,6 +206,7 @@ func (m *Member) Sync(ctx context.Context) (int16, error) {
 	req.Generation = m.Generation
 	protocolType, protocolName := "consumer", m.Protocol
 	req.ProtocolType, req.Protocol = &protocolType, &protocolName
+	req.InstanceID = m.instanceID()
 	planned := ""
 	if (m.cfg.Plan != nil || m.cfg.Planner != nil) && m.ID == m.Leader && len(m.joined) > 0 {
 		plan, err := m.plan()
@@ -215,7 +216,7 @@ func (m *Member) Sync(ctx context.Context) (int16, error) {
 		req.GroupAssignment = plan
 		planned = fmt.Sprintf(" plan=%d members", len(plan))
 	}
-	m.tracef("  > SyncGroup v%d member=%s generation=%d%s", req.Version, m.ID, req.Generation, planned)
+	m.tracef("  > SyncGroup v%d member=%s%s generation=%d%s", req.Version, m.ID, m.instance(), req.Generation, planned)
 
 	resp, err := Request[*kmsg.SyncGroupResponse](ctx, m.conn, req)
 	if err != nil {
@@ -276,13 +277,33 @@ func (m *Member) HeartbeatAs(ctx context.Context, memberID string, generation in
 	req.Group = m.cfg.Group
 	req.MemberID = memberID
 	req.Generation = generation
-	m.tracef("  > Heartbeat v%d member=%s generation=%d", req.Version, quoteID(memberID), generation)
+	req.InstanceID = m.instanceID()
+	m.tracef("  > Heartbeat v%d member=%s%s generation=%d", req.Version, quoteID(memberID), m.instance(), generation)
 	resp, err := Request[*kmsg.HeartbeatResponse](ctx, m.conn, req)
 	if err != nil {
 		return 0, err
 	}
 	m.tracef("  < Heartbeat v%d %s", resp.Version, CodeName(resp.ErrorCode))
 	return resp.ErrorCode, nil
+}
+
+// instanceID is the group instance id a static member names in its
+// requests (JoinGroup, SyncGroup, Heartbeat, OffsetCommit), nil for a
+// dynamic member.
+func (m *Member) instanceID() *string {
+	if m.cfg.InstanceID == "" {
+		return nil
+	}
+	return kmsg.StringPtr(m.cfg.InstanceID)
+}
+
+// instance renders the instance id for a trace line: " instance=<id>",
+// or nothing for a dynamic member.
+func (m *Member) instance() string {
+	if m.cfg.InstanceID == "" {
+		return ""
+	}
+	return " instance=" + m.cfg.InstanceID
 }
 
 // Leave sends one LeaveGroup (v3+ batch form) for memberIDs, or for the

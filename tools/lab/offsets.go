@@ -48,18 +48,23 @@ func (m *Member) Commit(ctx context.Context, generation int32, offs ...Partition
 // with a manual assignment). It returns each partition's code in request
 // order.
 func (m *Member) CommitAs(ctx context.Context, memberID string, generation int32, offs ...PartitionOffset) ([]PartitionCode, error) {
-	return sendCommit(ctx, m.conn, m.tracef, m.cfg.Group, memberID, "generation", generation, offs)
+	return sendCommit(ctx, m.conn, m.tracef, m.cfg.Group, memberID, m.cfg.InstanceID, "generation", generation, offs)
 }
 
-// sendCommit sends one OffsetCommit v9 on conn for group, naming memberID
-// and generation (a consumer-protocol member's epoch, which label names in
-// the trace), and returns each partition's code in request order.
-func sendCommit(ctx context.Context, conn *protocol.Client, tracef func(string, ...any), group, memberID, label string, generation int32, offs []PartitionOffset) ([]PartitionCode, error) {
+// sendCommit sends one OffsetCommit v9 on conn for group, naming memberID,
+// the instance id of a static member (none when empty) and generation (a
+// consumer-protocol member's epoch, which label names in the trace), and
+// returns each partition's code in request order.
+func sendCommit(ctx context.Context, conn *protocol.Client, tracef func(string, ...any), group, memberID, instance, label string, generation int32, offs []PartitionOffset) ([]PartitionCode, error) {
 	req := kmsg.NewPtrOffsetCommitRequest()
 	req.Version = OffsetCommitVersion
 	req.Group = group
 	req.MemberID = memberID
 	req.Generation = generation
+	shown := ""
+	if instance != "" {
+		req.InstanceID, shown = kmsg.StringPtr(instance), " instance="+instance
+	}
 	for _, po := range offs {
 		n := len(req.Topics)
 		if n == 0 || req.Topics[n-1].Topic != po.Topic {
@@ -72,7 +77,7 @@ func sendCommit(ctx context.Context, conn *protocol.Client, tracef func(string, 
 		p.Partition, p.Offset = po.Partition, po.Offset
 		req.Topics[n-1].Partitions = append(req.Topics[n-1].Partitions, p)
 	}
-	tracef("  > OffsetCommit v%d member=%s %s=%d %s", req.Version, quoteID(memberID), label, generation, offsetList(offs))
+	tracef("  > OffsetCommit v%d member=%s%s %s=%d %s", req.Version, quoteID(memberID), shown, label, generation, offsetList(offs))
 	resp, err := Request[*kmsg.OffsetCommitResponse](ctx, conn, req)
 	if err != nil {
 		return nil, err

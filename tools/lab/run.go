@@ -16,7 +16,7 @@ var ErrUnknownLab = errors.New("unknown lab")
 
 // Names returns the labs, in the order `make lab` runs them.
 func Names() []string {
-	return []string{"rebalance", "fencing", "expiry", "rebalance-848", "fencing-848", "replay", "zombie", "partition"}
+	return []string{"rebalance", "fencing", "expiry", "rebalance-848", "fencing-848", "replay", "zombie", "partition", "identity"}
 }
 
 // recordLab reports whether a lab produces records and reads them back:
@@ -92,6 +92,9 @@ func RunWith(ctx context.Context, name string, w io.Writer, opts Options) error 
 		if name == "partition" {
 			topics = partitionTopic(names.Group(name))
 		}
+		if name == "identity" {
+			topics = map[string]int32{IdentityTopic: 4}
+		}
 		if err := EnsureTopics(ctx, addr, topics); err != nil {
 			return err
 		}
@@ -113,6 +116,11 @@ func RunWith(ctx context.Context, name string, w io.Writer, opts Options) error 
 	if name == "partition" {
 		group := names.Group(name)
 		if err := b.CreateTopic(group, partitionTopic(group)[group]); err != nil {
+			return errors.Join(err, b.Close())
+		}
+	}
+	if name == "identity" {
+		if err := EnsureTopics(ctx, b.Addr(), map[string]int32{IdentityTopic: 4}); err != nil {
 			return errors.Join(err, b.Close())
 		}
 	}
@@ -140,6 +148,8 @@ func runOn(ctx context.Context, name string, w io.Writer, b *broker.Broker, addr
 		return Rebalance848(ctx, w, addr, group, orders)
 	case "fencing-848":
 		return Fencing848(ctx, w, addr, group, orders)
+	case "identity":
+		return Identity(ctx, w, addr, group)
 	default:
 		return Expiry(ctx, w, b, group)
 	}

@@ -38,13 +38,16 @@ func TestLabAgainstRunningBroker(t *testing.T) {
 	user := dialUser(t, b.Addr())
 	userCommit(t, user, "billing", "orders", 1, 7)
 
-	wire := []string{"rebalance", "fencing", "rebalance-848", "fencing-848"}
+	wire := []string{"rebalance", "fencing", "rebalance-848", "fencing-848", "identity"}
 	for _, name := range append(append(wire, wire...), "replay", "zombie") {
 		var out bytes.Buffer
 		require.NoError(t, Run(testContext(t), name, &out, b.Addr()), "lab %s:\n%s", name, out.String())
 		m := regexp.MustCompile(`group (lab-` + regexp.QuoteMeta(name) + `-([0-9a-z]+))[, -]`).FindStringSubmatch(out.String())
 		require.NotNil(t, m, "lab %s names its group:\n%s", name, out.String())
 		topic := "lab-orders"
+		if name == "identity" {
+			topic = IdentityTopic
+		}
 		if recordLab(name) {
 			topic = "lab-" + m[2] + "-payments"
 			require.Contains(t, out.String(), "expiry step (the broker's own): removed a-")
@@ -59,6 +62,8 @@ func TestLabAgainstRunningBroker(t *testing.T) {
 	delete(counts, "orders")
 	require.Equal(t, int32(4), counts["lab-orders"], "the group labs share one topic")
 	delete(counts, "lab-orders")
+	require.Equal(t, int32(4), counts[IdentityTopic], "the identity lab's own topic")
+	delete(counts, IdentityTopic)
 	require.Len(t, counts, 2, "one topic per record lab run")
 	for name, n := range counts {
 		require.Regexp(t, `^lab-[0-9a-z]+-payments$`, name)
