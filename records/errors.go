@@ -47,6 +47,14 @@ var ErrOutOfOrderSequence = errors.New("out of order sequence number")
 // Kafka: INVALID_PRODUCER_EPOCH (ProducerAppendInfo.checkProducerEpoch).
 var ErrInvalidProducerEpoch = errors.New("invalid producer epoch")
 
+// ErrUnknownProducerID is an idempotent batch whose producer id this
+// broker never handed out (InitProducerId): at or above the durable
+// high-water mark of reserved ids. Kafka has no such check, since its ids
+// come from the controller and never from the log; here allocation must
+// not be steerable by a batch. Kafka's code for a producer id the broker
+// does not map: INVALID_PRODUCER_ID_MAPPING.
+var ErrUnknownProducerID = errors.New("unknown producer id")
+
 // ErrInvalidTimestamp is a record whose timestamp lies further in the past
 // or future than Config allows, or a batch that claims LogAppendTime.
 // Kafka: INVALID_TIMESTAMP (LogValidator.validateTimestamp).

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -223,8 +224,30 @@ func testConfig(t testing.TB, dir string) Config {
 	return Config{Dir: dir, Now: func() time.Time { return testNow }, Logger: logger}
 }
 
-// open opens a Log on cfg and closes it at the end of the test.
+// open opens a Log on cfg and closes it at the end of the test. Its
+// batches may carry any producer id: the tests of sequences, recovery and
+// reads pick their own ids. TestProduceUnknownProducerID and the tests
+// beside it open with openStrict, where Append checks the ids.
 func open(t testing.TB, cfg Config) *Log {
+	t.Helper()
+	l := openStrict(t, cfg)
+	l.pids.bound.Store(math.MaxInt64)
+	return l
+}
+
+// openAnyPID is Open with the producer-id check off, as open has it, for
+// tests that close the Log themselves.
+func openAnyPID(cfg Config) (*Log, error) {
+	l, err := Open(cfg)
+	if err == nil {
+		l.pids.bound.Store(math.MaxInt64)
+	}
+	return l, err
+}
+
+// openStrict opens a Log on cfg as Open does and closes it at the end of
+// the test.
+func openStrict(t testing.TB, cfg Config) *Log {
 	t.Helper()
 	l, err := Open(cfg)
 	require.NoError(t, err)

@@ -56,7 +56,7 @@ func Open(cfg Config) (*Log, error) {
 			return nil, err
 		}
 	}
-	pids, err := openProducerIDs(l.fs, cfg.Dir, maxPID+1)
+	pids, err := openProducerIDs(l.fs, cfg.Dir, maxPID+1, cfg.Logger)
 	if err != nil {
 		for _, p := range parts {
 			p.closeFiles()
@@ -238,11 +238,14 @@ func (l *Log) partition(topic string, partition int32) (*partition, error) {
 // written, not durable: Wait on the Pending for that. A retry of one of
 // an idempotent producer's last five batches is not written again: its
 // Pending reports the original offsets once they are durable. An error
-// means nothing was stored: ErrUnknownPartition, ErrOutOfOrderSequence,
-// ErrInvalidProducerEpoch, ErrStorage, ErrClosed.
+// means nothing was stored: ErrUnknownPartition, ErrUnknownProducerID,
+// ErrOutOfOrderSequence, ErrInvalidProducerEpoch, ErrStorage, ErrClosed.
 func (l *Log) Append(topic string, partition int32, b Batch) (*Pending, error) {
 	if b.raw == nil {
 		return nil, fmt.Errorf("%w: batch not validated", ErrInvalidRecord)
+	}
+	if b.h.idempotent() && !l.pids.issued(b.h.producerID) {
+		return nil, fmt.Errorf("%w: producer id %d was never handed out by InitProducerId", ErrUnknownProducerID, b.h.producerID)
 	}
 	p, err := l.partition(topic, partition)
 	if err != nil {

@@ -28,7 +28,7 @@ func writeFixture(t *testing.T, n int, segmentBytes int64) *fixture {
 	t.Helper()
 	cfg := testConfig(t, t.TempDir())
 	cfg.SegmentBytes = segmentBytes
-	l, err := Open(cfg)
+	l, err := openAnyPID(cfg)
 	require.NoError(t, err)
 	require.NoError(t, l.CreatePartitions("t", 1))
 	fx := &fixture{dir: cfg.Dir, pdir: filepath.Join(cfg.Dir, "t-0")}
@@ -63,7 +63,7 @@ func (fx *fixture) reopen(t *testing.T) (*Log, *testLogger, error) {
 	logger, logs := newTestLogger(t)
 	cfg := testConfig(t, fx.dir)
 	cfg.Logger = logger
-	l, err := Open(cfg)
+	l, err := openAnyPID(cfg)
 	if err == nil {
 		t.Cleanup(func() { _ = l.Close() })
 	}

@@ -181,6 +181,7 @@ type Server struct {
 	tls          *tls.Config
 	budget       *budget
 	bufs         bufPool
+	pidErrors    everyInterval // rate-limits InitProducerId failures in the log
 
 	mu       sync.Mutex
 	conns    map[net.Conn]struct{} // guarded by mu
