@@ -25,6 +25,8 @@ type Log struct {
 	pids  *producerIDs
 	stats counters
 
+	corruptLog limitedLog // rate-limits the lines of corrupt batches met by reads
+
 	// parts is replaced, never modified, so lookups take no lock.
 	parts    atomic.Pointer[map[TopicPartition]*partition]
 	scratch  sync.Pool // of *[]byte: windows for reads and lookups

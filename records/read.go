@@ -2,6 +2,7 @@ package records
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -140,6 +141,9 @@ func (p *partition) read(offset, maxBytes int64, atLeastOne bool, out readOut, s
 			if p.l.closed.Load() {
 				return res, ErrClosed
 			}
+			if errors.Is(err, ErrCorruptMessage) {
+				return res, err
+			}
 			if offset < p.logStart.Load() {
 				return res, fmt.Errorf("%w: partition %s: offset %d deleted by retention while read", ErrOffsetOutOfRange, p, offset)
 			}
@@ -190,7 +194,9 @@ func (p *partition) readSegment(rp readPlan, offset, budget int64, atLeastOne bo
 		}
 		return 0, offset, false, rerr
 	}
-	// Keep whole batches only.
+	// Keep whole batches only, each with the CRC it claims: a batch
+	// damaged on disk since it was written is never served. The batches
+	// before it are; the next read starts at it and gets the error.
 	k := int64(0)
 	next = offset
 	for k+batchHeaderBytes <= n {
@@ -200,11 +206,36 @@ func (p *partition) readSegment(rp readPlan, offset, budget int64, atLeastOne bo
 			break
 		}
 		hb := parseHeader(b)
+		if sum := checksum(b[:size]); sum != hb.crc {
+			if k == 0 {
+				out.buf = buf[:old]
+				return 0, offset, false, p.corrupt(rp.path, pos, &hb, sum)
+			}
+			break
+		}
 		next = hb.nextOffset()
 		k += size
 	}
 	out.buf = buf[:old+int(k)]
 	return k, next, pos+k >= rp.limit, nil
+}
+
+// corrupt counts and reports a stored batch whose CRC does not match,
+// found by a read at pos of the segment at path, and returns the read's
+// error (ErrCorruptMessage: Kafka's fetch answers CORRUPT_MESSAGE for a
+// CorruptRecordException from the log). The log line is rate-limited:
+// every Fetch of the partition meets the same batch until an operator
+// acts.
+func (p *partition) corrupt(path string, pos int64, h *header, sum uint32) error {
+	err := fmt.Errorf("%w: partition %s: %s at byte %d: batch at offset %d has stored crc %d, computed crc %d",
+		ErrCorruptMessage, p, path, pos, h.baseOffset, h.crc, sum)
+	p.l.stats.corruptReads.Add(1)
+	if n, ok := p.l.corruptLog.allow(p.l.cfg.Now()); ok {
+		p.l.cfg.Logger.Error("corrupt batch in the log; reads of it fail with CORRUPT_MESSAGE",
+			"topic", p.tp.Topic, "partition", p.tp.Partition, "file", path, "byte", pos,
+			"offset", h.baseOffset, "stored_crc", h.crc, "computed_crc", sum, "suppressed", n)
+	}
+	return err
 }
 
 // Readable bounds the bytes Read could return from offset: from the
