@@ -77,3 +77,13 @@ var ErrClosed = errors.New("log closed")
 // segment that is not a regular file, an unreadable producer id file. The
 // error names the file and byte offset; the files are left untouched.
 var ErrCorrupt = errors.New("corrupt log")
+
+// ErrDataLoss is Open finding less than was acknowledged: a partition
+// whose high watermark is below the one the checkpoint recorded (its
+// newest segment deleted or truncated), whose log start is above it (its
+// oldest segments deleted, not by retention), or whose directory is gone.
+// It also covers a damaged tail of the newest segment that recovery would
+// cut below the checkpoint's high watermark. The error names each
+// partition, file and what is missing; nothing is changed on disk.
+// Config.AcceptDataLoss starts anyway.
+var ErrDataLoss = errors.New("acknowledged records missing")

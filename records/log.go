@@ -26,6 +26,9 @@ type Log struct {
 	stats counters
 
 	corruptLog limitedLog // rate-limits the lines of corrupt batches met by reads
+	ckpt       *checkpointer // nil in memory
+	changes    atomic.Uint64 // bumped when a high watermark, log start or partition set changes
+	want       map[TopicPartition]checkpointEntry // the checkpoint Open found; nil if none
 
 	// parts is replaced, never modified, so lookups take no lock.
 	parts    atomic.Pointer[map[TopicPartition]*partition]
@@ -59,6 +62,9 @@ func Open(cfg Config) (*Log, error) {
 		}
 	}
 	pids, err := openProducerIDs(l.fs, cfg.Dir, maxPID+1, cfg.Logger)
+	if err == nil && cfg.Dir != "" {
+		err = l.checkLoss(parts)
+	}
 	if err != nil {
 		for _, p := range parts {
 			p.closeFiles()
@@ -68,6 +74,11 @@ func Open(cfg Config) (*Log, error) {
 	l.pids = pids
 	l.parts.Store(&parts)
 	go l.flush.run()
+	if cfg.Dir != "" {
+		l.ckpt = &checkpointer{l: l, path: filepath.Join(cfg.Dir, checkpointFile),
+			stopc: make(chan struct{}), donec: make(chan struct{})}
+		go l.ckpt.run(cfg.CheckpointInterval)
+	}
 	cfg.Logger.Info("partition logs open", "dir", cfg.Dir, "partitions", len(parts))
 	return l, nil
 }
@@ -83,6 +94,9 @@ func (l *Log) recoverAll(parts map[TopicPartition]*partition) (int64, error) {
 	if err := l.fs.SyncDir(filepath.Dir(filepath.Clean(l.cfg.Dir))); err != nil {
 		return 0, fmt.Errorf("records: %w", err)
 	}
+	if err := l.loadCheckpoint(); err != nil {
+		return 0, err
+	}
 	entries, err := l.fs.ReadDir(l.cfg.Dir)
 	if err != nil {
 		return 0, fmt.Errorf("records: %w", err)
@@ -91,7 +105,8 @@ func (l *Log) recoverAll(parts map[TopicPartition]*partition) (int64, error) {
 	maxPID := int64(-1)
 	for _, e := range entries {
 		path := filepath.Join(l.cfg.Dir, e.name)
-		if e.name == producerIDFile || strings.HasPrefix(e.name, producerIDFile+".tmp-") {
+		if e.name == producerIDFile || strings.HasPrefix(e.name, producerIDFile+".tmp-") ||
+			e.name == checkpointFile || strings.HasPrefix(e.name, checkpointFile+".tmp-") {
 			continue
 		}
 		tp, ok := parsePartitionDir(e.name)
@@ -180,6 +195,7 @@ func (l *Log) CreatePartitions(topic string, n int32) error {
 			next[p.tp] = p
 		}
 		l.parts.Store(&next)
+		l.changes.Add(1)
 	}
 	return err
 }
@@ -209,13 +225,18 @@ func (l *Log) createPartition(tp TopicPartition) (*partition, error) {
 // Partitions lists every partition, sorted by topic and partition.
 func (l *Log) Partitions() []TopicPartition {
 	tps := slices.Collect(maps.Keys(*l.parts.Load()))
+	sortPartitions(tps)
+	return tps
+}
+
+// sortPartitions sorts tps by topic and partition.
+func sortPartitions(tps []TopicPartition) {
 	slices.SortFunc(tps, func(a, b TopicPartition) int {
 		if c := strings.Compare(a.Topic, b.Topic); c != 0 {
 			return c
 		}
 		return int(a.Partition) - int(b.Partition)
 	})
-	return tps
 }
 
 func (l *Log) lookup(topic string, partition int32) *partition {
@@ -288,6 +309,11 @@ func (l *Log) Close() error {
 		p.mu.Unlock()
 	}
 	errs := []error{l.flush.stop()}
+	if l.ckpt != nil {
+		close(l.ckpt.stopc)
+		<-l.ckpt.donec
+		errs = append(errs, l.ckpt.write())
+	}
 	for _, p := range parts {
 		errs = append(errs, p.closeFiles())
 		p.notify(-1)

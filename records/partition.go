@@ -270,6 +270,7 @@ func (p *partition) endSync(j *syncJob) {
 	if j.err == nil {
 		p.durable = j.target
 		p.hw.Store(j.target.end)
+		p.l.changes.Add(1)
 		p.producers.durable(j.target.end)
 		if p.failed != nil {
 			cause := p.failed
