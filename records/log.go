@@ -25,9 +25,9 @@ type Log struct {
 	pids  *producerIDs
 	stats counters
 
-	corruptLog limitedLog // rate-limits the lines of corrupt batches met by reads
-	ckpt       *checkpointer // nil in memory
-	changes    atomic.Uint64 // bumped when a high watermark, log start or partition set changes
+	corruptLog limitedLog                         // rate-limits the lines of corrupt batches met by reads
+	ckpt       *checkpointer                      // nil in memory
+	changes    atomic.Uint64                      // bumped when a high watermark, log start or partition set changes
 	want       map[TopicPartition]checkpointEntry // the checkpoint Open found; nil if none
 
 	// parts is replaced, never modified, so lookups take no lock.
