@@ -322,7 +322,9 @@ type faultFS struct {
 	truncate func(path string) error // before each Truncate
 	syncDir  func(dir string) error  // before each SyncDir
 	atomic   func(path string) error // before each WriteFileAtomic
+	open     func(path string) error // before each OpenFile
 	syncs    atomic.Int64            // Syncs that reached the file system
+	openNow  atomic.Int64            // files opened and not closed yet
 }
 
 func newFaultFS(inner fileSystem) *faultFS { return &faultFS{fileSystem: inner} }
@@ -340,10 +342,16 @@ func (f *faultFS) set(which *func(string) error, fn func(string) error) {
 }
 
 func (f *faultFS) OpenFile(path string, create bool) (segmentFile, int64, error) {
+	if h := f.hook(&f.open); h != nil {
+		if err := h(path); err != nil {
+			return nil, 0, err
+		}
+	}
 	sf, size, err := f.fileSystem.OpenFile(path, create)
 	if err != nil {
 		return nil, 0, err
 	}
+	f.openNow.Add(1)
 	return &faultFile{segmentFile: sf, path: path, fs: f}, size, nil
 }
 
@@ -367,8 +375,16 @@ func (f *faultFS) WriteFileAtomic(path string, data []byte) error {
 
 type faultFile struct {
 	segmentFile
-	path string
-	fs   *faultFS
+	path   string
+	fs     *faultFS
+	closed atomic.Bool
+}
+
+func (f *faultFile) Close() error {
+	if !f.closed.Swap(true) {
+		f.fs.openNow.Add(-1)
+	}
+	return f.segmentFile.Close()
 }
 
 func (f *faultFile) WriteAt(p []byte, off int64) (int, error) {

@@ -159,7 +159,9 @@ func validTopic(topic string) error {
 // CreatePartitions makes sure topic has partitions 0..n-1, creating each
 // that is missing with an empty segment (durably: the directories are
 // synced). Existing partitions are kept as they are, so it is idempotent;
-// the catalog calls it when a topic is created and at start.
+// the catalog calls it when a topic is created. On an error the
+// partitions it had created are removed again, files and directories:
+// all or nothing.
 func (l *Log) CreatePartitions(topic string, n int32) error {
 	if err := validTopic(topic); err != nil {
 		return err
@@ -186,10 +188,20 @@ func (l *Log) CreatePartitions(topic string, n int32) error {
 		}
 		created = append(created, p)
 	}
-	if len(created) > 0 {
-		if serr := l.fs.SyncDir(l.cfg.Dir); serr != nil && err == nil {
+	if len(created) > 0 && err == nil {
+		if serr := l.fs.SyncDir(l.cfg.Dir); serr != nil {
 			err = fmt.Errorf("%w: sync %s: %w", ErrStorage, l.cfg.Dir, serr)
 		}
+	}
+	if err != nil {
+		// All or nothing: a topic is never left with some of its
+		// partitions on disk and none in the catalog.
+		if len(created) > 0 {
+			l.undoCreate(topic, created, err)
+		}
+		return err
+	}
+	if len(created) > 0 {
 		next := maps.Clone(cur)
 		for _, p := range created {
 			next[p.tp] = p
@@ -203,12 +215,16 @@ func (l *Log) CreatePartitions(topic string, n int32) error {
 // createPartition makes a partition's directory and first segment.
 func (l *Log) createPartition(tp TopicPartition) (*partition, error) {
 	p := newPartition(l, tp)
+	_, statErr := l.fs.ReadDir(p.dir)
 	if err := l.fs.MkdirAll(p.dir); err != nil {
 		return nil, fmt.Errorf("%w: partition %s: %w", ErrStorage, tp, err)
 	}
 	s := newSegment(p.dir, 0, nil)
 	f, _, err := l.fs.OpenFile(s.path, true)
 	if err != nil {
+		if isNotExist(statErr) {
+			_ = l.fs.Remove(p.dir) // made just now: take it back
+		}
 		return nil, fmt.Errorf("%w: partition %s: %w", ErrStorage, tp, err)
 	}
 	if err := l.fs.SyncDir(p.dir); err != nil {
