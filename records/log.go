@@ -29,6 +29,7 @@ type Log struct {
 	ckpt       *checkpointer                      // nil in memory
 	changes    atomic.Uint64                      // bumped when a high watermark, log start or partition set changes
 	want       map[TopicPartition]checkpointEntry // the checkpoint Open found; nil if none
+	fresh      bool                               // Open made the directory
 
 	// parts is replaced, never modified, so lookups take no lock.
 	parts    atomic.Pointer[map[TopicPartition]*partition]
@@ -86,6 +87,9 @@ func Open(cfg Config) (*Log, error) {
 // recoverAll opens every partition directory under the log directory and
 // returns the largest producer id their batches hold.
 func (l *Log) recoverAll(parts map[TopicPartition]*partition) (int64, error) {
+	if _, err := l.fs.ReadDir(l.cfg.Dir); isNotExist(err) {
+		l.fresh = true
+	}
 	if err := l.fs.MkdirAll(l.cfg.Dir); err != nil {
 		return 0, fmt.Errorf("records: %w", err)
 	}
@@ -237,6 +241,10 @@ func (l *Log) createPartition(tp TopicPartition) (*partition, error) {
 	p.durable = durablePoint{seg: s, maxTS: math.MinInt64, maxTSOffset: -1}
 	return p, nil
 }
+
+// Fresh reports whether Open made the log directory: there were no logs
+// before, as in a data directory from before partition logs existed.
+func (l *Log) Fresh() bool { return l.fresh }
 
 // Partitions lists every partition, sorted by topic and partition.
 func (l *Log) Partitions() []TopicPartition {

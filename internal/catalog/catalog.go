@@ -80,6 +80,10 @@ type Config struct {
 	// shown: the broker creates the topic's partition logs there, so a
 	// topic is never visible without them. Its error fails the Create.
 	Prepare func(Topic) error
+	// Abandon, if set, runs for a topic Prepare succeeded for that could
+	// not be saved: the broker deletes the partition logs again, so a
+	// failed Create leaves nothing on disk.
+	Abandon func(Topic)
 	// Logger receives the catalog's events (topics created, a version 1
 	// file upgraded). Default: discard.
 	Logger *slog.Logger
@@ -90,6 +94,7 @@ type Catalog struct {
 	file          *file // nil: memory only
 	maxPartitions int
 	prepare       func(Topic) error
+	abandon       func(Topic)
 	logger        *slog.Logger
 
 	// create serializes Create, so that topics are saved in the order
@@ -109,6 +114,7 @@ func Open(cfg Config) (*Catalog, error) {
 	c := &Catalog{
 		maxPartitions: cfg.MaxPartitions,
 		prepare:       cfg.Prepare,
+		abandon:       cfg.Abandon,
 		logger:        cfg.Logger,
 		topics:        map[string]Topic{},
 		byID:          map[ID]string{},
@@ -202,6 +208,9 @@ func (c *Catalog) Create(name string, partitions int32) (Topic, error) {
 	if c.file != nil {
 		next[name] = t
 		if err := c.file.save(next); err != nil {
+			if c.abandon != nil {
+				c.abandon(t)
+			}
 			return Topic{}, fmt.Errorf("%w: %w", ErrStorage, err)
 		}
 	}
