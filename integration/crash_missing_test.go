@@ -1,0 +1,111 @@
+package integration
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/minibroker/minibroker/broker"
+	"github.com/minibroker/minibroker/records"
+)
+
+// missingFixture is a data dir a broker wrote and closed: 40 batches of
+// one record each to payments-0 in segments of 1 KiB, one record in
+// orders-0.
+type missingFixture struct {
+	dir  string
+	segs []string // payments-0's segment files, oldest first
+}
+
+func writeMissingFixture(t *testing.T) *missingFixture {
+	t.Helper()
+	dir := t.TempDir()
+	b := startBroker(t, func(cfg *broker.Config) { cfg.DataDir, cfg.SegmentBytes = dir, 1024 })
+	c := b.dial(t, "c")
+	for i := range 40 {
+		produceValues(t, c, "payments", 0, fmt.Sprintf("value-%02d-%s", i, strings.Repeat("x", 60)))
+	}
+	produceValues(t, c, "orders", 0, "kept")
+	require.NoError(t, b.Close())
+	segs, err := filepath.Glob(filepath.Join(dir, broker.LogsDir, "payments-0", "*.log"))
+	require.NoError(t, err)
+	require.Greater(t, len(segs), 2)
+	return &missingFixture{dir: dir, segs: segs}
+}
+
+// TestStartRefusesMissingData: each way an operator can lose acknowledged
+// records while the broker is down makes the next start fail, naming the
+// file and what is missing and how to proceed, where it used to start
+// silently without them. With AcceptDataLoss the broker starts, serves
+// what is left and logs the loss at Error.
+func TestStartRefusesMissingData(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name   string
+		damage func(t *testing.T, fx *missingFixture) string // returns what the error must say
+	}{
+		{"newest segment deleted", func(t *testing.T, fx *missingFixture) string {
+			require.NoError(t, os.Remove(fx.segs[len(fx.segs)-1]))
+			return "partition payments-0: the log ends at offset"
+		}},
+		{"newest segment truncated to 0", func(t *testing.T, fx *missingFixture) string {
+			newest := fx.segs[len(fx.segs)-1]
+			require.NoError(t, os.Truncate(newest, 0))
+			return fmt.Sprintf("in %s, but offsets up to 40 were acknowledged (newest segment deleted or truncated)", newest)
+		}},
+		{"oldest segment deleted", func(t *testing.T, fx *missingFixture) string {
+			require.NoError(t, os.Remove(fx.segs[0]))
+			return fmt.Sprintf("in %s, but retention kept offsets from 0 (oldest segment deleted)", fx.segs[1])
+		}},
+		{"partition directory deleted", func(t *testing.T, fx *missingFixture) string {
+			pdir := filepath.Dir(fx.segs[0])
+			require.NoError(t, os.RemoveAll(pdir))
+			return fmt.Sprintf("partition payments-0: directory %s is gone with offsets 0 to 40", pdir)
+		}},
+		{"topics.json deleted", func(t *testing.T, fx *missingFixture) string {
+			require.NoError(t, os.Remove(filepath.Join(fx.dir, "topics.json")))
+			return fmt.Sprintf(`%s holds offsets 0 to 40, but the catalog %s has no topic "payments"`,
+				filepath.Dir(fx.segs[0]), filepath.Join(fx.dir, "topics.json"))
+		}},
+		{"catalog entry without its logs", func(t *testing.T, fx *missingFixture) string {
+			pdir := filepath.Join(fx.dir, broker.LogsDir, "orders-3") // never written
+			require.NoError(t, os.RemoveAll(pdir))
+			return fmt.Sprintf(`has partition 3 of topic "orders", but its directory %s is missing`, pdir)
+		}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			fx := writeMissingFixture(t)
+			want := tc.damage(t, fx)
+			cfg := broker.Config{Topics: defaultTopics(), DataDir: fx.dir, SegmentBytes: 1024}
+			_, err := broker.Start(context.Background(), cfg)
+			require.ErrorIs(t, err, records.ErrDataLoss)
+			require.ErrorContains(t, err, want)
+			require.ErrorContains(t, err, "start with --accept-data-loss")
+
+			b := startBroker(t, func(cfg *broker.Config) { cfg.DataDir, cfg.SegmentBytes, cfg.AcceptDataLoss = fx.dir, 1024, true })
+			assert.NotEmpty(t, b.Logs.AtLevel(slog.LevelError), "the loss is logged at Error")
+			c := b.dial(t, "c")
+			got := fetchPartitions(t, c, fetchRequest(11, 0, fetchAt{"orders", 0, 0}))["orders-0"]
+			require.Equal(t, codeNone, got.ErrorCode)
+			if tc.name != "topics.json deleted" {
+				assert.Equal(t, []string{"0:kept"}, decodedValues(t, got.RecordBatches), "the rest is served")
+				return
+			}
+			// The topics start over empty; the old records are set
+			// aside, whole.
+			assert.Empty(t, decodedValues(t, got.RecordBatches))
+			aside, err := filepath.Glob(filepath.Join(fx.dir, broker.LogsDir, "payments-0.1-orphaned", "*.log"))
+			require.NoError(t, err)
+			assert.Len(t, aside, len(fx.segs))
+		})
+	}
+}
