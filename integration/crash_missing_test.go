@@ -7,10 +7,13 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/minibroker/minibroker/broker"
 	"github.com/minibroker/minibroker/records"
@@ -108,4 +111,46 @@ func TestStartRefusesMissingData(t *testing.T) {
 			assert.Len(t, aside, len(fx.segs))
 		})
 	}
+}
+
+// TestCreateTopicsOutOfDescriptors: a broker process with RLIMIT_NOFILE
+// 256 is asked for a topic of 1,000 partitions. The create runs out of
+// file descriptors part-way and answers KAFKA_STORAGE_ERROR; nothing of
+// the topic is left on disk (the partitions it made are removed again,
+// said at Warn) and the broker goes on serving. A restart under the same
+// limit starts, and knows no such topic. Before, 240-odd partition
+// directories stayed outside the catalog and every start reopened them.
+func TestCreateTopicsOutOfDescriptors(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	p := startProcessNoFile(t, 256, "--data-dir", dir)
+	c := p.dial(t)
+	resp := do[*kmsg.CreateTopicsResponse](t, c, createTopicsRequest(7, false, newTopic("big", 1000, 1)))
+	require.Equal(t, kerr.KafkaStorageError.Code, resp.Topics[0].ErrorCode, "%v", resp.Topics[0].ErrorMessage)
+	require.NotNil(t, resp.Topics[0].ErrorMessage)
+	assert.Contains(t, *resp.Topics[0].ErrorMessage, "too many open files")
+	dirs, err := filepath.Glob(filepath.Join(dir, broker.LogsDir, "big-*"))
+	require.NoError(t, err)
+	require.Empty(t, dirs, "nothing of the failed topic on disk")
+	assert.Contains(t, p.logs.String(), "partitions of a failed create removed")
+	// Still serving: a small topic works.
+	ensureTopic(t, c, "small", 4)
+	produceValues(t, c, "small", 3, "after")
+	require.Equal(t, 0, p.signal(t, syscall.SIGTERM, waitTimeout))
+
+	p = startProcessNoFile(t, 256, "--data-dir", dir)
+	c = p.dial(t)
+	md := kmsg.NewPtrMetadataRequest()
+	md.Version = 9
+	for _, name := range []string{"big", "small"} {
+		md.Topics = append(md.Topics, kmsg.MetadataRequestTopic{Topic: kmsg.StringPtr(name)})
+	}
+	got := do[*kmsg.MetadataResponse](t, c, md)
+	codes := map[string]int16{}
+	for _, tp := range got.Topics {
+		codes[*tp.Topic] = tp.ErrorCode
+	}
+	assert.Equal(t, map[string]int16{"big": codeUnknownTopicOrPartition, "small": codeNone}, codes)
+	parts := fetchPartitions(t, c, fetchRequest(11, 0, fetchAt{"small", 3, 0}))
+	assert.Equal(t, []string{"0:after"}, decodedValues(t, parts["small-3"].RecordBatches))
 }

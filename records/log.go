@@ -219,21 +219,19 @@ func (l *Log) CreatePartitions(topic string, n int32) error {
 // createPartition makes a partition's directory and first segment.
 func (l *Log) createPartition(tp TopicPartition) (*partition, error) {
 	p := newPartition(l, tp)
-	_, statErr := l.fs.ReadDir(p.dir)
 	if err := l.fs.MkdirAll(p.dir); err != nil {
 		return nil, fmt.Errorf("%w: partition %s: %w", ErrStorage, tp, err)
 	}
 	s := newSegment(p.dir, 0, nil)
 	f, _, err := l.fs.OpenFile(s.path, true)
 	if err != nil {
-		if isNotExist(statErr) {
-			_ = l.fs.Remove(p.dir) // made just now: take it back
-		}
+		_ = l.fs.Remove(p.dir) // an empty directory only: the one made just now
 		return nil, fmt.Errorf("%w: partition %s: %w", ErrStorage, tp, err)
 	}
 	if err := l.fs.SyncDir(p.dir); err != nil {
 		_ = f.Close()
 		_ = l.fs.Remove(s.path)
+		_ = l.fs.Remove(p.dir)
 		return nil, fmt.Errorf("%w: partition %s: sync %s: %w", ErrStorage, tp, p.dir, err)
 	}
 	s.f = f
