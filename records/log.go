@@ -25,6 +25,7 @@ type Log struct {
 	pids  *producerIDs
 	stats counters
 
+	files      *fileCache                         // open files of sealed segments
 	corruptLog limitedLog                         // rate-limits the lines of corrupt batches met by reads
 	ckpt       *checkpointer                      // nil in memory
 	changes    atomic.Uint64                      // bumped when a high watermark, log start or partition set changes
@@ -49,6 +50,7 @@ func Open(cfg Config) (*Log, error) {
 	}
 	cfg = cfg.withDefaults()
 	l := &Log{cfg: cfg, fs: cfg.fs}
+	l.files = newFileCache(l.fs, sealedFiles)
 	l.v = newValidator(cfg)
 	l.flush = newFlusher(l)
 	parts := map[TopicPartition]*partition{}
@@ -339,6 +341,9 @@ func (l *Log) Close() error {
 	for _, p := range parts {
 		errs = append(errs, p.closeFiles())
 		p.notify(-1)
+	}
+	for _, p := range parts {
+		l.files.forget(p.segments)
 	}
 	l.closeErr = errors.Join(errs...)
 	return l.closeErr

@@ -87,7 +87,8 @@ func (l *Log) getScratch() *[]byte {
 
 // readPlan is where one segment's part of a read lies, found under mu.
 type readPlan struct {
-	f     segmentFile
+	seg   *segment
+	f     segmentFile // the active segment's shared file, or nil: a sealed one (Log.files)
 	path  string
 	start int64 // a batch position at or before the batch holding the offset
 	limit int64 // bytes of the segment readers may see
@@ -111,7 +112,7 @@ func (p *partition) plan(offset int64) (rp readPlan, res ReadResult, ok bool, er
 	}
 	i := sort.Search(len(p.segments), func(i int) bool { return p.segments[i].base > offset }) - 1
 	s := p.segments[i]
-	rp = readPlan{f: s.f, path: s.path, start: s.offsetFloor(offset), limit: s.size}
+	rp = readPlan{seg: s, f: s.use(), path: s.path, start: s.offsetFloor(offset), limit: s.size}
 	if s == p.durable.seg {
 		rp.limit = p.durable.size
 	}
@@ -133,7 +134,7 @@ func (p *partition) read(offset, maxBytes int64, atLeastOne bool, out readOut, s
 		if err != nil || !ok {
 			break // the high watermark, or Close: return what we have
 		}
-		added, next, more, err := p.readSegment(rp, offset, maxBytes-int64(len(out.buf)), atLeastOne && len(out.buf) == 0, &out, scratch)
+		added, next, more, err := p.readPlanned(rp, offset, maxBytes-int64(len(out.buf)), atLeastOne && len(out.buf) == 0, &out, scratch)
 		if err != nil {
 			if len(out.buf) > 0 {
 				break
@@ -156,6 +157,27 @@ func (p *partition) read(offset, maxBytes int64, atLeastOne bool, out readOut, s
 	}
 	res.Records = out.buf
 	return res, nil
+}
+
+// readPlanned is readSegment on the file plan found: the active
+// segment's shared one, given back after, or an older segment's, from
+// the Log's cache of open files.
+func (p *partition) readPlanned(rp readPlan, offset, budget int64, atLeastOne bool, out *readOut, scratch []byte) (added, next int64, more bool, err error) {
+	if rp.f != nil {
+		defer func() {
+			p.mu.Lock()
+			rp.seg.done()
+			p.mu.Unlock()
+		}()
+	} else {
+		e, err := p.l.files.acquire(rp.seg)
+		if err != nil {
+			return 0, offset, false, err
+		}
+		defer p.l.files.release(e)
+		rp.f = e.f
+	}
+	return p.readSegment(rp, offset, budget, atLeastOne, out, scratch)
 }
 
 // readSegment appends to out the whole batches of one segment from the

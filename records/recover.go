@@ -89,6 +89,7 @@ func (l *Log) recoverPartition(tp TopicPartition, w *fileScanner) (*partition, i
 		}
 		if !newest {
 			s.seal()
+			s.closeFile() // opened again on demand
 		}
 		p.bytes += s.size
 		next = s.next

@@ -65,6 +65,7 @@ func (l *Log) SetAside(tp TopicPartition) (string, error) {
 	p.closed = true
 	p.mu.Unlock()
 	_ = p.closeFiles()
+	l.files.forget(p.segments)
 	next := maps.Clone(cur)
 	delete(next, tp)
 	l.parts.Store(&next)
@@ -99,6 +100,7 @@ func (l *Log) destroy(p *partition) error {
 	p.closed = true
 	segs := p.segments
 	p.mu.Unlock()
+	l.files.forget(segs)
 	var errs []error
 	for _, s := range segs {
 		if s.f != nil {

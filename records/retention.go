@@ -51,16 +51,25 @@ func (p *partition) remove(drop []*segment) {
 	if p.l.ckpt != nil {
 		if err := p.l.ckpt.write(); err != nil {
 			p.l.cfg.Logger.Warn("checkpoint not written; segments past retention kept until the next start", "err", err)
-			for _, s := range drop {
-				_ = s.f.Close()
-			}
+			p.release(drop)
 			return
 		}
 	}
+	p.release(drop)
+	p.l.files.forget(drop)
 	for _, s := range drop {
-		_ = s.f.Close()
 		if err := p.l.fs.Remove(s.path); err != nil {
 			p.l.cfg.Logger.Warn("cannot delete segment past retention", "file", s.path, "err", err)
 		}
+	}
+}
+
+// release closes the files of segments taken off the log (at once, or
+// when the reads still using them are done).
+func (p *partition) release(drop []*segment) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, s := range drop {
+		s.release()
 	}
 }
