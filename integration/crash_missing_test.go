@@ -154,3 +154,48 @@ func TestCreateTopicsOutOfDescriptors(t *testing.T) {
 	parts := fetchPartitions(t, c, fetchRequest(11, 0, fetchAt{"small", 3, 0}))
 	assert.Equal(t, []string{"0:after"}, decodedValues(t, parts["small-3"].RecordBatches))
 }
+
+// TestManySegmentsLowDescriptorLimit: a data dir of 40 partitions with
+// about 12 segments each (480 segment files) starts in a broker process
+// whose RLIMIT_NOFILE is 256, and every record reads back. Before, start-up
+// held every segment's descriptor and could not start.
+func TestManySegmentsLowDescriptorLimit(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	b := startBroker(t, func(cfg *broker.Config) {
+		cfg.DataDir, cfg.SegmentBytes, cfg.Topics = dir, 1024, map[string]int32{"wide": 40}
+	})
+	c := b.dial(t, "c")
+	value := strings.Repeat("v", 200)
+	for round := range 48 {
+		var parts []partBatch
+		for p := range int32(40) {
+			parts = append(parts, partBatch{p, valuesBatch(fmt.Sprintf("%02d-%s", round, value))})
+		}
+		for _, rp := range produceAnswers(t, c, produceRequest(9, -1, "wide", parts...)) {
+			require.Equal(t, codeNone, rp.ErrorCode)
+		}
+	}
+	require.NoError(t, b.Close())
+	segs, err := filepath.Glob(filepath.Join(dir, broker.LogsDir, "wide-*", "*.log"))
+	require.NoError(t, err)
+	require.Greater(t, len(segs), 400)
+
+	proc := startProcessNoFile(t, 256, "--data-dir", dir, "--segment-bytes", "1024")
+	pc := proc.dial(t)
+	for p := range int32(40) {
+		var got []string
+		for off := int64(0); off < 48; {
+			parts := fetchPartitions(t, pc, fetchRequest(11, 0, fetchAt{"wide", p, off}))
+			fp := parts[fmt.Sprintf("wide-%d", p)]
+			require.Equal(t, codeNone, fp.ErrorCode, "wide-%d at %d", p, off)
+			vals := decodedValues(t, fp.RecordBatches)
+			require.NotEmpty(t, vals)
+			got = append(got, vals...)
+			off += int64(len(vals))
+		}
+		require.Len(t, got, 48)
+		require.Equal(t, fmt.Sprintf("47:47-%s", value), got[47])
+	}
+	require.Equal(t, 0, proc.signal(t, syscall.SIGTERM, waitTimeout))
+}
