@@ -118,6 +118,7 @@ func Start(ctx context.Context, cfg Config) (_ *Broker, err error) {
 	if b.catalog, err = openCatalog(cfg, b.logger, b.log); err != nil {
 		return nil, err
 	}
+	cleanup = append(cleanup, b.catalog.Close)
 	// The recorder comes before the store, the coordinator and the server,
 	// which report to it; the admin server that reads it comes after them.
 	var recorder *admin.Recorder
@@ -226,6 +227,9 @@ func (b *Broker) serve(ctx context.Context, cfg Config, srv *server.Server, adm 
 		}
 		if err := b.store.Close(); err != nil {
 			all = append(all, fmt.Errorf("flush offsets: %w", err))
+		}
+		if err := b.catalog.Close(); err != nil {
+			all = append(all, fmt.Errorf("fold topic journal: %w", err))
 		}
 		if err := b.log.Close(); err != nil {
 			all = append(all, fmt.Errorf("close partition logs: %w", err))

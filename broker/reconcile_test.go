@@ -37,8 +37,9 @@ func openStores(t *testing.T, cfg Config) (*records.Log, *catalog.Catalog, *test
 func seed(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
-	log, _, _, err := openStores(t, Config{DataDir: dir, Topics: map[string]int32{"a": 2, "b": 1}})
+	log, cat, _, err := openStores(t, Config{DataDir: dir, Topics: map[string]int32{"a": 2, "b": 1}})
 	require.NoError(t, err)
+	require.NoError(t, cat.Close())
 	raw := records.EncodeBatch(records.BatchSpec{FirstTimestamp: time.Now().UnixMilli(),
 		Records: []records.Record{{Value: []byte("x")}, {Value: []byte("y")}, {Value: []byte("z")}}})
 	batch, err := log.Validate(raw)
