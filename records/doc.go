@@ -34,7 +34,21 @@
 // state) and checks the newest segment's batches whole. A torn or corrupt
 // tail of the newest segment is cut at the last whole valid batch and kept
 // beside it as <segment>.cut-<n>; damage anywhere else fails Open with
-// ErrCorrupt naming the file and byte. See recover.go.
+// ErrCorrupt naming the file and byte. See recover.go. Open then holds
+// the logs against the checkpoint (checkpoint.go: every partition's log
+// start and high watermark, written periodically, before retention
+// deletes and at Close): a partition below it lost acknowledged records
+// while the broker was down, and Open fails with ErrDataLoss unless
+// Config.AcceptDataLoss.
+//
+// # File descriptors
+//
+// Only each partition's active segment keeps its file open. Reads of
+// older segments go through a bounded cache of open files (filecache.go);
+// a read or flush using the active file outside the partition's mutex
+// counts itself on the segment, so a roll closes it only once they are
+// done. Every batch a read serves is checked against its CRC: a damaged
+// one fails the read with ErrCorruptMessage.
 //
 // # Memory
 //
