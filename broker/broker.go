@@ -133,6 +133,7 @@ func Start(ctx context.Context, cfg Config) (_ *Broker, err error) {
 	cleanup = append(cleanup, b.store.Close)
 	if recorder != nil {
 		recorder.Metrics().WatchOffsets(b.store.Stats)
+		recorder.Metrics().WatchRecords(b.log.Stats)
 	}
 	coordCfg := coordinator.Config{
 		Clock: b.clock, Store: b.store, Topics: b.catalog, Logger: b.logger,
