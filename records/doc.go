@@ -71,7 +71,8 @@
 // goroutine, or in a goroutine waiting in Pending.Wait that found no
 // round running.
 //
-// producerIDs.mu and the memFS mutexes are leaves. Flush rounds sync
+// producerIDs.mu, fileCache.mu, limitedLog.mu and the memFS mutexes are
+// leaves; checkpointer.mu is taken with no partition lock held. Flush rounds sync
 // files without partition.mu; writes (to the page cache) are made under
 // it, and so is the one sync of a segment being rolled (once per
 // SegmentBytes), which keeps every byte that is not durable in the newest

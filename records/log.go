@@ -67,6 +67,7 @@ func Open(cfg Config) (*Log, error) {
 	pids, err := openProducerIDs(l.fs, cfg.Dir, maxPID+1, cfg.Logger)
 	if err == nil && cfg.Dir != "" {
 		err = l.checkLoss(parts)
+		l.want = nil
 	}
 	if err != nil {
 		for _, p := range parts {
