@@ -200,3 +200,23 @@ func TestManySegmentsLowDescriptorLimit(t *testing.T) {
 	}
 	require.Equal(t, 0, proc.signal(t, syscall.SIGTERM, waitTimeout))
 }
+
+// TestServeRefusesMissingData: `minibroker serve` on a data dir whose
+// newest segment was deleted exits 1 with the message naming the file and
+// the flag; with --accept-data-loss it starts, logging the loss at Error.
+func TestServeRefusesMissingData(t *testing.T) {
+	t.Parallel()
+	fx := writeMissingFixture(t)
+	newest := fx.segs[len(fx.segs)-1]
+	require.NoError(t, os.Remove(newest))
+	code, out := runServe(t, "--listen", "127.0.0.1:0", "--data-dir", fx.dir, "--segment-bytes", "1024")
+	require.Equal(t, 1, code, out)
+	assert.Contains(t, out, "partition payments-0: the log ends at offset")
+	assert.Contains(t, out, "but offsets up to 40 were acknowledged")
+	assert.Contains(t, out, "start with --accept-data-loss")
+	assert.NotContains(t, out, "minibroker ready")
+
+	p := startProcess(t, "--data-dir", fx.dir, "--segment-bytes", "1024", "--accept-data-loss")
+	assert.Contains(t, p.logs.String(), `level=ERROR msg="acknowledged records missing; starting anyway as told"`)
+	require.Equal(t, 0, p.signal(t, syscall.SIGTERM, waitTimeout))
+}
