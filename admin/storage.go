@@ -10,6 +10,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/minibroker/minibroker/offsets"
+	"github.com/minibroker/minibroker/records"
 )
 
 // storageJSON answers GET /v1/storage.
@@ -82,5 +83,26 @@ func (m *Metrics) WatchOffsets(stats func() offsets.Stats) {
 			func(s offsets.Stats) int64 { return s.JournalBytes }),
 		gauge("minibroker_offsets_journal_segments", "Journal segments not yet folded into offsets.json.",
 			func(s offsets.Stats) int64 { return int64(s.Segments) }),
+	)
+}
+
+// WatchRecords adds the partition logs' failure counters to the series,
+// read from stats at every scrape:
+//
+//	minibroker_records_corrupt_reads_total   counter
+//	minibroker_records_cut_tails_total       counter
+//	minibroker_records_storage_errors_total  counter
+func (m *Metrics) WatchRecords(stats func() records.Stats) {
+	counter := func(name, help string, v func(records.Stats) int64) prometheus.Collector {
+		return prometheus.NewCounterFunc(prometheus.CounterOpts{Name: name, Help: help},
+			func() float64 { return float64(v(stats())) })
+	}
+	m.registry.MustRegister(
+		counter("minibroker_records_corrupt_reads_total", "Reads that met a stored batch whose CRC does not match (answered CORRUPT_MESSAGE).",
+			func(s records.Stats) int64 { return s.CorruptReads }),
+		counter("minibroker_records_cut_tails_total", "Torn or corrupt tails cut off the newest segments at start-up.",
+			func(s records.Stats) int64 { return s.CutTails }),
+		counter("minibroker_records_storage_errors_total", "Failed writes, syncs and rolls of the partition logs.",
+			func(s records.Stats) int64 { return s.StorageErrors }),
 	)
 }

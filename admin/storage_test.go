@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/minibroker/minibroker/offsets"
+	"github.com/minibroker/minibroker/records"
 )
 
 // TestStorageFailuresAreShown: the offsets store's failures reach GET
@@ -38,4 +39,21 @@ func TestStorageFailuresAreShown(t *testing.T) {
 
 	st.RefusedCommits = 6
 	require.Equal(t, 6.0, value(scrape(t, srv.Handler()), "minibroker_offsets_refused_commits_total"), "read at every scrape")
+}
+
+// TestRecordsFailuresAreShown: the partition logs' failure counters reach
+// the minibroker_records_* series, read at each scrape.
+func TestRecordsFailuresAreShown(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	st := records.Stats{CorruptReads: 3, CutTails: 1, StorageErrors: 2}
+	f.rec.Metrics().WatchRecords(func() records.Stats { return st })
+	srv, err := New(Config{Coordinator: f.coord, Catalog: f.catalog, Recorder: f.rec, Clock: f.clock})
+	require.NoError(t, err)
+	fams := scrape(t, srv.Handler())
+	require.Equal(t, 3.0, value(fams, "minibroker_records_corrupt_reads_total"))
+	require.Equal(t, 1.0, value(fams, "minibroker_records_cut_tails_total"))
+	require.Equal(t, 2.0, value(fams, "minibroker_records_storage_errors_total"))
+	st.CorruptReads = 4
+	require.Equal(t, 4.0, value(scrape(t, srv.Handler()), "minibroker_records_corrupt_reads_total"), "read at every scrape")
 }

@@ -119,6 +119,7 @@ func Start(ctx context.Context, cfg Config) (_ *Broker, err error) {
 	if b.catalog, err = openCatalog(cfg, b.logger, b.log); err != nil {
 		return nil, err
 	}
+	cleanup = append(cleanup, b.catalog.Close)
 	// The recorder comes before the store, the coordinator and the server,
 	// which report to it; the admin server that reads it comes after them.
 	var recorder *admin.Recorder
@@ -133,6 +134,7 @@ func Start(ctx context.Context, cfg Config) (_ *Broker, err error) {
 	cleanup = append(cleanup, b.store.Close)
 	if recorder != nil {
 		recorder.Metrics().WatchOffsets(b.store.Stats)
+		recorder.Metrics().WatchRecords(b.log.Stats)
 	}
 	coordCfg := coordinator.Config{
 		Clock: b.clock, Store: b.store, Topics: b.catalog, Logger: b.logger,
@@ -228,6 +230,9 @@ func (b *Broker) serve(ctx context.Context, cfg Config, srv *server.Server, adm 
 		}
 		if err := b.store.Close(); err != nil {
 			all = append(all, fmt.Errorf("flush offsets: %w", err))
+		}
+		if err := b.catalog.Close(); err != nil {
+			all = append(all, fmt.Errorf("fold topic journal: %w", err))
 		}
 		if err := b.log.Close(); err != nil {
 			all = append(all, fmt.Errorf("close partition logs: %w", err))

@@ -92,6 +92,13 @@ type Config struct {
 	SegmentBytes    int64
 	RetentionBytes  int64
 	MaxMessageBytes int32
+	// AcceptDataLoss starts although the data dir lost acknowledged
+	// records while the broker was down (records.ErrDataLoss, and the
+	// catalog and the partition logs disagreeing): each loss is logged at
+	// Error, partitions the catalog lacks are created empty, and records
+	// no topic owns are set aside as <logs>/<topic>-<n>.<k>-orphaned.
+	// Default false: start-up refuses and says what is missing.
+	AcceptDataLoss bool
 	// NoAutoCreateTopics turns off Kafka's auto.create.topics.enable: by
 	// default a Metadata request that allows it creates the topics it
 	// names that do not exist, with DefaultPartitions partitions (default

@@ -16,7 +16,7 @@ import (
 func openLog(cfg Config, logger *slog.Logger) (*records.Log, error) {
 	logCfg := records.Config{
 		SegmentBytes: cfg.SegmentBytes, RetentionBytes: cfg.RetentionBytes, MaxMessageBytes: cfg.MaxMessageBytes,
-		Logger: logger,
+		AcceptDataLoss: cfg.AcceptDataLoss, Logger: logger,
 	}
 	if logCfg.RetentionBytes == 0 {
 		logCfg.RetentionBytes = -1 // unlimited
@@ -24,25 +24,33 @@ func openLog(cfg Config, logger *slog.Logger) (*records.Log, error) {
 	if cfg.DataDir != "" {
 		logCfg.Dir = filepath.Join(cfg.DataDir, LogsDir)
 	}
-	return records.Open(logCfg)
+	log, err := records.Open(logCfg)
+	return log, withHint(err)
 }
 
 // LogsDir is the data directory's folder of partition logs.
 const LogsDir = "logs"
 
-// openCatalog opens the topic catalog, gives every topic it holds a
-// partition log, and creates the configured topics that are missing. A
+// openCatalog opens the topic catalog, checks it against the partition
+// logs (reconcile), and creates the configured topics that are missing. A
 // topic that exists keeps its partition count. A topic created later gets
-// its logs before anybody sees it (catalog.Config.Prepare).
+// its logs before anybody sees it (catalog.Config.Prepare), and loses
+// them again if the catalog cannot be saved (Abandon).
 func openCatalog(cfg Config, logger *slog.Logger, log *records.Log) (*catalog.Catalog, error) {
-	cat, err := catalog.Open(catalog.Config{Dir: cfg.DataDir, Logger: logger, Prepare: func(t catalog.Topic) error {
-		return log.CreatePartitions(t.Name, t.Partitions)
-	}})
+	cat, err := catalog.Open(catalog.Config{Dir: cfg.DataDir, Logger: logger,
+		Prepare: func(t catalog.Topic) error { return log.CreatePartitions(t.Name, t.Partitions) },
+		Abandon: func(t catalog.Topic) {
+			for i := range t.Partitions {
+				if err := log.RemovePartition(records.TopicPartition{Topic: t.Name, Partition: i}); err != nil {
+					logger.Warn("partition of a topic not saved not removed", "topic", t.Name, "partition", i, "err", err)
+				}
+			}
+		}})
 	if err != nil {
 		return nil, err
 	}
-	for _, t := range cat.List() {
-		if err := log.CreatePartitions(t.Name, t.Partitions); err != nil {
+	if cfg.DataDir != "" {
+		if err := reconcile(cfg, logger, cat, log); err != nil {
 			return nil, err
 		}
 	}

@@ -8,6 +8,7 @@ package integration
 import (
 	"bufio"
 	"context"
+	"fmt"
 	"io"
 	"os/exec"
 	"regexp"
@@ -56,12 +57,26 @@ func (p *brokerProcess) adminAddr(t *testing.T) string {
 // under -short.
 func startProcess(t *testing.T, args ...string) *brokerProcess {
 	t.Helper()
+	return startProcessNoFile(t, 0, args...)
+}
+
+// startProcessNoFile is startProcess with RLIMIT_NOFILE lowered to nofile
+// (soft and hard, so that the Go runtime cannot raise it) for the
+// process; 0 leaves it as it is.
+func startProcessNoFile(t *testing.T, nofile int, args ...string) *brokerProcess {
+	t.Helper()
 	if testing.Short() {
 		t.Skip("builds and runs the binary")
 	}
 	bin := testutil.BuildMain(t, minibrokerPkg)
 	p := &brokerProcess{logs: &testutil.Buffer{}, done: make(chan struct{})}
-	p.cmd = exec.Command(bin, append([]string{"serve", "--listen", "127.0.0.1:0"}, args...)...)
+	serve := append([]string{"serve", "--listen", "127.0.0.1:0"}, args...)
+	if nofile > 0 {
+		script := fmt.Sprintf(`ulimit -n %d && exec "$0" "$@"`, nofile)
+		p.cmd = exec.Command("/bin/sh", append([]string{"-c", script, bin}, serve...)...)
+	} else {
+		p.cmd = exec.Command(bin, serve...)
+	}
 	stderr, err := p.cmd.StderrPipe()
 	require.NoError(t, err)
 	require.NoError(t, p.cmd.Start())

@@ -3,6 +3,10 @@ package integration
 import (
 	"encoding/binary"
 	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -321,4 +325,52 @@ func TestWireFetchIgnoresLeaderEpochs(t *testing.T) {
 		require.GreaterOrEqual(t, len(p.RecordBatches), 16)
 		assert.Equal(t, int32(-1), int32(binary.BigEndian.Uint32(p.RecordBatches[12:])), "the batch's partition leader epoch is kept as sent")
 	}
+}
+
+// TestWireFetchCorruptBatch: a byte flipped in the record data of an
+// older segment while the broker is down passes start-up (older segments
+// are walked by batch headers), and a Fetch that reaches that batch is
+// answered CORRUPT_MESSAGE for the partition, as Kafka answers a
+// CorruptRecordException from its log, instead of bytes whose CRC a
+// client then refuses. The batches before it are served; the other
+// partitions of the same Fetch are unaffected.
+func TestWireFetchCorruptBatch(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	small := func(cfg *broker.Config) { cfg.DataDir, cfg.SegmentBytes = dir, 1024 }
+	first := startBroker(t, small)
+	c := first.dial(t, "c")
+	for i := range 30 {
+		produceValues(t, c, "payments", 0, fmt.Sprintf("value-%02d-%s", i, strings.Repeat("x", 60)))
+	}
+	produceValues(t, c, "orders", 0, "bystander")
+	require.NoError(t, first.Close())
+
+	segs, err := filepath.Glob(filepath.Join(dir, broker.LogsDir, "payments-0", "*.log"))
+	require.NoError(t, err)
+	require.Greater(t, len(segs), 2)
+	second, err := strconv.ParseInt(strings.TrimSuffix(filepath.Base(segs[1]), ".log"), 10, 64)
+	require.NoError(t, err)
+	data, err := os.ReadFile(segs[0])
+	require.NoError(t, err)
+	data[len(data)-1] ^= 0xff // the last record's value, in the batch at offset second-1
+	require.NoError(t, os.WriteFile(segs[0], data, 0o644))
+
+	b := startBroker(t, func(cfg *broker.Config) { small(cfg) })
+	c = b.dial(t, "c")
+	got := fetchPartitions(t, c, fetchRequest(11, 0, fetchAt{"payments", 0, 0}))["payments-0"]
+	require.Equal(t, codeNone, got.ErrorCode)
+	values := decodedValues(t, got.RecordBatches)
+	require.Len(t, values, int(second-1), "every batch before the damaged one")
+
+	parts := fetchPartitions(t, c, fetchRequest(11, 0, fetchAt{"orders", 0, 0}, fetchAt{"payments", 0, second - 1}))
+	bad := parts["payments-0"]
+	require.Equal(t, codeCorruptMessage, bad.ErrorCode)
+	require.Empty(t, bad.RecordBatches)
+	require.Equal(t, int64(30), bad.HighWatermark)
+	assert.Equal(t, []string{"0:bystander"}, decodedValues(t, parts["orders-0"].RecordBatches))
+	require.Equal(t, int64(1), b.Log().Stats().CorruptReads)
+	lines := b.Logs.Find("corrupt batch in the log; reads of it fail with CORRUPT_MESSAGE")
+	require.Len(t, lines, 1)
+	assert.Equal(t, segs[0], lines[0].Attrs["file"])
 }

@@ -2,6 +2,7 @@ package integration
 
 import (
 	"fmt"
+	"log/slog"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -172,4 +173,39 @@ func TestWireIdempotentStateSurvivesRestart(t *testing.T) {
 	assert.Equal(t, int64(3), next.BaseOffset)
 	p := fetchPartitions(t, c, fetchRequest(12, 0, fetchAt{"payments", 0, 0}))["payments-0"]
 	assert.Equal(t, []string{"0:a", "1:b", "2:c", "3:d"}, decodedValues(t, p.RecordBatches))
+}
+
+// TestWireForgedProducerID: a Produce whose batch carries a producer id
+// the broker never handed out (here MaxInt64-1) is refused with
+// INVALID_PRODUCER_ID_MAPPING and stores nothing; after a restart on the
+// same data dir InitProducerId still hands out ids and an idempotent
+// producer's batch is stored. Before the check, the forged batch was
+// stored and every InitProducerId after the restart answered
+// KAFKA_STORAGE_ERROR "producer ids exhausted".
+func TestWireForgedProducerID(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	first := startBroker(t, func(cfg *broker.Config) { cfg.DataDir = dir })
+	c := first.dial(t, "c")
+	const forged = int64(1<<63 - 2)
+	for _, pid := range []int64{forged, 0} {
+		rp := produceOne(t, c, produceRequest(9, -1, "payments", partBatch{0, idempotentBatch(pid, 0, 0, "forged")}))
+		require.Equal(t, codeInvalidProducerIDMapping, rp.ErrorCode, "producer id %d", pid)
+		require.NotNil(t, rp.ErrorMessage)
+		assert.Contains(t, *rp.ErrorMessage, fmt.Sprintf("producer id %d was never handed out", pid))
+	}
+	pid := initProducerID(t, c)
+	rp := produceOne(t, c, produceRequest(9, -1, "payments", partBatch{0, idempotentBatch(pid, 0, 0, "real")}))
+	require.Equal(t, codeNone, rp.ErrorCode)
+	require.Equal(t, int64(0), rp.BaseOffset, "the forged batches stored nothing")
+	require.NoError(t, first.Close())
+
+	second := startBroker(t, func(cfg *broker.Config) { cfg.DataDir = dir })
+	c = second.dial(t, "c")
+	next := initProducerID(t, c)
+	require.Greater(t, next, pid)
+	rp = produceOne(t, c, produceRequest(9, -1, "payments", partBatch{0, idempotentBatch(next, 0, 0, "after")}))
+	require.Equal(t, codeNone, rp.ErrorCode)
+	require.Equal(t, int64(1), rp.BaseOffset)
+	assert.Empty(t, second.Logs.AtLevel(slog.LevelError), "no Error line")
 }

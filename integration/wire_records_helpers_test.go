@@ -31,6 +31,7 @@ const (
 	codeTransactionalIDAuthorizationFailed int16 = 53
 	codeUnsupportedCompressionType         int16 = 76
 	codeInvalidRecord                      int16 = 87
+	codeInvalidProducerIDMapping           int16 = 49
 )
 
 // Where the fields of a record batch (magic 2) lie; records/batch.go has

@@ -26,6 +26,8 @@ const (
 	DefaultTimestampAfterMax = time.Hour
 	// DefaultMaxProducers is Config.MaxProducers's default.
 	DefaultMaxProducers = 1000
+	// DefaultCheckpointInterval is Config.CheckpointInterval's default.
+	DefaultCheckpointInterval = 10 * time.Second
 	// MinSegmentBytes is the smallest Config.SegmentBytes accepted.
 	MinSegmentBytes = 1024
 	// MinMaxMessageBytes is the smallest Config.MaxMessageBytes accepted:
@@ -91,6 +93,17 @@ type Config struct {
 	// with the time the sync took. It may be called from several
 	// goroutines at once and must not block or call the Log.
 	ObserveSync func(time.Duration)
+	// CheckpointInterval is how often the checkpoint of every
+	// partition's log start and high watermark (checkpoint.go) is
+	// rewritten while something changed; it is also written at Close and
+	// before retention deletes a segment. Default
+	// DefaultCheckpointInterval; Kafka
+	// log.flush.offset.checkpoint.interval.ms (one minute).
+	CheckpointInterval time.Duration
+	// AcceptDataLoss lets Open start although a partition holds less
+	// than the checkpoint says was acknowledged (ErrDataLoss): each loss
+	// is logged at Error and the log is taken as it is.
+	AcceptDataLoss bool
 
 	// fs replaces the file system; tests inject failures through it.
 	fs fileSystem
@@ -118,6 +131,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.Now == nil {
 		c.Now = time.Now
+	}
+	if c.CheckpointInterval <= 0 {
+		c.CheckpointInterval = DefaultCheckpointInterval
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)

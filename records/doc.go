@@ -34,7 +34,21 @@
 // state) and checks the newest segment's batches whole. A torn or corrupt
 // tail of the newest segment is cut at the last whole valid batch and kept
 // beside it as <segment>.cut-<n>; damage anywhere else fails Open with
-// ErrCorrupt naming the file and byte. See recover.go.
+// ErrCorrupt naming the file and byte. See recover.go. Open then holds
+// the logs against the checkpoint (checkpoint.go: every partition's log
+// start and high watermark, written periodically, before retention
+// deletes and at Close): a partition below it lost acknowledged records
+// while the broker was down, and Open fails with ErrDataLoss unless
+// Config.AcceptDataLoss.
+//
+// # File descriptors
+//
+// Only each partition's active segment keeps its file open. Reads of
+// older segments go through a bounded cache of open files (filecache.go);
+// a read or flush using the active file outside the partition's mutex
+// counts itself on the segment, so a roll closes it only once they are
+// done. Every batch a read serves is checked against its CRC: a damaged
+// one fails the read with ErrCorruptMessage.
 //
 // # Memory
 //
@@ -57,7 +71,8 @@
 // goroutine, or in a goroutine waiting in Pending.Wait that found no
 // round running.
 //
-// producerIDs.mu and the memFS mutexes are leaves. Flush rounds sync
+// producerIDs.mu, fileCache.mu, limitedLog.mu and the memFS mutexes are
+// leaves; checkpointer.mu is taken with no partition lock held. Flush rounds sync
 // files without partition.mu; writes (to the page cache) are made under
 // it, and so is the one sync of a segment being rolled (once per
 // SegmentBytes), which keeps every byte that is not durable in the newest

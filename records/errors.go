@@ -47,6 +47,14 @@ var ErrOutOfOrderSequence = errors.New("out of order sequence number")
 // Kafka: INVALID_PRODUCER_EPOCH (ProducerAppendInfo.checkProducerEpoch).
 var ErrInvalidProducerEpoch = errors.New("invalid producer epoch")
 
+// ErrUnknownProducerID is an idempotent batch whose producer id this
+// broker never handed out (InitProducerId): at or above the durable
+// high-water mark of reserved ids. Kafka has no such check, since its ids
+// come from the controller and never from the log; here allocation must
+// not be steerable by a batch. Kafka's code for a producer id the broker
+// does not map: INVALID_PRODUCER_ID_MAPPING.
+var ErrUnknownProducerID = errors.New("unknown producer id")
+
 // ErrInvalidTimestamp is a record whose timestamp lies further in the past
 // or future than Config allows, or a batch that claims LogAppendTime.
 // Kafka: INVALID_TIMESTAMP (LogValidator.validateTimestamp).
@@ -69,3 +77,13 @@ var ErrClosed = errors.New("log closed")
 // segment that is not a regular file, an unreadable producer id file. The
 // error names the file and byte offset; the files are left untouched.
 var ErrCorrupt = errors.New("corrupt log")
+
+// ErrDataLoss is Open finding less than was acknowledged: a partition
+// whose high watermark is below the one the checkpoint recorded (its
+// newest segment deleted or truncated), whose log start is above it (its
+// oldest segments deleted, not by retention), or whose directory is gone.
+// It also covers a damaged tail of the newest segment that recovery would
+// cut below the checkpoint's high watermark. The error names each
+// partition, file and what is missing; nothing is changed on disk.
+// Config.AcceptDataLoss starts anyway.
+var ErrDataLoss = errors.New("acknowledged records missing")

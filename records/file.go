@@ -52,7 +52,11 @@ type fileSystem interface {
 	// Symlinks are never followed: a path that is not a regular file
 	// fails with an error wrapping errNotRegular.
 	OpenFile(path string, create bool) (segmentFile, int64, error)
+	// Remove removes a file or an empty directory.
 	Remove(path string) error
+	// Rename moves a file or directory to a new name in the same
+	// directory.
+	Rename(oldPath, newPath string) error
 	// SyncDir makes the entries of dir (created, removed) durable.
 	SyncDir(dir string) error
 	// ReadFile returns a small file's contents; fs.ErrNotExist if absent.
@@ -122,6 +126,8 @@ func (osFS) OpenFile(path string, create bool) (segmentFile, int64, error) {
 }
 
 func (osFS) Remove(path string) error { return os.Remove(path) }
+
+func (osFS) Rename(oldPath, newPath string) error { return os.Rename(oldPath, newPath) }
 
 func (osFS) SyncDir(dir string) error { return atomicfile.OS{}.SyncDir(dir) }
 

@@ -181,9 +181,16 @@ type syncJob struct {
 	p       *partition
 	g       *flushGroup
 	target  durablePoint
-	files   []*segment
+	files   []syncFile
 	dirSync bool
 	err     error
+}
+
+// syncFile is a file a job syncs, counted as a user of its segment
+// (segment.use) until endSync.
+type syncFile struct {
+	s *segment
+	f segmentFile
 }
 
 // round makes every pending append durable, and returns what failed.
@@ -244,12 +251,12 @@ func (f *flusher) sync(j *syncJob) {
 			return
 		}
 	}
-	for _, s := range j.files {
+	for _, sf := range j.files {
 		start := time.Now()
-		err := s.f.Sync()
+		err := sf.f.Sync()
 		f.l.observeSync(time.Since(start))
 		if err != nil {
-			j.err = fmt.Errorf("sync %s: %w", s.path, err)
+			j.err = fmt.Errorf("sync %s: %w", sf.s.path, err)
 			return
 		}
 	}

@@ -330,3 +330,40 @@ func TestCloseFlushes(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, int64(4), hw)
 }
+
+// TestRollbackReopensSealedSegment fails the write of an append that
+// rolled a new segment: the rollback removes the new segment and makes
+// the one it sealed (and closed) active again, open for appends.
+func TestRollbackReopensSealedSegment(t *testing.T) {
+	t.Parallel()
+	cfg := testConfig(t, t.TempDir())
+	cfg.SegmentBytes = MinSegmentBytes
+	ffs := newFaultFS(osFS{})
+	cfg.fs = ffs
+	l := openWith(t, cfg, 1)
+	first := build(t, spec{value: 900})
+	produce(t, l, "t", 0, first)
+	dir := filepath.Join(cfg.Dir, "t-0")
+	ffs.set(&ffs.write, func(path string) error {
+		if strings.HasSuffix(path, "00000000000000000001.log") {
+			return errInjected
+		}
+		return nil
+	})
+	_, err := tryProduce(l, "t", 0, build(t, spec{value: 900}))
+	require.ErrorIs(t, err, ErrStorage)
+	require.Equal(t, []string{"00000000000000000000.log"}, segmentFiles(t, dir))
+	require.Equal(t, int64(1), ffs.openNow.Load(), "the sealed segment is open again, alone")
+	ffs.set(&ffs.write, nil)
+	second := build(t, spec{value: 900})
+	a := produce(t, l, "t", 0, second)
+	require.Equal(t, int64(1), a.BaseOffset)
+	require.Equal(t, [][]byte{withBase(first, 0), withBase(second, 1)}, readAll(t, l, "t", 0))
+	st, err := l.PartitionStats("t", 0)
+	require.NoError(t, err)
+	require.Equal(t, 2, st.Segments)
+	require.Equal(t, int64(1+sealedFilesOpen(l)), ffs.openNow.Load())
+}
+
+// sealedFilesOpen is how many sealed segments' files l's cache holds.
+func sealedFilesOpen(l *Log) int { return l.files.open() }

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -223,8 +224,30 @@ func testConfig(t testing.TB, dir string) Config {
 	return Config{Dir: dir, Now: func() time.Time { return testNow }, Logger: logger}
 }
 
-// open opens a Log on cfg and closes it at the end of the test.
+// open opens a Log on cfg and closes it at the end of the test. Its
+// batches may carry any producer id: the tests of sequences, recovery and
+// reads pick their own ids. TestProduceUnknownProducerID and the tests
+// beside it open with openStrict, where Append checks the ids.
 func open(t testing.TB, cfg Config) *Log {
+	t.Helper()
+	l := openStrict(t, cfg)
+	l.pids.bound.Store(math.MaxInt64)
+	return l
+}
+
+// openAnyPID is Open with the producer-id check off, as open has it, for
+// tests that close the Log themselves.
+func openAnyPID(cfg Config) (*Log, error) {
+	l, err := Open(cfg)
+	if err == nil {
+		l.pids.bound.Store(math.MaxInt64)
+	}
+	return l, err
+}
+
+// openStrict opens a Log on cfg as Open does and closes it at the end of
+// the test.
+func openStrict(t testing.TB, cfg Config) *Log {
 	t.Helper()
 	l, err := Open(cfg)
 	require.NoError(t, err)
@@ -299,7 +322,9 @@ type faultFS struct {
 	truncate func(path string) error // before each Truncate
 	syncDir  func(dir string) error  // before each SyncDir
 	atomic   func(path string) error // before each WriteFileAtomic
+	open     func(path string) error // before each OpenFile
 	syncs    atomic.Int64            // Syncs that reached the file system
+	openNow  atomic.Int64            // files opened and not closed yet
 }
 
 func newFaultFS(inner fileSystem) *faultFS { return &faultFS{fileSystem: inner} }
@@ -317,10 +342,16 @@ func (f *faultFS) set(which *func(string) error, fn func(string) error) {
 }
 
 func (f *faultFS) OpenFile(path string, create bool) (segmentFile, int64, error) {
+	if h := f.hook(&f.open); h != nil {
+		if err := h(path); err != nil {
+			return nil, 0, err
+		}
+	}
 	sf, size, err := f.fileSystem.OpenFile(path, create)
 	if err != nil {
 		return nil, 0, err
 	}
+	f.openNow.Add(1)
 	return &faultFile{segmentFile: sf, path: path, fs: f}, size, nil
 }
 
@@ -344,8 +375,16 @@ func (f *faultFS) WriteFileAtomic(path string, data []byte) error {
 
 type faultFile struct {
 	segmentFile
-	path string
-	fs   *faultFS
+	path   string
+	fs     *faultFS
+	closed atomic.Bool
+}
+
+func (f *faultFile) Close() error {
+	if !f.closed.Swap(true) {
+		f.fs.openNow.Add(-1)
+	}
+	return f.segmentFile.Close()
 }
 
 func (f *faultFile) WriteAt(p []byte, off int64) (int, error) {

@@ -25,6 +25,13 @@ type Log struct {
 	pids  *producerIDs
 	stats counters
 
+	files      *fileCache                         // open files of sealed segments
+	corruptLog limitedLog                         // rate-limits the lines of corrupt batches met by reads
+	ckpt       *checkpointer                      // nil in memory
+	changes    atomic.Uint64                      // bumped when a high watermark, log start or partition set changes
+	want       map[TopicPartition]checkpointEntry // the checkpoint Open found; nil if none
+	fresh      bool                               // Open made the directory
+
 	// parts is replaced, never modified, so lookups take no lock.
 	parts    atomic.Pointer[map[TopicPartition]*partition]
 	scratch  sync.Pool // of *[]byte: windows for reads and lookups
@@ -43,6 +50,7 @@ func Open(cfg Config) (*Log, error) {
 	}
 	cfg = cfg.withDefaults()
 	l := &Log{cfg: cfg, fs: cfg.fs}
+	l.files = newFileCache(l.fs, sealedFiles)
 	l.v = newValidator(cfg)
 	l.flush = newFlusher(l)
 	parts := map[TopicPartition]*partition{}
@@ -56,7 +64,11 @@ func Open(cfg Config) (*Log, error) {
 			return nil, err
 		}
 	}
-	pids, err := openProducerIDs(l.fs, cfg.Dir, maxPID+1)
+	pids, err := openProducerIDs(l.fs, cfg.Dir, maxPID+1, cfg.Logger)
+	if err == nil && cfg.Dir != "" {
+		err = l.checkLoss(parts)
+		l.want = nil
+	}
 	if err != nil {
 		for _, p := range parts {
 			p.closeFiles()
@@ -66,6 +78,11 @@ func Open(cfg Config) (*Log, error) {
 	l.pids = pids
 	l.parts.Store(&parts)
 	go l.flush.run()
+	if cfg.Dir != "" {
+		l.ckpt = &checkpointer{l: l, path: filepath.Join(cfg.Dir, checkpointFile),
+			stopc: make(chan struct{}), donec: make(chan struct{})}
+		go l.ckpt.run(cfg.CheckpointInterval)
+	}
 	cfg.Logger.Info("partition logs open", "dir", cfg.Dir, "partitions", len(parts))
 	return l, nil
 }
@@ -73,6 +90,9 @@ func Open(cfg Config) (*Log, error) {
 // recoverAll opens every partition directory under the log directory and
 // returns the largest producer id their batches hold.
 func (l *Log) recoverAll(parts map[TopicPartition]*partition) (int64, error) {
+	if _, err := l.fs.ReadDir(l.cfg.Dir); isNotExist(err) {
+		l.fresh = true
+	}
 	if err := l.fs.MkdirAll(l.cfg.Dir); err != nil {
 		return 0, fmt.Errorf("records: %w", err)
 	}
@@ -80,6 +100,9 @@ func (l *Log) recoverAll(parts map[TopicPartition]*partition) (int64, error) {
 	// durable goes into it.
 	if err := l.fs.SyncDir(filepath.Dir(filepath.Clean(l.cfg.Dir))); err != nil {
 		return 0, fmt.Errorf("records: %w", err)
+	}
+	if err := l.loadCheckpoint(); err != nil {
+		return 0, err
 	}
 	entries, err := l.fs.ReadDir(l.cfg.Dir)
 	if err != nil {
@@ -89,7 +112,8 @@ func (l *Log) recoverAll(parts map[TopicPartition]*partition) (int64, error) {
 	maxPID := int64(-1)
 	for _, e := range entries {
 		path := filepath.Join(l.cfg.Dir, e.name)
-		if e.name == producerIDFile || strings.HasPrefix(e.name, producerIDFile+".tmp-") {
+		if e.name == producerIDFile || strings.HasPrefix(e.name, producerIDFile+".tmp-") ||
+			e.name == checkpointFile || strings.HasPrefix(e.name, checkpointFile+".tmp-") {
 			continue
 		}
 		tp, ok := parsePartitionDir(e.name)
@@ -142,7 +166,9 @@ func validTopic(topic string) error {
 // CreatePartitions makes sure topic has partitions 0..n-1, creating each
 // that is missing with an empty segment (durably: the directories are
 // synced). Existing partitions are kept as they are, so it is idempotent;
-// the catalog calls it when a topic is created and at start.
+// the catalog calls it when a topic is created. On an error the
+// partitions it had created are removed again, files and directories:
+// all or nothing.
 func (l *Log) CreatePartitions(topic string, n int32) error {
 	if err := validTopic(topic); err != nil {
 		return err
@@ -169,15 +195,26 @@ func (l *Log) CreatePartitions(topic string, n int32) error {
 		}
 		created = append(created, p)
 	}
-	if len(created) > 0 {
-		if serr := l.fs.SyncDir(l.cfg.Dir); serr != nil && err == nil {
+	if len(created) > 0 && err == nil {
+		if serr := l.fs.SyncDir(l.cfg.Dir); serr != nil {
 			err = fmt.Errorf("%w: sync %s: %w", ErrStorage, l.cfg.Dir, serr)
 		}
+	}
+	if err != nil {
+		// All or nothing: a topic is never left with some of its
+		// partitions on disk and none in the catalog.
+		if len(created) > 0 {
+			l.undoCreate(topic, created, err)
+		}
+		return err
+	}
+	if len(created) > 0 {
 		next := maps.Clone(cur)
 		for _, p := range created {
 			next[p.tp] = p
 		}
 		l.parts.Store(&next)
+		l.changes.Add(1)
 	}
 	return err
 }
@@ -191,11 +228,13 @@ func (l *Log) createPartition(tp TopicPartition) (*partition, error) {
 	s := newSegment(p.dir, 0, nil)
 	f, _, err := l.fs.OpenFile(s.path, true)
 	if err != nil {
+		_ = l.fs.Remove(p.dir) // an empty directory only: the one made just now
 		return nil, fmt.Errorf("%w: partition %s: %w", ErrStorage, tp, err)
 	}
 	if err := l.fs.SyncDir(p.dir); err != nil {
 		_ = f.Close()
 		_ = l.fs.Remove(s.path)
+		_ = l.fs.Remove(p.dir)
 		return nil, fmt.Errorf("%w: partition %s: sync %s: %w", ErrStorage, tp, p.dir, err)
 	}
 	s.f = f
@@ -204,16 +243,25 @@ func (l *Log) createPartition(tp TopicPartition) (*partition, error) {
 	return p, nil
 }
 
+// Fresh reports whether Open made the log directory: there were no logs
+// before, as in a data directory from before partition logs existed.
+func (l *Log) Fresh() bool { return l.fresh }
+
 // Partitions lists every partition, sorted by topic and partition.
 func (l *Log) Partitions() []TopicPartition {
 	tps := slices.Collect(maps.Keys(*l.parts.Load()))
+	sortPartitions(tps)
+	return tps
+}
+
+// sortPartitions sorts tps by topic and partition.
+func sortPartitions(tps []TopicPartition) {
 	slices.SortFunc(tps, func(a, b TopicPartition) int {
 		if c := strings.Compare(a.Topic, b.Topic); c != 0 {
 			return c
 		}
 		return int(a.Partition) - int(b.Partition)
 	})
-	return tps
 }
 
 func (l *Log) lookup(topic string, partition int32) *partition {
@@ -238,11 +286,14 @@ func (l *Log) partition(topic string, partition int32) (*partition, error) {
 // written, not durable: Wait on the Pending for that. A retry of one of
 // an idempotent producer's last five batches is not written again: its
 // Pending reports the original offsets once they are durable. An error
-// means nothing was stored: ErrUnknownPartition, ErrOutOfOrderSequence,
-// ErrInvalidProducerEpoch, ErrStorage, ErrClosed.
+// means nothing was stored: ErrUnknownPartition, ErrUnknownProducerID,
+// ErrOutOfOrderSequence, ErrInvalidProducerEpoch, ErrStorage, ErrClosed.
 func (l *Log) Append(topic string, partition int32, b Batch) (*Pending, error) {
 	if b.raw == nil {
 		return nil, fmt.Errorf("%w: batch not validated", ErrInvalidRecord)
+	}
+	if b.h.idempotent() && !l.pids.issued(b.h.producerID) {
+		return nil, fmt.Errorf("%w: producer id %d was never handed out by InitProducerId", ErrUnknownProducerID, b.h.producerID)
 	}
 	p, err := l.partition(topic, partition)
 	if err != nil {
@@ -283,9 +334,17 @@ func (l *Log) Close() error {
 		p.mu.Unlock()
 	}
 	errs := []error{l.flush.stop()}
+	if l.ckpt != nil {
+		close(l.ckpt.stopc)
+		<-l.ckpt.donec
+		errs = append(errs, l.ckpt.write())
+	}
 	for _, p := range parts {
 		errs = append(errs, p.closeFiles())
 		p.notify(-1)
+	}
+	for _, p := range parts {
+		l.files.forget(p.segments)
 	}
 	l.closeErr = errors.Join(errs...)
 	return l.closeErr

@@ -20,7 +20,7 @@ func (l *Log) Offsets(topic string, partition int32) (logStart, highWatermark in
 
 // timeCandidate is a segment a timestamp lookup scans, found under mu.
 type timeCandidate struct {
-	f        segmentFile
+	f        segmentFile // opened by open, for the lookup alone
 	path     string
 	start    int64 // scan from here
 	limit    int64 // bytes readers may see
@@ -30,6 +30,14 @@ type timeCandidate struct {
 	next     int   // index of the segment after it
 }
 
+// open opens the candidate's file for a lookup: its own descriptor, so
+// that no lookup holds a segment's file open for the partition.
+func (c *timeCandidate) open(l *Log) error {
+	f, _, err := l.fs.OpenFile(c.path, false)
+	c.f = f
+	return err
+}
+
 // candidate returns the first segment at or after index i that holds
 // durable batches; ok is false when there is none.
 func (p *partition) candidate(i int, ts int64) (c timeCandidate, ok bool) {
@@ -37,7 +45,7 @@ func (p *partition) candidate(i int, ts int64) (c timeCandidate, ok bool) {
 	defer p.mu.Unlock()
 	for ; i < len(p.segments); i++ {
 		s := p.segments[i]
-		c = timeCandidate{f: s.f, path: s.path, limit: s.size, maxTS: s.maxTS, maxAt: s.maxTSOffset, next: i + 1}
+		c = timeCandidate{path: s.path, limit: s.size, maxTS: s.maxTS, maxAt: s.maxTSOffset, next: i + 1}
 		if s == p.durable.seg {
 			c.limit, c.maxTS, c.maxAt = p.durable.size, p.durable.maxTS, p.durable.maxTSOffset
 		}
@@ -78,25 +86,38 @@ func (l *Log) OffsetForTime(topic string, partition int32, ts int64) (offset, ti
 		if !ok {
 			return -1, -1, nil
 		}
-		w := fileScanner{f: c.f, limit: c.limit, buf: *sp}
-		for pos := c.start; pos < c.limit; {
-			h, err := w.header(pos)
-			if err != nil {
-				return 0, 0, p.lookupErr(c.path, err)
-			}
-			if h.maxTimestamp >= ts {
-				off, t, err := l.findRecord(c.f, pos, &h, func(t int64) bool { return t >= ts })
-				if err != nil {
-					return 0, 0, p.lookupErr(c.path, err)
-				}
-				if off >= 0 {
-					return off, t, nil
-				}
-			}
-			pos += h.size()
+		if off, t, err := l.scanForTime(p, c, ts, *sp); err != nil || off >= 0 {
+			return off, t, err
 		}
 		i = c.next
 	}
+}
+
+// scanForTime is OffsetForTime's scan of one candidate segment, through
+// a file opened for it; -1 if no record in it qualifies.
+func (l *Log) scanForTime(p *partition, c timeCandidate, ts int64, scratch []byte) (offset, timestamp int64, err error) {
+	if err := c.open(l); err != nil {
+		return 0, 0, p.lookupErr(c.path, err)
+	}
+	defer c.f.Close()
+	w := fileScanner{f: c.f, limit: c.limit, buf: scratch}
+	for pos := c.start; pos < c.limit; {
+		h, err := w.header(pos)
+		if err != nil {
+			return 0, 0, p.lookupErr(c.path, err)
+		}
+		if h.maxTimestamp >= ts {
+			off, t, err := l.findRecord(c.f, pos, &h, func(t int64) bool { return t >= ts })
+			if err != nil {
+				return 0, 0, p.lookupErr(c.path, err)
+			}
+			if off >= 0 {
+				return off, t, nil
+			}
+		}
+		pos += h.size()
+	}
+	return -1, -1, nil
 }
 
 // MaxTimestamp returns the offset and timestamp of the record with the
@@ -127,6 +148,10 @@ func (l *Log) MaxTimestamp(topic string, partition int32) (offset, timestamp int
 	}
 	sp := l.getScratch()
 	defer l.scratch.Put(sp)
+	if err := best.open(l); err != nil {
+		return 0, 0, p.lookupErr(best.path, err)
+	}
+	defer best.f.Close()
 	w := fileScanner{f: best.f, limit: best.limit, buf: *sp}
 	for pos := best.maxAtPos; pos < best.limit; {
 		h, err := w.header(pos)

@@ -98,10 +98,65 @@ func (m *memFS) Remove(p string) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	p = clean(p)
+	if m.dirs[p] {
+		for q := range m.files {
+			if path.Dir(q) == p {
+				return fmt.Errorf("remove %s: directory not empty", p)
+			}
+		}
+		for q := range m.dirs {
+			if q != p && path.Dir(q) == p {
+				return fmt.Errorf("remove %s: directory not empty", p)
+			}
+		}
+		delete(m.dirs, p)
+		return nil
+	}
 	if _, ok := m.files[p]; !ok {
 		return fmt.Errorf("remove %s: %w", p, fs.ErrNotExist)
 	}
 	delete(m.files, p)
+	return nil
+}
+
+// Rename moves a file, or a directory with the files and directories
+// under it.
+func (m *memFS) Rename(oldPath, newPath string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	oldPath, newPath = clean(oldPath), clean(newPath)
+	if _, ok := m.files[newPath]; ok || m.dirs[newPath] {
+		return fmt.Errorf("rename %s: %w", newPath, fs.ErrExist)
+	}
+	if d, ok := m.files[oldPath]; ok {
+		delete(m.files, oldPath)
+		m.files[newPath] = d
+		return nil
+	}
+	if !m.dirs[oldPath] {
+		return fmt.Errorf("rename %s: %w", oldPath, fs.ErrNotExist)
+	}
+	moved := func(p string) (string, bool) {
+		if p == oldPath {
+			return newPath, true
+		}
+		if rest, ok := strings.CutPrefix(p, oldPath+"/"); ok {
+			return newPath + "/" + rest, true
+		}
+		return "", false
+	}
+	for p, d := range m.files {
+		if q, ok := moved(p); ok {
+			delete(m.files, p)
+			m.files[q] = d
+		}
+	}
+	for p := range m.dirs {
+		if q, ok := moved(p); ok {
+			delete(m.dirs, p)
+			m.dirs[q] = true
+		}
+	}
 	return nil
 }
 

@@ -173,6 +173,7 @@ func (p *partition) roll(base int64) (*segment, error) {
 	}
 	s.f = f
 	old.seal()
+	old.release()
 	p.segments = append(p.segments, s)
 	p.needDirSync = true
 	return s, nil
@@ -206,7 +207,7 @@ func (p *partition) rollback(cause error) {
 	i := slices.Index(p.segments, d.seg)
 	for _, s := range p.segments[i+1:] {
 		p.bytes -= s.size
-		_ = s.f.Close()
+		s.closeFile()
 		if err := p.l.fs.Remove(s.path); err != nil {
 			errs = append(errs, err)
 		}
@@ -214,7 +215,17 @@ func (p *partition) rollback(cause error) {
 	clear(p.segments[i+1:])
 	p.segments = p.segments[:i+1]
 	p.bytes -= d.seg.size - d.size
-	if err := d.seg.f.Truncate(d.size); err != nil {
+	d.seg.closeUnused = false // active again
+	if d.seg.f == nil {
+		f, _, err := p.l.fs.OpenFile(d.seg.path, false)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("reopen %s: %w", d.seg.path, err))
+		}
+		d.seg.f = f
+	}
+	if d.seg.f == nil {
+		// The open failed: nothing to truncate with (errs says why).
+	} else if err := d.seg.f.Truncate(d.size); err != nil {
 		errs = append(errs, fmt.Errorf("truncate %s to %d: %w", d.seg.path, d.size, err))
 	} else if err := d.seg.f.Sync(); err != nil {
 		// Best effort: the next flush's sync covers the new size too.
@@ -251,7 +262,13 @@ func (p *partition) beginSync() (syncJob, bool) {
 	j := syncJob{
 		p: p, g: p.open, dirSync: p.needDirSync,
 		target: durablePoint{end: p.logEnd, seg: a, size: a.size, maxTS: a.maxTS, maxTSOffset: a.maxTSOffset},
-		files:  slices.Clone(p.segments[slices.Index(p.segments, p.durable.seg):]),
+	}
+	// A segment rolled since the last round was synced by the roll; if
+	// its file is closed already there is nothing left to sync in it.
+	for _, s := range p.segments[slices.Index(p.segments, p.durable.seg):] {
+		if f := s.use(); f != nil {
+			j.files = append(j.files, syncFile{s: s, f: f})
+		}
 	}
 	p.inflight, p.inflightEnd = p.open, p.logEnd
 	p.open, p.needDirSync = nil, false
@@ -264,12 +281,16 @@ func (p *partition) beginSync() (syncJob, bool) {
 // Called by the flusher.
 func (p *partition) endSync(j *syncJob) {
 	p.mu.Lock()
+	for _, sf := range j.files {
+		sf.s.done()
+	}
 	p.inflight = nil
 	var drop []*segment
 	var gerr error
 	if j.err == nil {
 		p.durable = j.target
 		p.hw.Store(j.target.end)
+		p.l.changes.Add(1)
 		p.producers.durable(j.target.end)
 		if p.failed != nil {
 			cause := p.failed

@@ -100,7 +100,7 @@ func TestSequenceRules(t *testing.T) {
 func TestProducerStateRebuiltAtOpen(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	l, err := Open(testConfig(t, dir))
+	l, err := openAnyPID(testConfig(t, dir))
 	require.NoError(t, err)
 	require.NoError(t, l.CreatePartitions("t", 1))
 	produce(t, l, "t", 0, idem(t, 4, 1, 0, 2))

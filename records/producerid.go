@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"math"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 )
 
 // producerIDFile, in the log directory, records how far producer ids have
@@ -37,13 +39,21 @@ type producerIDs struct {
 	mu    sync.Mutex
 	next  int64 // guarded by mu: the next id to hand out
 	limit int64 // guarded by mu: ids below limit are reserved in the file
+
+	// bound is the producer-id high-water mark: no id at or above it was
+	// ever handed out (the reserved limit; next in memory). Produce
+	// refuses a batch whose producer id is not below it.
+	bound atomic.Int64
 }
 
-// openProducerIDs reads the block file in dir and starts after both what
-// it records and fromLogs (one past the largest id in the logs, which
-// also covers a file lost or written by an older version).
-func openProducerIDs(fs fileSystem, dir string, fromLogs int64) (*producerIDs, error) {
-	p := &producerIDs{fs: fs, next: max(fromLogs, 0)}
+// openProducerIDs reads the block file in dir and starts after what it
+// records. The ids the logs hold are not trusted over the file: a batch
+// may carry any id a client wrote into it, and one forged id near
+// MaxInt64 would otherwise exhaust the ids for good. Only without a file
+// (one lost, or a log directory from before it existed) does allocation
+// start after fromLogs, one past the largest id in the logs.
+func openProducerIDs(fs fileSystem, dir string, fromLogs int64, logger *slog.Logger) (*producerIDs, error) {
+	p := &producerIDs{fs: fs}
 	if dir == "" {
 		p.limit = math.MaxInt64
 		return p, nil
@@ -51,7 +61,13 @@ func openProducerIDs(fs fileSystem, dir string, fromLogs int64) (*producerIDs, e
 	p.path = filepath.Join(dir, producerIDFile)
 	data, err := fs.ReadFile(p.path)
 	if isNotExist(err) {
+		p.next = max(fromLogs, 0)
 		p.limit = p.next
+		p.bound.Store(p.limit)
+		if p.next > 0 {
+			logger.Warn("no producer id file; handing out ids after the largest one the logs hold",
+				"file", p.path, "next", p.next)
+		}
 		return p, nil
 	}
 	if err != nil {
@@ -66,10 +82,19 @@ func openProducerIDs(fs fileSystem, dir string, fromLogs int64) (*producerIDs, e
 	if f.Version != producerIDsVersion || f.Next < 0 {
 		return nil, fmt.Errorf("%w: %s: version %d, next %d", ErrCorrupt, p.path, f.Version, f.Next)
 	}
-	p.next = max(p.next, f.Next)
+	if fromLogs > f.Next {
+		logger.Warn("the logs hold batches with producer ids this broker never handed out; ignoring them for allocation",
+			"file", p.path, "next", f.Next, "largest_in_logs", fromLogs-1)
+	}
+	p.next = f.Next
 	p.limit = p.next
+	p.bound.Store(p.limit)
 	return p, nil
 }
+
+// issued reports whether id may have been handed out: it lies below the
+// high-water mark of reserved ids.
+func (p *producerIDs) issued(id int64) bool { return id < p.bound.Load() }
 
 // allocate hands out the next id, reserving a new block first if needed.
 func (p *producerIDs) allocate() (int64, error) {
@@ -85,8 +110,20 @@ func (p *producerIDs) allocate() (int64, error) {
 			return 0, fmt.Errorf("%w: reserve producer ids: %w", ErrStorage, err)
 		}
 		p.limit = limit
+		p.raise(limit)
 	}
 	id := p.next
 	p.next++
+	if p.path == "" {
+		p.raise(p.next)
+	}
 	return id, nil
+}
+
+// raise moves the high-water mark up to n; it never moves down. Called
+// with mu held.
+func (p *producerIDs) raise(n int64) {
+	if n > p.bound.Load() {
+		p.bound.Store(n)
+	}
 }

@@ -1,6 +1,8 @@
 package records
 
 import (
+	"log/slog"
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -38,7 +40,7 @@ func TestProducerIDsNeverReused(t *testing.T) {
 func TestProducerIDsPastTheLogs(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	l, err := Open(testConfig(t, dir))
+	l, err := openAnyPID(testConfig(t, dir))
 	require.NoError(t, err)
 	require.NoError(t, l.CreatePartitions("t", 1))
 	produce(t, l, "t", 0, build(t, spec{pid: 5000, seq: 0, idem: true}))
@@ -100,4 +102,80 @@ func TestProducerIDFileWriteFails(t *testing.T) {
 	id, _, err := l.InitProducerID()
 	require.NoError(t, err)
 	require.Equal(t, int64(0), id)
+}
+
+// TestProduceUnknownProducerID refuses an idempotent batch whose producer
+// id was never handed out: at or above the reserved block's end.
+func TestProduceUnknownProducerID(t *testing.T) {
+	t.Parallel()
+	l := openStrict(t, testConfig(t, t.TempDir()))
+	require.NoError(t, l.CreatePartitions("t", 1))
+	_, err := tryProduce(l, "t", 0, build(t, spec{pid: 0, idem: true}))
+	require.ErrorIs(t, err, ErrUnknownProducerID)
+	require.ErrorContains(t, err, "producer id 0 was never handed out")
+
+	id, _, err := l.InitProducerID()
+	require.NoError(t, err)
+	require.Equal(t, int64(0), id)
+	a := produce(t, l, "t", 0, build(t, spec{pid: 0, idem: true}))
+	require.Equal(t, int64(0), a.BaseOffset)
+	// The rest of the block is reserved in the file: below the mark.
+	a = produce(t, l, "t", 0, build(t, spec{pid: producerIDBlock - 1, idem: true}))
+	require.Equal(t, int64(1), a.BaseOffset)
+	for _, pid := range []int64{producerIDBlock, math.MaxInt64 - 1} {
+		_, err := tryProduce(l, "t", 0, build(t, spec{pid: pid, idem: true}))
+		require.ErrorIs(t, err, ErrUnknownProducerID, "pid %d", pid)
+	}
+	st, err := l.PartitionStats("t", 0)
+	require.NoError(t, err)
+	require.Equal(t, int64(2), st.HighWatermark)
+	// A batch without a producer id is not checked.
+	produce(t, l, "t", 0, build(t, spec{pid: -1}))
+}
+
+// TestProducerIDsInMemoryChecked refuses, in memory, the ids not handed
+// out yet.
+func TestProducerIDsInMemoryChecked(t *testing.T) {
+	t.Parallel()
+	l := openStrict(t, testConfig(t, ""))
+	require.NoError(t, l.CreatePartitions("t", 1))
+	_, err := tryProduce(l, "t", 0, build(t, spec{pid: 0, idem: true}))
+	require.ErrorIs(t, err, ErrUnknownProducerID)
+	_, _, err = l.InitProducerID()
+	require.NoError(t, err)
+	produce(t, l, "t", 0, build(t, spec{pid: 0, idem: true}))
+	_, err = tryProduce(l, "t", 0, build(t, spec{pid: 1, idem: true}))
+	require.ErrorIs(t, err, ErrUnknownProducerID)
+}
+
+// TestForgedProducerIDInLogs starts with a log that holds a batch with
+// producer id MaxInt64-1 (written before ids were checked, or by hand):
+// the block file wins, InitProducerId keeps handing out ids, and the
+// stray id is reported once at Warn.
+func TestForgedProducerIDInLogs(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	l, err := openAnyPID(testConfig(t, dir))
+	require.NoError(t, err)
+	require.NoError(t, l.CreatePartitions("t", 1))
+	id, _, err := l.InitProducerID()
+	require.NoError(t, err)
+	require.Equal(t, int64(0), id)
+	produce(t, l, "t", 0, build(t, spec{pid: math.MaxInt64 - 1, idem: true}))
+	require.NoError(t, l.Close())
+
+	cfg := testConfig(t, dir)
+	logs, rec := newTestLogger(t)
+	cfg.Logger = logs
+	l = openStrict(t, cfg)
+	for want := int64(producerIDBlock); want < producerIDBlock+3; want++ {
+		id, _, err := l.InitProducerID()
+		require.NoError(t, err)
+		require.Equal(t, want, id)
+	}
+	warns := rec.find(slog.LevelWarn, "producer ids this broker never handed out")
+	require.Len(t, warns, 1)
+	require.Contains(t, warns[0], "largest_in_logs=9223372036854775806")
+	_, err = tryProduce(l, "t", 0, build(t, spec{pid: math.MaxInt64 - 1, seq: 1, idem: true}))
+	require.ErrorIs(t, err, ErrUnknownProducerID)
 }

@@ -2,6 +2,7 @@ package records
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -86,7 +87,8 @@ func (l *Log) getScratch() *[]byte {
 
 // readPlan is where one segment's part of a read lies, found under mu.
 type readPlan struct {
-	f     segmentFile
+	seg   *segment
+	f     segmentFile // the active segment's shared file, or nil: a sealed one (Log.files)
 	path  string
 	start int64 // a batch position at or before the batch holding the offset
 	limit int64 // bytes of the segment readers may see
@@ -110,7 +112,7 @@ func (p *partition) plan(offset int64) (rp readPlan, res ReadResult, ok bool, er
 	}
 	i := sort.Search(len(p.segments), func(i int) bool { return p.segments[i].base > offset }) - 1
 	s := p.segments[i]
-	rp = readPlan{f: s.f, path: s.path, start: s.offsetFloor(offset), limit: s.size}
+	rp = readPlan{seg: s, f: s.use(), path: s.path, start: s.offsetFloor(offset), limit: s.size}
 	if s == p.durable.seg {
 		rp.limit = p.durable.size
 	}
@@ -132,13 +134,16 @@ func (p *partition) read(offset, maxBytes int64, atLeastOne bool, out readOut, s
 		if err != nil || !ok {
 			break // the high watermark, or Close: return what we have
 		}
-		added, next, more, err := p.readSegment(rp, offset, maxBytes-int64(len(out.buf)), atLeastOne && len(out.buf) == 0, &out, scratch)
+		added, next, more, err := p.readPlanned(rp, offset, maxBytes-int64(len(out.buf)), atLeastOne && len(out.buf) == 0, &out, scratch)
 		if err != nil {
 			if len(out.buf) > 0 {
 				break
 			}
 			if p.l.closed.Load() {
 				return res, ErrClosed
+			}
+			if errors.Is(err, ErrCorruptMessage) {
+				return res, err
 			}
 			if offset < p.logStart.Load() {
 				return res, fmt.Errorf("%w: partition %s: offset %d deleted by retention while read", ErrOffsetOutOfRange, p, offset)
@@ -152,6 +157,27 @@ func (p *partition) read(offset, maxBytes int64, atLeastOne bool, out readOut, s
 	}
 	res.Records = out.buf
 	return res, nil
+}
+
+// readPlanned is readSegment on the file plan found: the active
+// segment's shared one, given back after, or an older segment's, from
+// the Log's cache of open files.
+func (p *partition) readPlanned(rp readPlan, offset, budget int64, atLeastOne bool, out *readOut, scratch []byte) (added, next int64, more bool, err error) {
+	if rp.f != nil {
+		defer func() {
+			p.mu.Lock()
+			rp.seg.done()
+			p.mu.Unlock()
+		}()
+	} else {
+		e, err := p.l.files.acquire(rp.seg)
+		if err != nil {
+			return 0, offset, false, err
+		}
+		defer p.l.files.release(e)
+		rp.f = e.f
+	}
+	return p.readSegment(rp, offset, budget, atLeastOne, out, scratch)
 }
 
 // readSegment appends to out the whole batches of one segment from the
@@ -190,7 +216,9 @@ func (p *partition) readSegment(rp readPlan, offset, budget int64, atLeastOne bo
 		}
 		return 0, offset, false, rerr
 	}
-	// Keep whole batches only.
+	// Keep whole batches only, each with the CRC it claims: a batch
+	// damaged on disk since it was written is never served. The batches
+	// before it are; the next read starts at it and gets the error.
 	k := int64(0)
 	next = offset
 	for k+batchHeaderBytes <= n {
@@ -200,11 +228,36 @@ func (p *partition) readSegment(rp readPlan, offset, budget int64, atLeastOne bo
 			break
 		}
 		hb := parseHeader(b)
+		if sum := checksum(b[:size]); sum != hb.crc {
+			if k == 0 {
+				out.buf = buf[:old]
+				return 0, offset, false, p.corrupt(rp.path, pos, &hb, sum)
+			}
+			break
+		}
 		next = hb.nextOffset()
 		k += size
 	}
 	out.buf = buf[:old+int(k)]
 	return k, next, pos+k >= rp.limit, nil
+}
+
+// corrupt counts and reports a stored batch whose CRC does not match,
+// found by a read at pos of the segment at path, and returns the read's
+// error (ErrCorruptMessage: Kafka's fetch answers CORRUPT_MESSAGE for a
+// CorruptRecordException from the log). The log line is rate-limited:
+// every Fetch of the partition meets the same batch until an operator
+// acts.
+func (p *partition) corrupt(path string, pos int64, h *header, sum uint32) error {
+	err := fmt.Errorf("%w: partition %s: %s at byte %d: batch at offset %d has stored crc %d, computed crc %d",
+		ErrCorruptMessage, p, path, pos, h.baseOffset, h.crc, sum)
+	p.l.stats.corruptReads.Add(1)
+	if n, ok := p.l.corruptLog.allow(p.l.cfg.Now()); ok {
+		p.l.cfg.Logger.Error("corrupt batch in the log; reads of it fail with CORRUPT_MESSAGE",
+			"topic", p.tp.Topic, "partition", p.tp.Partition, "file", path, "byte", pos,
+			"offset", h.baseOffset, "stored_crc", h.crc, "computed_crc", sum, "suppressed", n)
+	}
+	return err
 }
 
 // Readable bounds the bytes Read could return from offset: from the

@@ -2,6 +2,8 @@ package records
 
 import (
 	"bytes"
+	"fmt"
+	"log/slog"
 	"runtime"
 	"testing"
 
@@ -242,4 +244,54 @@ func TestReadAlloc(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, asked, st.Segments, "one buffer per segment read")
 	require.Equal(t, len(res.Records), asked[len(asked)-1], "the last holds everything")
+}
+
+// TestReadCorruptBatch: a byte flipped in the record data of an older
+// segment passes Open (older segments are walked by headers), and every
+// read that reaches that batch fails with ErrCorruptMessage naming the
+// file and byte; the batches before it are still served, the corruption
+// is counted, and the Error line is not repeated per read.
+func TestReadCorruptBatch(t *testing.T) {
+	t.Parallel()
+	fx := writeFixture(t, 12, 1200)
+	require.Greater(t, len(fx.segs), 2)
+	// The second batch of the oldest segment: its last byte is record data.
+	first := int64(len(fx.batches[0]))
+	second := fx.batches[1]
+	flipByte(t, fx.path(0), first+int64(len(second))-1)
+
+	l, logs, err := fx.reopen(t)
+	require.NoError(t, err)
+	require.Empty(t, logs.find(slog.LevelError, ""), "Open does not look inside older batches")
+
+	res, err := l.Read("t", 0, 0, 1<<20, true, nil)
+	require.NoError(t, err)
+	require.Equal(t, fx.batches[0], res.Records, "the batch before the damage is served alone")
+
+	h := parseHeader(second)
+	for range 3 {
+		_, err = l.Read("t", 0, h.baseOffset, 1<<20, true, nil)
+		require.ErrorIs(t, err, ErrCorruptMessage)
+		require.ErrorContains(t, err, fmt.Sprintf("%s at byte %d: batch at offset %d has stored crc %d", fx.path(0), first, h.baseOffset, h.crc))
+	}
+	require.Equal(t, int64(3), l.Stats().CorruptReads)
+	lines := logs.find(slog.LevelError, "corrupt batch in the log")
+	require.Len(t, lines, 1)
+	require.Contains(t, lines[0], "file="+fx.path(0))
+
+	// Past the damage, reads go on.
+	third := parseHeader(fx.batches[2])
+	res, err = l.Read("t", 0, third.baseOffset, 1<<20, false, nil)
+	require.NoError(t, err)
+	require.Equal(t, fx.batches[2], res.Records[:len(fx.batches[2])])
+}
+
+// BenchmarkChecksum is the CRC-32C a read computes over every batch it
+// serves, over 1 MiB.
+func BenchmarkChecksum(b *testing.B) {
+	buf := make([]byte, 1<<20)
+	b.SetBytes(int64(len(buf)))
+	for b.Loop() {
+		_ = checksum(buf)
+	}
 }

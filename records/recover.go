@@ -89,6 +89,7 @@ func (l *Log) recoverPartition(tp TopicPartition, w *fileScanner) (*partition, i
 		}
 		if !newest {
 			s.seal()
+			s.closeFile() // opened again on demand
 		}
 		p.bytes += s.size
 		next = s.next
@@ -168,6 +169,10 @@ func (l *Log) recoverTail(p *partition, s *segment, w *fileScanner, pos int64, b
 		return fmt.Errorf("records: read %s: %w", s.path, err)
 	} else if at >= 0 {
 		return fmt.Errorf("%w: %s at byte %d: %s, and a sound batch follows at byte %d", ErrCorrupt, s.path, pos, bad, at)
+	}
+	if e, ok := l.want[p.tp]; ok && s.next < e.hw {
+		return l.loss([]string{fmt.Sprintf("partition %s: %s at byte %d: %s, but offsets up to %d were acknowledged, and cutting the tail there would leave the log ending at %d",
+			p.tp, s.path, pos, bad, e.hw, s.next)})
 	}
 	h, _ := w.header(pos)
 	whole := size-pos >= batchHeaderBytes && h.length >= batchHeaderBytes-logOverhead && h.size() <= size-pos

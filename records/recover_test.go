@@ -2,6 +2,7 @@ package records
 
 import (
 	"errors"
+	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -28,7 +29,7 @@ func writeFixture(t *testing.T, n int, segmentBytes int64) *fixture {
 	t.Helper()
 	cfg := testConfig(t, t.TempDir())
 	cfg.SegmentBytes = segmentBytes
-	l, err := Open(cfg)
+	l, err := openAnyPID(cfg)
 	require.NoError(t, err)
 	require.NoError(t, l.CreatePartitions("t", 1))
 	fx := &fixture{dir: cfg.Dir, pdir: filepath.Join(cfg.Dir, "t-0")}
@@ -63,7 +64,7 @@ func (fx *fixture) reopen(t *testing.T) (*Log, *testLogger, error) {
 	logger, logs := newTestLogger(t)
 	cfg := testConfig(t, fx.dir)
 	cfg.Logger = logger
-	l, err := Open(cfg)
+	l, err := openAnyPID(cfg)
 	if err == nil {
 		t.Cleanup(func() { _ = l.Close() })
 	}
@@ -143,7 +144,22 @@ func TestRecoverCorruptLastBatch(t *testing.T) {
 	last := fx.batches[len(fx.batches)-1]
 	at := fx.sizes[0] - int64(len(last))
 	flipByte(t, fx.newest(), at+int64(len(last))-3)
+	before, err := os.ReadFile(fx.newest())
+	require.NoError(t, err)
 
+	// The clean Close checkpointed the batch as acknowledged: cutting it
+	// would lose it, so Open refuses and changes nothing.
+	_, _, err = fx.reopen(t)
+	require.ErrorIs(t, err, ErrDataLoss)
+	require.ErrorContains(t, err, fmt.Sprintf("partition t-0: %s at byte %d: stored crc", fx.newest(), at))
+	require.ErrorContains(t, err, fmt.Sprintf("offsets up to %d were acknowledged", fx.end()))
+	after, err := os.ReadFile(fx.newest())
+	require.NoError(t, err)
+	require.Equal(t, before, after)
+	require.NoFileExists(t, fx.newest()+".cut-1")
+
+	// After a crash no checkpoint covers the last batch: it is cut.
+	require.NoError(t, os.Remove(filepath.Join(fx.dir, checkpointFile)))
 	l, logs, err := fx.reopen(t)
 	require.NoError(t, err)
 	require.Equal(t, fx.batches[:5], readAll(t, l, "t", 0))

@@ -40,11 +40,36 @@ func (p *partition) retain() []*segment {
 // reader still reading one gets an error and finds its offset below the
 // log start. A file that cannot be removed comes back at the next Open,
 // below the log start it had: harmless, and logged.
+//
+// The checkpoint is written first, with the new log start: Open takes a
+// log start past the checkpoint's for deleted data. If it cannot be
+// written, the files stay (closed) and the next Open finds them again.
 func (p *partition) remove(drop []*segment) {
+	if len(drop) == 0 {
+		return
+	}
+	if p.l.ckpt != nil {
+		if err := p.l.ckpt.write(); err != nil {
+			p.l.cfg.Logger.Warn("checkpoint not written; segments past retention kept until the next start", "err", err)
+			p.release(drop)
+			return
+		}
+	}
+	p.release(drop)
+	p.l.files.forget(drop)
 	for _, s := range drop {
-		_ = s.f.Close()
 		if err := p.l.fs.Remove(s.path); err != nil {
 			p.l.cfg.Logger.Warn("cannot delete segment past retention", "file", s.path, "err", err)
 		}
+	}
+}
+
+// release closes the files of segments taken off the log (at once, or
+// when the reads still using them are done).
+func (p *partition) release(drop []*segment) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, s := range drop {
+		s.release()
 	}
 }

@@ -44,12 +44,22 @@ type indexEntry struct {
 }
 
 // segment is one file of a partition's log: batches back to back, the
-// first starting at offset base. The fields after f are guarded by the
-// partition's mu.
+// first starting at offset base. f and the fields after it are guarded
+// by the partition's mu.
+//
+// Only the active (newest) segment keeps its file open: an idle
+// partition holds one descriptor, however many segments it has. A read
+// of an older segment opens the file for itself and closes it after. The
+// active segment's file is shared: a read or flush using it outside mu
+// counts itself in users, and a roll closes the file once the last of
+// them is done.
 type segment struct {
 	base int64
 	path string
-	f    segmentFile
+	f    segmentFile // nil once sealed and no user is left
+
+	users       int  // reads and flushes using f outside mu
+	closeUnused bool // sealed: close f when users drops to 0
 
 	size        int64        // bytes written
 	next        int64        // offset after the last batch written
@@ -186,4 +196,43 @@ func (w *fileScanner) checksum(pos, size int64) (uint32, error) {
 		p += n
 	}
 	return sum, nil
+}
+
+// use returns the segment's open file for a read or sync outside mu, or
+// nil if the segment is sealed and closed (the caller opens it by path).
+// Each non-nil result must be given back with done. Called with the
+// partition's mu held.
+func (s *segment) use() segmentFile {
+	if s.f != nil {
+		s.users++
+	}
+	return s.f
+}
+
+// done gives back a file use returned, closing it if the segment was
+// sealed meanwhile and this was its last user. Called with the
+// partition's mu held.
+func (s *segment) done() {
+	s.users--
+	if s.users == 0 && s.closeUnused {
+		s.closeFile()
+	}
+}
+
+// release closes a sealed segment's file, now or when its last user is
+// done. Called with the partition's mu held.
+func (s *segment) release() {
+	if s.users > 0 {
+		s.closeUnused = true
+		return
+	}
+	s.closeFile()
+}
+
+func (s *segment) closeFile() {
+	if s.f != nil {
+		_ = s.f.Close()
+		s.f = nil
+	}
+	s.closeUnused = false
 }

@@ -2,7 +2,9 @@ package records
 
 import (
 	"fmt"
+	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // Stats counts what a Log did since Open. Every field is cheap to read.
@@ -17,6 +19,7 @@ type Stats struct {
 	SegmentsDeleted int64 // segments deleted by retention
 	CutTails        int64 // torn or corrupt tails cut off at Open
 	StorageErrors   int64 // failed writes, syncs and rolls
+	CorruptReads    int64 // reads that met a stored batch whose CRC does not match
 }
 
 // counters are the Log's Stats, updated atomically.
@@ -27,6 +30,7 @@ type counters struct {
 	segmentsDeleted         atomic.Int64
 	cutTails                atomic.Int64
 	storageErrors           atomic.Int64
+	corruptReads            atomic.Int64
 }
 
 func (c *counters) appended(h *header, size int64) {
@@ -49,6 +53,7 @@ func (l *Log) Stats() Stats {
 		SegmentsDeleted: c.segmentsDeleted.Load(),
 		CutTails:        c.cutTails.Load(),
 		StorageErrors:   c.storageErrors.Load(),
+		CorruptReads:    c.corruptReads.Load(),
 	}
 }
 
@@ -85,4 +90,30 @@ func (l *Log) PartitionStats(topic string, partition int32) (PartitionStats, err
 	st.Waiters = len(p.watchers)
 	p.wmu.Unlock()
 	return st, nil
+}
+
+// logInterval is the least time between two lines of one kind of
+// repeated event (a corrupt batch that every Fetch of a partition meets).
+const logInterval = 10 * time.Second
+
+// limitedLog lets one log line of a kind through per logInterval and
+// counts the ones held back in between.
+type limitedLog struct {
+	mu         sync.Mutex
+	last       time.Time // guarded by mu
+	suppressed int       // guarded by mu
+}
+
+// allow reports whether a line may be logged at now, and how many were
+// held back since the last one.
+func (r *limitedLog) allow(now time.Time) (suppressed int, ok bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !r.last.IsZero() && now.Sub(r.last) < logInterval {
+		r.suppressed++
+		return 0, false
+	}
+	n := r.suppressed
+	r.last, r.suppressed = now, 0
+	return n, true
 }

@@ -44,3 +44,21 @@ func TestStats(t *testing.T) {
 	require.NoError(t, err)
 	require.Zero(t, ps.Waiters, "and no more once it is closed")
 }
+
+// TestLimitedLog lets one line through per interval and counts the ones
+// held back.
+func TestLimitedLog(t *testing.T) {
+	t.Parallel()
+	var r limitedLog
+	at := time.Unix(100, 0)
+	n, ok := r.allow(at)
+	require.True(t, ok)
+	require.Zero(t, n)
+	for i := range 4 {
+		_, ok = r.allow(at.Add(time.Duration(i) * time.Second))
+		require.False(t, ok)
+	}
+	n, ok = r.allow(at.Add(logInterval))
+	require.True(t, ok)
+	require.Equal(t, 4, n)
+}

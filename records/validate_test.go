@@ -342,7 +342,7 @@ func FuzzValidateBatch(f *testing.F) {
 		}
 		p, err := l.Append("f", 0, b)
 		if err != nil {
-			if errors.Is(err, ErrOutOfOrderSequence) || errors.Is(err, ErrInvalidProducerEpoch) {
+			if errors.Is(err, ErrOutOfOrderSequence) || errors.Is(err, ErrInvalidProducerEpoch) || errors.Is(err, ErrUnknownProducerID) {
 				return
 			}
 			t.Fatal(err)

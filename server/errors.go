@@ -66,6 +66,7 @@ var errorCodes = [...]struct {
 	{records.ErrOutOfOrderSequence, kerr.OutOfOrderSequenceNumber},
 	{records.ErrInvalidProducerEpoch, kerr.InvalidProducerEpoch},
 	{records.ErrInvalidTimestamp, kerr.InvalidTimestamp},
+	{records.ErrUnknownProducerID, kerr.InvalidProducerIDMapping},
 	// Transactions are out of scope. The code is not retriable, so a
 	// transactional producer stops at once and says why; the broker logs
 	// the refusal at Warn (docs/behavior-matrix.md).

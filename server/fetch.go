@@ -211,7 +211,8 @@ func (s *Server) fetchOnce(r *request, req *kmsg.FetchRequest, resp *kmsg.FetchR
 			rp.HighWatermark, rp.LastStableOffset, rp.LogStartOffset = res.HighWatermark, res.HighWatermark, res.LogStartOffset
 			if err != nil {
 				r.setCode(&rp.ErrorCode, s.code(err))
-				if !errors.Is(err, records.ErrOffsetOutOfRange) {
+				// records logs a corrupt batch itself, rate-limited.
+				if !errors.Is(err, records.ErrOffsetOutOfRange) && !errors.Is(err, records.ErrCorruptMessage) {
 					r.logger.Error("fetch failed", "topic", t.Topic, "partition", p.Partition, "err", err)
 				}
 				ready = true

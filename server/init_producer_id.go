@@ -13,6 +13,8 @@ package server
 
 import (
 	"fmt"
+	"sync"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -30,10 +32,38 @@ func (s *Server) handleInitProducerID(r *request, req *kmsg.InitProducerIDReques
 	}
 	id, epoch, err := s.log.InitProducerID()
 	if err != nil {
-		r.logger.Error("handing out a producer id failed", "err", err)
+		if n, ok := s.pidErrors.allow(time.Now()); ok {
+			r.logger.Error("handing out a producer id failed", "err", err, "suppressed", n)
+		}
 		r.setCode(&resp.ErrorCode, s.code(err))
 		return resp
 	}
 	resp.ProducerID, resp.ProducerEpoch = id, epoch
 	return resp
+}
+
+// everyInterval lets one log line of a kind through per interval and
+// counts the ones it holds back: a failing InitProducerId answered to a
+// retrying client costs a line a second, not one per request.
+type everyInterval struct {
+	mu         sync.Mutex
+	last       time.Time
+	suppressed int
+}
+
+// logInterval is the least time between two lines of one kind.
+const logInterval = time.Second
+
+// allow reports whether a line may be logged at now, and how many were
+// held back since the last one.
+func (e *everyInterval) allow(now time.Time) (suppressed int, ok bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if !e.last.IsZero() && now.Sub(e.last) < logInterval {
+		e.suppressed++
+		return 0, false
+	}
+	n := e.suppressed
+	e.last, e.suppressed = now, 0
+	return n, true
 }

@@ -2,6 +2,7 @@ package server
 
 import (
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -25,4 +26,22 @@ func TestInitProducerID(t *testing.T) {
 	assert.Equal(t, kerr.TransactionalIDAuthorizationFailed.Code, resp.ErrorCode)
 	assert.Equal(t, int64(-1), resp.ProducerID)
 	require.Len(t, e.logs.Find("transactional producer refused: transactions are not supported"), 1)
+}
+
+// TestEveryInterval lets the first line through, holds back the ones
+// within a second of it and reports how many it held back.
+func TestEveryInterval(t *testing.T) {
+	t.Parallel()
+	var e everyInterval
+	at := time.Unix(100, 0)
+	n, ok := e.allow(at)
+	require.True(t, ok)
+	require.Zero(t, n)
+	for i := range 3 {
+		_, ok = e.allow(at.Add(time.Duration(i) * 300 * time.Millisecond))
+		require.False(t, ok)
+	}
+	n, ok = e.allow(at.Add(time.Second))
+	require.True(t, ok)
+	require.Equal(t, 3, n)
 }

@@ -188,6 +188,7 @@ type Server struct {
 	budget       *budget
 	bufs         bufPool
 	faults       *Faults
+	pidErrors    everyInterval // rate-limits InitProducerId failures in the log
 
 	mu       sync.Mutex
 	conns    map[net.Conn]struct{} // guarded by mu

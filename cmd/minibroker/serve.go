@@ -57,6 +57,7 @@ type serveFlags struct {
 	retentionBytes    int64
 	maxMessageBytes   int
 	autoCreateTopics  bool
+	acceptDataLoss    bool
 	defaultPartitions int
 	maxFetchBytes     int
 	maxFetchWait      time.Duration
@@ -129,6 +130,7 @@ func parseServeFlags(args []string, stderr io.Writer) (*serveFlags, error) {
 	fs.Int64Var(&f.segmentBytes, "segment-bytes", records.DefaultSegmentBytes, "size at which a partition's active segment file rolls, in bytes (Kafka's log.segment.bytes)")
 	fs.Int64Var(&f.retentionBytes, "retention-bytes", 0, "bytes each partition keeps; older whole segments are deleted; 0: unlimited (Kafka's log.retention.bytes)")
 	fs.IntVar(&f.maxMessageBytes, "max-message-bytes", records.DefaultMaxMessageBytes, "largest record batch a producer may send, in bytes; more gets MESSAGE_TOO_LARGE (Kafka's message.max.bytes)")
+	fs.BoolVar(&f.acceptDataLoss, "accept-data-loss", false, "start even though acknowledged records are missing from the data dir (start-up refuses by default and names what is missing); each loss is logged at Error")
 	fs.BoolVar(&f.autoCreateTopics, "auto-create-topics", true, "create a topic a Metadata request names and allows to be created (Kafka's auto.create.topics.enable)")
 	fs.IntVar(&f.defaultPartitions, "default-partitions", 1, "partitions of an auto-created topic (Kafka's num.partitions)")
 	fs.IntVar(&f.maxFetchBytes, "max-fetch-bytes", server.DefaultMaxFetchBytes, "largest Fetch answer, whatever it asks for, in bytes (Kafka's fetch.max.bytes)")
@@ -280,6 +282,7 @@ func (f *serveFlags) config(logger *slog.Logger) broker.Config {
 		MaxMemberMetadataBytes: f.maxMemberMeta, MaxGroupMetadataBytes: f.maxGroupMeta,
 		IdleTimeout: f.idleTimeout, FrameReadTimeout: f.frameReadTimeout,
 		SegmentBytes: f.segmentBytes, RetentionBytes: f.retentionBytes, MaxMessageBytes: int32(f.maxMessageBytes),
+		AcceptDataLoss:     f.acceptDataLoss,
 		NoAutoCreateTopics: !f.autoCreateTopics, DefaultPartitions: int32(f.defaultPartitions),
 		MaxFetchBytes: int32(f.maxFetchBytes), MaxFetchWait: f.maxFetchWait,
 		Admin: f.admin, AdminToken: f.adminToken, Logger: logger,

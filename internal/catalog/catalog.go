@@ -1,10 +1,12 @@
 // Package catalog owns the topic catalog: every topic's name, partition
 // count and topic id, and its file <data-dir>/topics.json.
 //
-// A topic is created by saving the catalog first and only then showing
-// the topic to anybody: a Create that cannot reach the disk leaves the
-// catalog as it was, so a client never sees a topic that a restart would
-// take back. Topics are never deleted.
+// A topic is created by saving it first and only then showing it to
+// anybody: a Create that cannot reach the disk leaves the catalog as it
+// was, so a client never sees a topic that a restart would take back.
+// Topics are never deleted. A create appends one line to the journal
+// (journal.go) and syncs it, O(1) whatever the number of topics; Open,
+// Close and every foldEntries creates fold the journal into the file.
 //
 // The file, replaced atomically like the offsets file:
 //
@@ -80,6 +82,10 @@ type Config struct {
 	// shown: the broker creates the topic's partition logs there, so a
 	// topic is never visible without them. Its error fails the Create.
 	Prepare func(Topic) error
+	// Abandon, if set, runs for a topic Prepare succeeded for that could
+	// not be saved: the broker deletes the partition logs again, so a
+	// failed Create leaves nothing on disk.
+	Abandon func(Topic)
 	// Logger receives the catalog's events (topics created, a version 1
 	// file upgraded). Default: discard.
 	Logger *slog.Logger
@@ -87,9 +93,11 @@ type Config struct {
 
 // Catalog is the topic catalog. It is safe for concurrent use.
 type Catalog struct {
-	file          *file // nil: memory only
+	file          *file    // nil: memory only
+	journal       *journal // guarded by create; nil: memory only
 	maxPartitions int
 	prepare       func(Topic) error
+	abandon       func(Topic)
 	logger        *slog.Logger
 
 	// create serializes Create, so that topics are saved in the order
@@ -109,6 +117,7 @@ func Open(cfg Config) (*Catalog, error) {
 	c := &Catalog{
 		maxPartitions: cfg.MaxPartitions,
 		prepare:       cfg.Prepare,
+		abandon:       cfg.Abandon,
 		logger:        cfg.Logger,
 		topics:        map[string]Topic{},
 		byID:          map[ID]string{},
@@ -123,12 +132,25 @@ func Open(cfg Config) (*Catalog, error) {
 		return c, nil
 	}
 	c.file = newFile(cfg.Dir)
+	c.journal = newJournal(cfg.Dir)
 	topics, upgrade, err := c.file.load()
 	if err != nil {
 		return nil, err
 	}
+	topics, fromJournal, cut, err := loadJournal(c.journal.path, topics)
+	if err != nil {
+		return nil, err
+	}
+	if cut > 0 {
+		c.logger.Warn("torn last line cut off the topic journal", "path", c.journal.path, "bytes", cut)
+	}
 	for _, t := range topics {
 		c.add(t)
+	}
+	if fromJournal > 0 && !upgrade {
+		if err := c.fold(); err != nil {
+			return nil, err
+		}
 	}
 	if upgrade {
 		for name, t := range c.topics {
@@ -138,7 +160,7 @@ func Open(cfg Config) (*Catalog, error) {
 				c.byID[t.ID] = name
 			}
 		}
-		if err := c.file.save(c.topics); err != nil {
+		if err := c.fold(); err != nil {
 			return nil, fmt.Errorf("%w: upgrading %s: %w", ErrStorage, c.file.path, err)
 		}
 		c.logger.Info("topic catalog upgraded to version 2 with topic ids", "path", c.file.path, "topics", len(c.topics))
@@ -188,7 +210,6 @@ func (c *Catalog) Create(name string, partitions int32) (Topic, error) {
 	defer c.create.Unlock()
 	c.mu.RLock()
 	err := c.check(name, partitions)
-	next := maps.Clone(c.topics)
 	c.mu.RUnlock()
 	if err != nil {
 		return Topic{}, err
@@ -199,17 +220,54 @@ func (c *Catalog) Create(name string, partitions int32) (Topic, error) {
 			return Topic{}, fmt.Errorf("%w: preparing %q: %w", ErrStorage, name, err)
 		}
 	}
-	if c.file != nil {
-		next[name] = t
-		if err := c.file.save(next); err != nil {
+	if c.journal != nil {
+		if err := c.journal.append(t); err != nil {
+			if c.abandon != nil {
+				c.abandon(t)
+			}
 			return Topic{}, fmt.Errorf("%w: %w", ErrStorage, err)
 		}
 	}
 	c.mu.Lock()
 	c.add(t)
 	c.mu.Unlock()
+	if c.journal != nil && c.journal.entries >= foldEntries {
+		if err := c.fold(); err != nil {
+			c.logger.Warn("topic journal not folded into the catalog; it grows until the next start", "path", c.journal.path, "err", err)
+		}
+	}
 	c.logger.Info("topic created", "topic", name, "partitions", partitions, "topic_id", t.ID.String())
 	return t, nil
+}
+
+// fold writes every topic to FileName and then removes the journal.
+// Called with create held, or before c is shared.
+func (c *Catalog) fold() error {
+	c.mu.RLock()
+	all := maps.Clone(c.topics)
+	c.mu.RUnlock()
+	if err := c.file.save(all); err != nil {
+		return fmt.Errorf("%w: %w", ErrStorage, err)
+	}
+	if err := c.journal.reset(); err != nil {
+		return fmt.Errorf("%w: remove %s: %w", ErrStorage, c.journal.path, err)
+	}
+	return nil
+}
+
+// Close folds the journal into FileName, so that a clean stop leaves one
+// file, and closes it.
+func (c *Catalog) Close() error {
+	c.create.Lock()
+	defer c.create.Unlock()
+	if c.journal == nil {
+		return nil
+	}
+	if c.journal.entries == 0 {
+		c.journal.close()
+		return nil
+	}
+	return c.fold()
 }
 
 // newID returns a random topic id that is neither zero nor taken. Called

@@ -41,6 +41,14 @@ func TestCreateSavesThenShows(t *testing.T) {
 	require.Equal(t, payments, byID)
 	require.Equal(t, map[string]int32{"orders": 4, "payments": 1}, c.Counts())
 
+	journal, err := os.ReadFile(filepath.Join(dir, JournalName))
+	require.NoError(t, err)
+	require.Equal(t, `{"topic":"orders","partitions":4,"id":"`+orders.ID.String()+`"}`+"\n"+
+		`{"topic":"payments","partitions":1,"id":"`+payments.ID.String()+`"}`+"\n", string(journal),
+		"each create appends one line")
+	require.NoFileExists(t, filepath.Join(dir, FileName))
+	require.NoError(t, c.Close())
+	require.NoFileExists(t, filepath.Join(dir, JournalName), "Close folds the journal")
 	data, err := os.ReadFile(filepath.Join(dir, FileName))
 	require.NoError(t, err)
 	want := "{\n  \"version\": 2,\n  \"topics\": {\n" +
@@ -91,17 +99,26 @@ func TestCreateFailedSaveShowsNothing(t *testing.T) {
 	c := open(t, dir)
 	_, err := c.Create("orders", 4)
 	require.NoError(t, err)
-	before, err := os.ReadFile(filepath.Join(dir, FileName))
+	before, err := os.ReadFile(filepath.Join(dir, JournalName))
 	require.NoError(t, err)
 
-	c.file.fs = failingFS{}
+	require.NoError(t, c.journal.f.Close()) // every write to it now fails
 	_, err = c.Create("invoices", 2)
 	require.ErrorIs(t, err, ErrStorage)
 	_, ok := c.Lookup("invoices")
 	require.False(t, ok)
-	after, err := os.ReadFile(filepath.Join(dir, FileName))
+	after, err := os.ReadFile(filepath.Join(dir, JournalName))
 	require.NoError(t, err)
 	require.Equal(t, before, after)
+
+	// A failed fold shows the topic (it is in the journal, synced) and
+	// keeps the journal for the next start.
+	c = open(t, t.TempDir())
+	c.file.fs = failingFS{}
+	_, err = c.Create("orders", 4)
+	require.NoError(t, err)
+	require.ErrorIs(t, c.fold(), ErrStorage)
+	require.FileExists(t, c.journal.path)
 }
 
 func TestCreatePrepareRunsFirst(t *testing.T) {
