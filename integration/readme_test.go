@@ -518,7 +518,7 @@ func TestReadmeMakeReset(t *testing.T) {
 	out, err := reset()
 	require.Error(t, err, out)
 	require.Contains(t, out, "make reset: a running broker holds "+dir+"; stop it (Ctrl-C make run) first")
-	require.FileExists(t, filepath.Join(dir, "topics.json"))
+	require.DirExists(t, filepath.Join(dir, "logs", "orders-0"), "the refused reset removed nothing")
 
 	require.NoError(t, b.Close())
 	out, err = reset()

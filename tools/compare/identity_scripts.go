@@ -25,7 +25,7 @@ const staticInstance = "compare-static"
 // It returns the first run, the restart, and the first run's generation
 // and partitions.
 func (s *Script) staticRestarted(ctx context.Context, topics ...string) (old, restarted *lab.Member, gen int32, parts string, err error) {
-	cfg := lab.MemberConfig{Topics: []string{"orders"}, InstanceID: staticInstance}
+	cfg := lab.MemberConfig{Topics: []string{s.topic("orders")}, InstanceID: staticInstance}
 	if old, err = s.joinedWith(ctx, cfg); err != nil {
 		return nil, nil, 0, "", err
 	}
@@ -48,7 +48,7 @@ func heldBy(m *lab.Member) string { return parts(m.Assigned) }
 
 // staticRestart: a static member's restart with the same subscription.
 func staticRestart(ctx context.Context, s *Script) (string, error) {
-	old, restarted, gen, was, err := s.staticRestarted(ctx, "orders")
+	old, restarted, gen, was, err := s.staticRestarted(ctx, s.topic("orders"))
 	if err != nil {
 		return "", err
 	}
@@ -59,7 +59,7 @@ func staticRestart(ctx context.Context, s *Script) (string, error) {
 // staticRestartNewSubscription: a static member's restart with another
 // subscription.
 func staticRestartNewSubscription(ctx context.Context, s *Script) (string, error) {
-	_, restarted, gen, _, err := s.staticRestarted(ctx, "orders", "payments")
+	_, restarted, gen, _, err := s.staticRestarted(ctx, s.topic("orders"), s.topic("payments"))
 	if err != nil {
 		return "", err
 	}
@@ -70,7 +70,7 @@ func staticRestartNewSubscription(ctx context.Context, s *Script) (string, error
 // commits naming its instance id, at the current generation; then it
 // heartbeats at an older generation without the instance id.
 func staticZombie(ctx context.Context, s *Script) (string, error) {
-	old, _, gen, _, err := s.staticRestarted(ctx, "orders")
+	old, _, gen, _, err := s.staticRestarted(ctx, s.topic("orders"))
 	if err != nil {
 		return "", err
 	}
@@ -78,12 +78,12 @@ func staticZombie(ctx context.Context, s *Script) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	codes, err := old.CommitAs(ctx, old.ID, gen, lab.PartitionOffset{TopicPartition: lab.TP("orders", 0), Offset: 5})
+	codes, err := old.CommitAs(ctx, old.ID, gen, lab.PartitionOffset{TopicPartition: lab.TP(s.topic("orders"), 0), Offset: 5})
 	if err != nil {
 		return "", err
 	}
 	cm, _ := lab.OneCode(codes)
-	anonymous, err := s.memberWith(ctx, lab.MemberConfig{Topics: []string{"orders"}})
+	anonymous, err := s.memberWith(ctx, lab.MemberConfig{Topics: []string{s.topic("orders")}})
 	if err != nil {
 		return "", err
 	}
@@ -97,7 +97,7 @@ func staticZombie(ctx context.Context, s *Script) (string, error) {
 // staticLeaveUnknownInstance: a LeaveGroup v5 naming, by instance id
 // alone, an instance no member holds, in a group with a member.
 func staticLeaveUnknownInstance(ctx context.Context, s *Script) (string, error) {
-	if _, err := s.joined(ctx, "orders"); err != nil {
+	if _, err := s.joined(ctx, s.topic("orders")); err != nil {
 		return "", err
 	}
 	c, err := s.raw(ctx)
@@ -130,7 +130,7 @@ func (s *Script) consumerStatic(ctx context.Context, c *protocol.Client, member,
 	}
 	if epoch == 0 {
 		req.RebalanceTimeoutMillis = 60000
-		req.SubscribedTopicNames = []string{"orders"}
+		req.SubscribedTopicNames = []string{s.topic("orders")}
 		req.Topics = []kmsg.ConsumerGroupHeartbeatRequestTopic{}
 	}
 	resp, err := c.Request(ctx, req)
