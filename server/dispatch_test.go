@@ -39,7 +39,7 @@ func TestHandlersMatchTheVersionTable(t *testing.T) {
 			if p, ok := req.(*kmsg.ProduceRequest); ok {
 				p.Acks = -1 // acks 0 is not answered
 			}
-			resp := fn(e.srv, e.req("c", v), req)
+			resp := fn.handle(e.srv, e.req("c", v), req)
 			assert.Equal(t, vr.Key, resp.Key(), "%s v%d", kmsg.NameForKey(vr.Key), v)
 			assert.Equal(t, v, resp.GetVersion(), "%s v%d answers at its version", kmsg.NameForKey(vr.Key), v)
 		}
@@ -188,7 +188,9 @@ func FuzzDispatch(f *testing.F) {
 		frame = kbin.AppendString(frame, clientID)
 		frame = append(frame, rest...)
 
-		resp, corr, r, err := e.srv.handleFrame(t.Context(), e.srv.logger, &peer{remote: "127.0.0.1:40000", host: "/127.0.0.1"}, frame)
+		acct := &account{mem: e.srv.mem, wait: time.Second}
+		defer acct.settle()
+		resp, corr, r, err := e.srv.handleFrame(t.Context(), e.srv.logger, &peer{remote: "127.0.0.1:40000", host: "/127.0.0.1"}, acct, frame)
 		if err != nil {
 			for _, closing := range []error{protocol.ErrMalformedHeader, protocol.ErrUnknownAPIKey,
 				protocol.ErrUnsupportedVersion, protocol.ErrMalformedRequest} {

@@ -12,9 +12,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-func TestBudgetAcquireRelease(t *testing.T) {
+func TestMemoryLaneAcquireRelease(t *testing.T) {
 	t.Parallel()
-	b := newBudget(100)
+	b := &lane{max: 100}
 	got, err := b.acquire(t.Context(), 60)
 	require.NoError(t, err)
 	require.Equal(t, int64(60), got)
@@ -28,11 +28,17 @@ func TestBudgetAcquireRelease(t *testing.T) {
 		got, _ := b.acquire(t.Context(), 500) // above the maximum: waits for all of it
 		done <- got
 	}()
+	eventually(t, testTimeout, func() bool { b.mu.Lock(); defer b.mu.Unlock(); return len(b.queue) == 1 }, "it waits")
 	b.release(60)
 	require.Equal(t, int64(100), <-done, "a request above the maximum takes the maximum, alone")
 	require.Equal(t, int64(100), b.inUse())
 	b.release(100)
 	require.Zero(t, b.inUse())
+	st := b.stats()
+	require.Equal(t, int64(100), st.Peak)
+	require.Equal(t, int64(2), st.Waits, "the one that gave up and the one above the maximum")
+	require.Equal(t, int64(1), st.Refusals)
+	require.Positive(t, st.WaitTime)
 }
 
 // largeFrameHead is the start of a frame of size bytes: its size prefix
@@ -48,7 +54,7 @@ func largeFrameHead(size int32) []byte {
 // waits, but a heartbeat on a third connection is answered at once. A
 // frame that cannot get its memory within FrameReadTimeout closes its
 // connection, and every reservation is given back.
-func TestBudgetHoldsLargeFramesNotHeartbeats(t *testing.T) {
+func TestMemoryHoldsLargeFramesNotHeartbeats(t *testing.T) {
 	t.Parallel()
 	e := newEnvWith(t, envOptions{config: func(cfg *Config) {
 		cfg.MaxFrameBytes = 64 << 10
@@ -60,14 +66,14 @@ func TestBudgetHoldsLargeFramesNotHeartbeats(t *testing.T) {
 
 	first := dial(t, addr, "big")
 	require.NoError(t, first.Send(largeFrameHead(40<<10))) // a body that never comes
-	eventually(t, testTimeout, func() bool { return e.srv.InFlightBytes() == 40<<10 }, "the first large frame reserves its size")
+	eventually(t, testTimeout, func() bool { return e.srv.InFlightBytes() == 64<<10 }, "the first large frame reserves its size, a pool class")
 
 	second := dial(t, addr, "big2")
 	require.NoError(t, second.Send(largeFrameHead(40<<10)))
 	hb := dial(t, addr, "c")
 	resp := roundTrip[*kmsg.HeartbeatResponse](t, hb, heartbeatRequest(4, "g", member.MemberID, member.Generation))
 	require.Zero(t, resp.ErrorCode, "a heartbeat needs no budget")
-	require.Equal(t, int64(40<<10), e.srv.InFlightBytes(), "the second waits: 80 KiB would pass the 64 KiB budget")
+	require.Equal(t, int64(64<<10), e.srv.InFlightBytes(), "the second waits: 128 KiB would pass the 64 KiB budget")
 
 	// The first frame's body never comes: its read times out, its
 	// reservation is released, and the second one gets it, times out on
@@ -80,9 +86,9 @@ func TestBudgetHoldsLargeFramesNotHeartbeats(t *testing.T) {
 
 // TestBudgetServesWaitersInOrder: a large reservation waiting first is
 // served before smaller ones that came after it, though they would fit.
-func TestBudgetServesWaitersInOrder(t *testing.T) {
+func TestMemoryLaneServesWaitersInOrder(t *testing.T) {
 	t.Parallel()
-	b := newBudget(100)
+	b := &lane{max: 100}
 	_, err := b.acquire(t.Context(), 60)
 	require.NoError(t, err)
 	order := make(chan int64, 2)
@@ -128,7 +134,7 @@ func TestBudgetServesWaitersInOrder(t *testing.T) {
 //
 // Not parallel: it counts the process's goroutines waiting in handleFetch,
 // and parallel tests of the package are paused while it runs.
-func TestBudgetLongPollsHoldOnlyTheirAnswers(t *testing.T) {
+func TestMemoryLongPollsHoldNothingWhileTheyWait(t *testing.T) {
 	const maxBytes = 1 << 20
 	e := newEnvWith(t, envOptions{config: func(cfg *Config) {
 		cfg.MaxInFlightBytes = 2 * maxBytes
@@ -148,7 +154,7 @@ func TestBudgetLongPollsHoldOnlyTheirAnswers(t *testing.T) {
 		waiting, acquiring := fetchesWaiting()
 		return waiting == polls && acquiring == 0
 	}, "every long poll waits for records, none for the budget")
-	require.Less(t, e.srv.InFlightBytes(), int64(polls*4096), "the waiting polls hold only their small answers")
+	require.Zero(t, e.srv.InFlightBytes(), "a waiting long poll holds nothing")
 
 	e.produce("payments", 0, "x")
 	resp := roundTrip[*kmsg.FetchResponse](t, dial(t, addr, "c"), fetchRequest(12, time.Minute, "payments", 0, 0))
@@ -175,7 +181,7 @@ func fetchesWaiting() (waiting, acquiring int) {
 	for _, g := range strings.Split(string(buf[:runtime.Stack(buf, true)]), "\ngoroutine ") {
 		switch {
 		case !strings.Contains(g, "(*Server).handleFetch"):
-		case strings.Contains(g, "(*budget).acquire"):
+		case strings.Contains(g, "(*lane).acquire"):
 			acquiring++
 		case strings.Contains(g, " [select"):
 			waiting++
@@ -189,7 +195,7 @@ func fetchesWaiting() (waiting, acquiring int) {
 // poll waits
 // holding that small bound, not the 50 MiB a consumer asks for, so that
 // polling consumers do not spend the budget of everyone else.
-func TestLongPollHoldsOnlyItsAnswer(t *testing.T) {
+func TestMemoryLongPollHoldsNothing(t *testing.T) {
 	t.Parallel()
 	e := newEnvWith(t, envOptions{config: func(cfg *Config) { cfg.MaxFetchWait = time.Minute }})
 	c := dial(t, e.serve(), "c")
@@ -201,7 +207,7 @@ func TestLongPollHoldsOnlyItsAnswer(t *testing.T) {
 		require.NoError(t, err)
 		return st.Waiters == 1
 	}, "the fetch waits for records")
-	require.Less(t, e.srv.InFlightBytes(), int64(1<<10), "the waiting fetch holds at most a bound on its empty answer")
+	require.Zero(t, e.srv.InFlightBytes(), "a waiting long poll holds nothing")
 	e.produce("orders", 1, "a")
 	require.NoError(t, c.SetDeadline(time.Now().Add(testTimeout)))
 	frame, err := c.ReadFrame()
