@@ -47,6 +47,11 @@ const (
 	// waits only while the connection holds no work, answers already made
 	// are written before it runs.
 	largeAnswer
+	// decompresses: the handler may decompress stored or produced batches,
+	// and reserves the decompressor's memory of the work lane first
+	// (records.DecoderBytes). It may wait only while the connection holds
+	// no work, so it needs no write before it.
+	decompresses
 )
 
 // coalesces reports whether a request of this API may be handled while
@@ -69,9 +74,9 @@ func handlers() map[kmsg.Key]api {
 		kmsg.DescribeGroups:  {typed((*Server).handleDescribeGroups), largeAnswer},
 		kmsg.ListGroups:      {typed((*Server).handleListGroups), 0},
 		kmsg.CreateTopics:    {typed((*Server).handleCreateTopics), 0},
-		kmsg.ListOffsets:     {typed((*Server).handleListOffsets), largeAnswer},
+		kmsg.ListOffsets:     {typed((*Server).handleListOffsets), decompresses},
 		kmsg.Fetch:           {typed((*Server).handleFetch), mayWait | largeAnswer},
-		kmsg.Produce:         {typed((*Server).handleProduce), pooledFrame},
+		kmsg.Produce:         {typed((*Server).handleProduce), pooledFrame | decompresses},
 		kmsg.InitProducerID:  {typed((*Server).handleInitProducerID), 0},
 		kmsg.DeleteGroups:    {typed((*Server).handleDeleteGroups), 0},
 		kmsg.OffsetDelete:    {typed((*Server).handleOffsetDelete), 0},

@@ -10,6 +10,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/minibroker/minibroker/protocol"
 )
 
 func TestMemoryLaneAcquireRelease(t *testing.T) {
@@ -216,5 +218,109 @@ func TestMemoryLongPollHoldsNothing(t *testing.T) {
 	resp.Version = 12
 	require.NoError(t, resp.ReadFrom(frame[5:])) // correlation id, header tags
 	require.Equal(t, []string{"0:a"}, values(t, resp.Topics[0].Partitions[1].RecordBatches))
+	eventually(t, testTimeout, func() bool { return e.srv.InFlightBytes() == 0 }, "every reservation given back")
+}
+
+// TestMemoryRequestNeverWaitsOnItself: a connection that holds work takes
+// more at once, past the maximum if need be (counted as overdrawn),
+// instead of queueing behind others for bytes it may itself hold; keep
+// shrinks what it holds and settle gives everything back.
+func TestMemoryRequestNeverWaitsOnItself(t *testing.T) {
+	t.Parallel()
+	m := newMemory(100 << 10)
+	other, err := m.work.acquire(t.Context(), 40<<10)
+	require.NoError(t, err)
+	a := &account{mem: m, wait: testTimeout}
+	require.NoError(t, a.reserve(t.Context(), 60<<10))
+	require.Equal(t, int64(100<<10), m.work.inUse())
+
+	// Someone waits behind; the connection's own second reservation does
+	// not queue behind them.
+	queued := make(chan error, 1)
+	go func() { _, err := m.work.acquire(t.Context(), 50<<10); queued <- err }()
+	eventually(t, testTimeout, func() bool { m.work.mu.Lock(); defer m.work.mu.Unlock(); return len(m.work.queue) == 1 }, "a stranger waits")
+	require.NoError(t, a.reserve(t.Context(), 30<<10), "taken at once")
+	require.Equal(t, int64(130<<10), m.work.inUse())
+	require.Equal(t, int64(1), m.work.stats().Overdrawn)
+
+	a.keep(10 << 10)
+	require.NoError(t, <-queued, "the stranger gets its bytes once they are given back")
+	require.Equal(t, int64(10<<10), a.work)
+	require.Equal(t, other+10<<10+50<<10, m.work.inUse(), "keep gave back all but 10 KiB")
+	a.settle()
+	require.Equal(t, other+50<<10, m.work.inUse())
+	require.Equal(t, int64(130<<10), m.work.stats().Peak)
+}
+
+// TestMemoryReserveWaitIsBounded: a reservation that cannot get its bytes
+// within the wait fails, the request is marked to close its connection
+// with errBudget, and the refusal and the wait are counted.
+func TestMemoryReserveWaitIsBounded(t *testing.T) {
+	t.Parallel()
+	m := newMemory(64 << 10)
+	_, err := m.work.acquire(t.Context(), 64<<10)
+	require.NoError(t, err)
+	r := &request{ctx: t.Context(), acct: &account{mem: m, wait: 20 * time.Millisecond}}
+	require.False(t, r.reserve(32<<10))
+	require.ErrorIs(t, r.failed, errBudget)
+	st := m.work.stats()
+	require.Equal(t, int64(1), st.Waits)
+	require.Equal(t, int64(1), st.Refusals)
+	require.GreaterOrEqual(t, st.WaitTime, 20*time.Millisecond)
+	require.Zero(t, r.acct.work)
+
+	small := &request{ctx: t.Context(), acct: &account{mem: m, wait: 20 * time.Millisecond}}
+	require.True(t, small.reserve(smallFrameBytes), "a small answer needs no reservation")
+	require.Zero(t, small.acct.work)
+}
+
+// TestMemoryEncodedGivesBackPooledBuffers: once an answer is encoded, the
+// pooled buffers it referred to leave the reservation, down to what the
+// encoded answer itself takes.
+func TestMemoryEncodedGivesBackPooledBuffers(t *testing.T) {
+	t.Parallel()
+	m := newMemory(1 << 20)
+	a := &account{mem: m, wait: testTimeout}
+	buf := m.bufs.get(100 << 10) // a 128 KiB class
+	require.NoError(t, a.reserve(t.Context(), 300<<10))
+	a.hold(buf)
+	a.keep(a.pooledBytes() + 130<<10)
+	require.Equal(t, int64(258<<10), m.work.inUse())
+	a.encoded(130 << 10)
+	require.Empty(t, a.pooled)
+	require.Equal(t, int64(130<<10), m.work.inUse(), "only the encoded answer is held until the write")
+	a.settle()
+	require.Zero(t, m.work.inUse())
+}
+
+// TestMemoryStalledFramesKeepOnlyWhatTheyHold: connections that announce
+// large frames and stall keep, once a stall window has passed, only the
+// buffers their frames have, so that a producer's large frame beside
+// them is read and answered. (Holding their whole size, three of them
+// held the budget until FrameReadTimeout.) Their frames are closed after
+// FrameReadTimeout all the same.
+func TestMemoryStalledFramesKeepOnlyWhatTheyHold(t *testing.T) {
+	t.Parallel()
+	e := newEnvWith(t, envOptions{config: func(cfg *Config) {
+		cfg.MaxFrameBytes = 1 << 20
+		cfg.MaxInFlightBytes = 1 << 20
+		cfg.FrameReadTimeout = 2 * time.Second
+	}})
+	addr := e.serve()
+	var stalled []*protocol.Client
+	for range 3 {
+		c := dial(t, addr, "stall")
+		require.NoError(t, c.Send(largeFrameHead(300<<10))) // 512 KiB reserved each, until it stalls
+		stalled = append(stalled, c)
+	}
+	eventually(t, testTimeout, func() bool { return e.srv.MemoryStats().Frames.InUse == 3*firstFrameChunk },
+		"each stalled frame keeps only its first chunk")
+
+	value := strings.Repeat("p", 300<<10)
+	p := roundTrip[*kmsg.ProduceResponse](t, dial(t, addr, "producer"), produceRequest(9, "orders", map[int32][]byte{0: batch(value)}))
+	require.Zero(t, p.Topics[0].Partitions[0].ErrorCode)
+	for _, c := range stalled {
+		requireClosed(t, c)
+	}
 	eventually(t, testTimeout, func() bool { return e.srv.InFlightBytes() == 0 }, "every reservation given back")
 }

@@ -15,7 +15,10 @@ package server
 // of scope: a transactional produce gets
 // TRANSACTIONAL_ID_AUTHORIZATION_FAILED (docs/behavior-matrix.md). The
 // request's timeout is not used: a batch is durable or failed as soon as
-// its flush round ends.
+// its flush round ends. A request holding a compressed batch reserves one
+// decompressor's memory (records.DecoderBytes) of the budget before it
+// validates: its batches are validated one at a time, and a batch that
+// would need more than that bound is MESSAGE_TOO_LARGE.
 
 import (
 	"errors"
@@ -45,6 +48,9 @@ func (s *Server) handleProduce(r *request, req *kmsg.ProduceRequest) kmsg.Respon
 		requestErr = fmt.Errorf("%w: transactional id %q: transactions are not supported", records.ErrTransactional, *req.TransactionID)
 	case req.Acks != 0 && req.Acks != 1 && req.Acks != -1:
 		requestErr = fmt.Errorf("%w: acks %d, want -1, 0 or 1", kerr.InvalidRequiredAcks, req.Acks)
+	}
+	if requestErr == nil && compressed(req) && !r.reserve(records.DecoderBytes) {
+		return resp
 	}
 	var waits []appending
 	failed := false
@@ -82,6 +88,18 @@ func (s *Server) handleProduce(r *request, req *kmsg.ProduceRequest) kmsg.Respon
 		w.rp.BaseOffset, w.rp.LogStartOffset = a.BaseOffset, a.LogStartOffset
 	}
 	return resp
+}
+
+// compressed reports whether any batch of req names a compression codec.
+func compressed(req *kmsg.ProduceRequest) bool {
+	for _, t := range req.Topics {
+		for _, p := range t.Partitions {
+			if c, ok := records.PeekCodec(p.Records); ok && c != records.CodecNone {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // appendBatch validates one partition's records and appends them.
