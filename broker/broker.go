@@ -163,6 +163,9 @@ func Start(ctx context.Context, cfg Config) (_ *Broker, err error) {
 	if err != nil {
 		return nil, err
 	}
+	if recorder != nil {
+		recorder.Metrics().WatchMemory(srv.MemoryStats)
+	}
 	var adm *admin.Server
 	if recorder != nil {
 		adm, err = admin.New(admin.Config{
