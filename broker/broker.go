@@ -54,6 +54,7 @@ type Broker struct {
 	store   offsetStore
 	log     *records.Log
 	coord   *coordinator.Coordinator
+	srv     *server.Server
 
 	lock      *datadir.Dir // nil in memory; released once stopped
 	cancel    context.CancelFunc
@@ -163,6 +164,7 @@ func Start(ctx context.Context, cfg Config) (_ *Broker, err error) {
 	if err != nil {
 		return nil, err
 	}
+	b.srv = srv
 	if recorder != nil {
 		recorder.Metrics().WatchMemory(srv.MemoryStats)
 	}
@@ -291,6 +293,10 @@ func (b *Broker) Coordinator() *coordinator.Coordinator { return b.coord }
 // Log returns the broker's partition logs, for tests and tools that look
 // behind the wire.
 func (b *Broker) Log() *records.Log { return b.log }
+
+// MemoryStats returns what the Kafka server's memory budget holds and has
+// done (the minibroker_memory_* series of /metrics).
+func (b *Broker) MemoryStats() server.MemoryStats { return b.srv.MemoryStats() }
 
 // Catalog returns the broker's topic catalog.
 func (b *Broker) Catalog() *catalog.Catalog { return b.catalog }

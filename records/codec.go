@@ -280,3 +280,55 @@ func PeekCodec(raw []byte) (codec Codec, ok bool) {
 	}
 	return Codec(binary.BigEndian.Uint16(raw[offAttributes:]) & attrCodecMask), true
 }
+
+// DecodeBytes bounds the memory that decompressing the batch raw holds,
+// read from its header and the first frame of its compressed data: none
+// for an uncompressed batch; the window and gzip's state; a raw snappy
+// block's declared size (each xerial chunk's, the largest); lz4's two
+// blocks of the frame's block size; zstd's window. Later frames of a batch
+// are bounded by DecoderBytes, which bounds the result too.
+func DecodeBytes(raw []byte) int64 {
+	codec, ok := PeekCodec(raw)
+	if !ok || codec == CodecNone {
+		return 0
+	}
+	data := raw[batchHeaderBytes:]
+	var n int64
+	switch codec {
+	case CodecGzip:
+		n = 64 << 10
+	case CodecSnappy:
+		if len(data) >= xerialHeaderBytes && string(data[:len(xerialMagic)]) == xerialMagic {
+			for rest := data[xerialHeaderBytes:]; len(rest) >= 4; {
+				size := int(binary.BigEndian.Uint32(rest))
+				if size > len(rest)-4 {
+					break
+				}
+				if d, err := s2.DecodedLen(rest[4 : 4+size]); err == nil {
+					n = max(n, int64(d))
+				}
+				rest = rest[4+size:]
+			}
+		} else if d, err := s2.DecodedLen(data); err == nil {
+			n = int64(d)
+		}
+	case CodecLZ4:
+		n = 2 * 4 << 20
+		if len(data) >= 6 && binary.LittleEndian.Uint32(data) == 0x184D2204 {
+			if id := data[5] >> 4 & 7; id >= 4 {
+				n = 2 * (64 << 10) << (2 * (id - 4)) // 64 KiB, 256 KiB, 1 MiB, 4 MiB
+			}
+		}
+	case CodecZstd:
+		n = zstdMaxWindow
+		var h zstd.Header
+		if err := h.Decode(data); err == nil {
+			w := h.WindowSize
+			if h.SingleSegment {
+				w = h.FrameContentSize
+			}
+			n = int64(min(w, zstdMaxWindow)) + 256<<10
+		}
+	}
+	return min(windowBytes+n, DecoderBytes)
+}

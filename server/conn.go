@@ -80,12 +80,23 @@ type peer struct {
 // instead. Only handlers of APIs with the largeAnswer trait wait here
 // (TestReservingHandlersHaveTheLargeAnswerTrait).
 func (r *request) reserve(n int64) bool {
-	if err := r.acct.reserve(r.ctx, n); err != nil {
+	if _, err := r.acct.reserve(r.ctx, n); err != nil {
 		r.failed = fmt.Errorf("%w: %d bytes for an answer not free within %v", errBudget, n, r.acct.wait)
 		return false
 	}
 	r.answerBytes = max(r.answerBytes, n)
 	return true
+}
+
+// borrow is reserve for memory the handler needs only while it runs (a
+// decompressor): done gives it back. ok is false as for reserve.
+func (r *request) borrow(n int64) (done func(), ok bool) {
+	got, err := r.acct.reserve(r.ctx, n)
+	if err != nil {
+		r.failed = fmt.Errorf("%w: %d bytes to decompress not free within %v", errBudget, n, r.acct.wait)
+		return func() {}, false
+	}
+	return func() { r.acct.give(got) }, true
 }
 
 // keep shrinks the request's work reservation to n bytes, once the

@@ -269,7 +269,7 @@ func TestReservingHandlersHaveTheirTraits(t *testing.T) {
 					handlers = append(handlers, n.Name.Name)
 				}
 			case *ast.CallExpr:
-				if sel, ok := n.Fun.(*ast.SelectorExpr); ok && sel.Sel.Name == "reserve" {
+				if sel, ok := n.Fun.(*ast.SelectorExpr); ok && (sel.Sel.Name == "reserve" || sel.Sel.Name == "borrow") {
 					if id, ok := sel.X.(*ast.Ident); ok && id.Name == "r" {
 						calls = true
 					}

@@ -68,7 +68,7 @@ func (s *Server) handleFetch(r *request, req *kmsg.FetchRequest) kmsg.Response {
 		// dropped, its reservation given back, and it reads again once
 		// records come past what this read saw, on any partition it
 		// names, or its wait is over.
-		w := s.log.Watch(watchOffsets(req, resp)...)
+		w := s.log.Watch(watchOffsets(req, resp, records == 0)...)
 		resp.Topics = resp.Topics[:0]
 		r.acct.drop()
 		r.keep(0)
@@ -107,13 +107,18 @@ func (s *Server) observeFetch(r *request, req *kmsg.FetchRequest, resp *kmsg.Fet
 
 // watchOffsets names every partition of a fetch with the offset past
 // which a produce must go to wake it: the high watermark its last read
-// saw (fetchOnce answers the partitions in request order).
-func watchOffsets(req *kmsg.FetchRequest, resp *kmsg.FetchResponse) []records.WatchOffset {
+// saw (fetchOnce answers the partitions in request order); or, when the
+// read reserved and read nothing (nothing was readable when it looked),
+// the fetch offset, so that records appended since wake it at once.
+func watchOffsets(req *kmsg.FetchRequest, resp *kmsg.FetchResponse, readNothing bool) []records.WatchOffset {
 	var watch []records.WatchOffset
 	for i, t := range req.Topics {
 		for j, p := range t.Partitions {
-			watch = append(watch, records.WatchOffset{Topic: t.Topic, Partition: p.Partition,
-				Offset: max(p.FetchOffset, resp.Topics[i].Partitions[j].HighWatermark)})
+			offset := p.FetchOffset
+			if !readNothing {
+				offset = max(offset, resp.Topics[i].Partitions[j].HighWatermark)
+			}
+			watch = append(watch, records.WatchOffset{Topic: t.Topic, Partition: p.Partition, Offset: offset})
 		}
 	}
 	return watch
@@ -235,7 +240,7 @@ func (s *Server) fetchBound(req *kmsg.FetchRequest, maxBytes int32) int64 {
 	// What the lane can hold, less the batch: KIP-74's batch is always
 	// allowed for, and the lane takes a reservation above its maximum as
 	// its maximum, alone.
-	room := (s.mem.work.max - fetchAnswerBytes(req, 0)) / fetchHoldFactor
+	room := (s.mem.work.max - 2*fetchAnswerBytes(req, 0)) / fetchHoldFactor
 	return max(min(records, room), int64(s.log.MaxMessageBytes()))
 }
 

@@ -34,8 +34,12 @@ const (
 
 func (s *Server) handleListOffsets(r *request, req *kmsg.ListOffsetsRequest) kmsg.Response {
 	resp := req.ResponseKind().(*kmsg.ListOffsetsResponse)
-	if looksUpTimes(req) && !r.reserve(records.DecoderBytes+int64(s.log.MaxMessageBytes())) {
-		return resp
+	if looksUpTimes(req) {
+		done, ok := r.borrow(records.DecoderBytes + int64(s.log.MaxMessageBytes()))
+		defer done()
+		if !ok {
+			return resp
+		}
 	}
 	for _, t := range req.Topics {
 		rt := kmsg.ListOffsetsResponseTopic{Topic: t.Topic}

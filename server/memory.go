@@ -240,34 +240,48 @@ type account struct {
 // no work yet; otherwise it takes them at once. A reservation of at most
 // smallFrameBytes is not needed and not taken. It returns an error when
 // the bytes did not come.
-func (a *account) reserve(ctx context.Context, n int64) error {
+func (a *account) reserve(ctx context.Context, n int64) (int64, error) {
 	if a == nil || n <= smallFrameBytes {
-		return nil
+		return 0, nil
 	}
 	if a.work > 0 {
 		a.mem.work.add(n)
 		a.work += n
-		return nil
+		return n, nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, a.wait)
 	defer cancel()
 	got, err := a.mem.work.acquire(ctx, n)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	a.work += got
-	return nil
+	return got, nil
+}
+
+// give gives back n bytes a handler reserved for its own work (a
+// decompressor), once it is done with them.
+func (a *account) give(n int64) {
+	if a == nil || n <= 0 {
+		return
+	}
+	n = min(n, a.work)
+	a.mem.work.release(n)
+	a.work -= n
 }
 
 // keep sets the work reservation to n bytes, once the handler knows it
-// holds that much: the rest goes back to the lane. More than it reserved
-// (a stored batch larger than the bound allowed for) is taken at once,
+// holds that much: the rest goes back to the lane. At most smallFrameBytes
+// is kept as nothing, as it is not reserved. More than it reserved (a
+// stored batch larger than the bound allowed for) is taken at once,
 // without waiting, and counted as overdrawn when past the maximum.
 func (a *account) keep(n int64) {
 	if a == nil {
 		return
 	}
-	n = max(n, 0)
+	if n <= smallFrameBytes {
+		n = 0
+	}
 	if n > a.work {
 		a.mem.work.add(n - a.work)
 	} else {

@@ -231,7 +231,8 @@ func TestMemoryRequestNeverWaitsOnItself(t *testing.T) {
 	other, err := m.work.acquire(t.Context(), 40<<10)
 	require.NoError(t, err)
 	a := &account{mem: m, wait: testTimeout}
-	require.NoError(t, a.reserve(t.Context(), 60<<10))
+	_, err = a.reserve(t.Context(), 60<<10)
+	require.NoError(t, err)
 	require.Equal(t, int64(100<<10), m.work.inUse())
 
 	// Someone waits behind; the connection's own second reservation does
@@ -239,7 +240,8 @@ func TestMemoryRequestNeverWaitsOnItself(t *testing.T) {
 	queued := make(chan error, 1)
 	go func() { _, err := m.work.acquire(t.Context(), 50<<10); queued <- err }()
 	eventually(t, testTimeout, func() bool { m.work.mu.Lock(); defer m.work.mu.Unlock(); return len(m.work.queue) == 1 }, "a stranger waits")
-	require.NoError(t, a.reserve(t.Context(), 30<<10), "taken at once")
+	_, err = a.reserve(t.Context(), 30<<10)
+	require.NoError(t, err, "taken at once")
 	require.Equal(t, int64(130<<10), m.work.inUse())
 	require.Equal(t, int64(1), m.work.stats().Overdrawn)
 
@@ -282,7 +284,8 @@ func TestMemoryEncodedGivesBackPooledBuffers(t *testing.T) {
 	m := newMemory(1 << 20)
 	a := &account{mem: m, wait: testTimeout}
 	buf := m.bufs.get(100 << 10) // a 128 KiB class
-	require.NoError(t, a.reserve(t.Context(), 300<<10))
+	_, err := a.reserve(t.Context(), 300<<10)
+	require.NoError(t, err)
 	a.hold(buf)
 	a.keep(a.pooledBytes() + 130<<10)
 	require.Equal(t, int64(258<<10), m.work.inUse())
