@@ -7,7 +7,8 @@ package integration_test
 // consumers over 500 MB did to the default 128 MiB: before the budget
 // reserved once an upper bound, a fetch asked for more while holding its
 // first reservation and the budget wedged until FrameReadTimeout closed
-// the connections. The bystander's latency is logged (go test -v) and
+// the connections. Every value is incompressible, so that what is stored
+// is what is produced. The bystander's latency is logged (go test -v) and
 // reported in docs/reliability.md; the tests assert only what cannot
 // depend on the machine's speed.
 
@@ -15,6 +16,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"sync"
@@ -32,13 +34,29 @@ import (
 )
 
 // budgetConfig is a broker with a budget of budget bytes per lane, frames
-// of at most that, and waits for the budget bounded by 5 s, so that a
-// wedge shows as closed connections within the test.
+// of at most that, batches of at most budgetBatchBytes, and waits for the
+// budget bounded by 5 s, so that a wedge shows as closed connections
+// within the test.
 func budgetConfig(t *testing.T, budget int64, topics map[string]int32) broker.Config {
 	cfg := kgoConfig(t, topics)
 	cfg.MaxInFlightBytes, cfg.MaxFrameBytes = budget, int32(budget)
+	cfg.MaxMessageBytes = budgetBatchBytes
 	cfg.FrameReadTimeout = 5 * time.Second
 	return cfg
+}
+
+// budgetBatchBytes is the largest batch of the budget tests' brokers,
+// scaled down with the budget as the backlog is (Kafka's default is
+// 1 MiB); the producers' batches stay below it.
+const budgetBatchBytes = 256 << 10
+
+// budgetProducer is a kgo producer whose batches fit budgetBatchBytes.
+func budgetProducer(t *testing.T, b *testBroker, name string, opts ...kgo.Opt) *kgo.Client {
+	t.Helper()
+	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(b.Addr()), kgo.ClientID(name), kgo.ProducerLinger(0),
+		kgo.ProducerBatchMaxBytes(budgetBatchBytes - 4<<10)}, opts...)...)
+	require.NoError(t, err)
+	return cl
 }
 
 // budgetCloses returns the connections the broker closed because the
@@ -53,17 +71,25 @@ func budgetCloses(b *testBroker) []string {
 	return closes
 }
 
+// noise returns n bytes that do not compress, so that what is stored is
+// as large as what is produced.
+func noise(n int) []byte {
+	b := make([]byte, n)
+	r := rand.NewChaCha8([32]byte{})
+	_, _ = r.Read(b)
+	return b
+}
+
 // fillBacklog produces n records of size bytes to topic and waits for
 // every acknowledgement.
 func fillBacklog(t *testing.T, b *testBroker, topic string, n, size int) {
 	t.Helper()
-	cl, err := kgo.NewClient(kgo.SeedBrokers(b.Addr()), kgo.ClientID("backlog"), kgo.ProducerLinger(0))
-	require.NoError(t, err)
+	cl := budgetProducer(t, b, "backlog", kgo.ProducerBatchCompression(kgo.NoCompression()))
 	defer cl.Close()
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	var errs []error
-	value := []byte(strings.Repeat("b", size))
+	value := noise(size)
 	for i := range n {
 		wg.Add(1)
 		cl.Produce(t.Context(), &kgo.Record{Topic: topic, Key: fmt.Appendf(nil, "%06d", i), Value: value}, func(_ *kgo.Record, err error) {
@@ -84,13 +110,12 @@ func fillBacklog(t *testing.T, b *testBroker, topic string, n, size int) {
 // acknowledged.
 func bystander(t *testing.T, b *testBroker, topic string, size int) (stop func() []time.Duration) {
 	t.Helper()
-	cl, err := kgo.NewClient(kgo.SeedBrokers(b.Addr()), kgo.ClientID("bystander"), kgo.ProducerLinger(0))
-	require.NoError(t, err)
+	cl := budgetProducer(t, b, "bystander")
 	ctx, cancel := context.WithCancel(context.Background())
 	var lat []time.Duration
 	var errs []error
 	done := make(chan struct{})
-	value := []byte(strings.Repeat("p", size))
+	value := noise(size)
 	go func() { // owns lat and errs until done
 		defer close(done)
 		for ctx.Err() == nil {
@@ -124,8 +149,8 @@ func percentile(ds []time.Duration, p int) time.Duration {
 	return s[len(s)*p/100]
 }
 
-// TestBudgetConsumersCatchUpOnABacklog: eight default kgo consumers read a
-// 16 MiB backlog through a 6 MiB budget beside a bystander producing
+// TestBudgetConsumersCatchUpOnABacklog: six default kgo consumers read an
+// 8 MiB backlog through a 2 MiB budget beside a bystander producing
 // 64 KiB records: every consumer reads every record, every produce is
 // acknowledged, and no connection is closed for want of memory. Each
 // Fetch reserves once a bound on what it reads and answers (at most the
@@ -135,10 +160,10 @@ func percentile(ds []time.Duration, p int) time.Duration {
 func TestBudgetConsumersCatchUpOnABacklog(t *testing.T) {
 	t.Parallel()
 	const (
-		budget    = 6 << 20
-		consumers = 8
-		records   = 4096
-		size      = 4 << 10 // 16 MiB in all
+		budget    = 2 << 20
+		consumers = 6
+		records   = 2048
+		size      = 4 << 10 // 8 MiB in all
 	)
 	b := startBroker(t, budgetConfig(t, budget, map[string]int32{"backlog": 4, "bystander": 1}))
 	fillBacklog(t, b, "backlog", records, size)
@@ -180,16 +205,16 @@ func TestBudgetConsumersCatchUpOnABacklog(t *testing.T) {
 
 // TestBudgetHugeFetchLimitAndMaximalLongPoll: a consumer with 1 GiB fetch
 // limits and a long poll asking for MinBytes = MaxBytes = 2^31-1 beside a
-// trickle producer, through a 6 MiB budget: the consumer reads every
+// trickle producer, through a 2 MiB budget: the consumer reads every
 // trickled record, the long poll is answered at its MaxWait with what
 // there is, and nothing is closed. Before, the long poll reserved again at
 // every wake without giving back what it held, until it waited on itself.
 func TestBudgetHugeFetchLimitAndMaximalLongPoll(t *testing.T) {
 	t.Parallel()
 	const (
-		budget  = 6 << 20
-		trickle = 64
-		size    = 128 << 10 // 8 MiB in all: more than the budget
+		budget  = 2 << 20
+		trickle = 24
+		size    = 128 << 10 // 3 MiB in all: more than the budget
 	)
 	b := startBroker(t, budgetConfig(t, budget, map[string]int32{"trickle": 1}))
 	huge, err := kgo.NewClient(kgo.SeedBrokers(b.Addr()), kgo.ClientID("huge"), kgo.ConsumeTopics("trickle"),
@@ -218,7 +243,7 @@ func TestBudgetHugeFetchLimitAndMaximalLongPoll(t *testing.T) {
 		n := 0
 		for n < trickle {
 			req := kmsg.NewPtrFetchRequest()
-			req.Version, req.ReplicaID, req.MaxWaitMillis = 12, -1, 2000
+			req.Version, req.ReplicaID, req.MaxWaitMillis = 12, -1, 300
 			req.MinBytes, req.MaxBytes = math.MaxInt32, math.MaxInt32
 			rt := kmsg.NewFetchRequestTopic()
 			rt.Topic = "trickle"
@@ -252,10 +277,9 @@ func TestBudgetHugeFetchLimitAndMaximalLongPoll(t *testing.T) {
 		polled <- pollResult{records: n}
 	}()
 
-	producer, err := kgo.NewClient(kgo.SeedBrokers(b.Addr()), kgo.ClientID("trickle"), kgo.ProducerLinger(0))
-	require.NoError(t, err)
+	producer := budgetProducer(t, b, "trickle")
 	defer producer.Close()
-	value := []byte(strings.Repeat("t", size))
+	value := noise(size)
 	var lat []time.Duration
 	for range trickle {
 		start := time.Now()
