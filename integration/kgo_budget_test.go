@@ -188,9 +188,9 @@ func TestBudgetConsumersCatchUpOnABacklog(t *testing.T) {
 	elapsed := time.Since(start)
 	lat := stop()
 	st := b.MemoryStats()
-	t.Logf("%d consumers read %d MiB each in %v; bystander: %d produces, p50 %v, p99 %v, max %v; work lane peak %d KiB, %d waits (%v); frames lane peak %d KiB",
+	t.Logf("%d consumers read %d MiB each in %v; bystander: %d produces, p50 %v, p99 %v, max %v; work lane peak %d KiB, %d waits (%v); frames lane peak %d KiB, %d waits",
 		consumers, records*size>>20, elapsed.Round(time.Millisecond), len(lat), percentile(lat, 50), percentile(lat, 99), slices.Max(lat),
-		st.Work.Peak>>10, st.Work.Waits, st.Work.WaitTime.Round(time.Millisecond), st.Frames.Peak>>10)
+		st.Work.Peak>>10, st.Work.Waits, st.Work.WaitTime.Round(time.Millisecond), st.Frames.Peak>>10, st.Frames.Waits)
 	for i, c := range got {
 		c.mu.Lock()
 		assert.Empty(t, c.errs, "consumer %d", i)
