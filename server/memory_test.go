@@ -10,8 +10,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kmsg"
-
-	"github.com/minibroker/minibroker/protocol"
 )
 
 func TestMemoryLaneAcquireRelease(t *testing.T) {
@@ -294,36 +292,4 @@ func TestMemoryEncodedGivesBackPooledBuffers(t *testing.T) {
 	require.Equal(t, int64(130<<10), m.work.inUse(), "only the encoded answer is held until the write")
 	a.settle()
 	require.Zero(t, m.work.inUse())
-}
-
-// TestMemoryStalledFramesKeepOnlyWhatTheyHold: connections that announce
-// large frames and stall keep, once a stall window has passed, only the
-// buffers their frames have, so that a producer's large frame beside
-// them is read and answered. (Holding their whole size, three of them
-// held the budget until FrameReadTimeout.) Their frames are closed after
-// FrameReadTimeout all the same.
-func TestMemoryStalledFramesKeepOnlyWhatTheyHold(t *testing.T) {
-	t.Parallel()
-	e := newEnvWith(t, envOptions{config: func(cfg *Config) {
-		cfg.MaxFrameBytes = 1 << 20
-		cfg.MaxInFlightBytes = 1 << 20
-		cfg.FrameReadTimeout = 2 * time.Second
-	}})
-	addr := e.serve()
-	var stalled []*protocol.Client
-	for range 3 {
-		c := dial(t, addr, "stall")
-		require.NoError(t, c.Send(largeFrameHead(300<<10))) // 512 KiB reserved each, until it stalls
-		stalled = append(stalled, c)
-	}
-	eventually(t, testTimeout, func() bool { return e.srv.MemoryStats().Frames.InUse == 3*firstFrameChunk },
-		"each stalled frame keeps only its first chunk")
-
-	value := strings.Repeat("p", 300<<10)
-	p := roundTrip[*kmsg.ProduceResponse](t, dial(t, addr, "producer"), produceRequest(9, "orders", map[int32][]byte{0: batch(value)}))
-	require.Zero(t, p.Topics[0].Partitions[0].ErrorCode)
-	for _, c := range stalled {
-		requireClosed(t, c)
-	}
-	eventually(t, testTimeout, func() bool { return e.srv.InFlightBytes() == 0 }, "every reservation given back")
 }
