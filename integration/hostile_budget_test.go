@@ -147,7 +147,7 @@ func TestHostileListOffsetsOnAnInflatingBatch(t *testing.T) {
 // ApiVersions') and stall, and reconnect whenever they are closed, against
 // the default 128 MiB budget; a producer beside them sends 20 produces of
 // 64 KiB, each acknowledged. A stalled frame keeps, after a 500 ms window,
-// only its 64 KiB buffer of the budget.
+// only its 16 KiB buffer of the budget.
 // Before, the nine held the whole budget until FrameReadTimeout (30 s)
 // and renewed it by reconnecting.
 func TestHostileStalledSizePrefixes(t *testing.T) {
@@ -205,7 +205,7 @@ func TestHostileStalledSizePrefixes(t *testing.T) {
 
 // firstChunk is the buffer a large frame is read into first: what a
 // stalled one holds.
-const firstChunk = 64 << 10
+const firstChunk = 16 << 10
 
 func slicesMax(ds []time.Duration) time.Duration {
 	var m time.Duration

@@ -20,18 +20,20 @@ import (
 //     smallFrameBytes is read without reserving anything.
 //   - A larger frame reserves its size of the budget's frames lane before
 //     its body is read (waiting, unread, while the lane is spent), and its
-//     buffer grows from firstFrameChunk by doubling as its bytes arrive.
+//     buffer grows from firstFrameChunk (16 KiB) by doubling as its bytes
+//     arrive.
 //   - A frame that receives less than frameProgressBytes in a
 //     frameStallWindow keeps of its reservation only what its buffer
 //     holds, so that a peer that announces 16 MiB and stalls holds its
-//     64 KiB, not the budget; once its buffer must grow again it reserves
+//     16 KiB, not the budget; once its buffer must grow again it reserves
 //     the rest, waiting as a new frame would.
 //   - The whole frame must arrive within FrameReadTimeout of its first
 //     byte; the connection is closed otherwise.
 
 const (
-	// firstFrameChunk is the buffer a large frame is read into first.
-	firstFrameChunk = 64 << 10
+	// firstFrameChunk is the buffer a large frame is read into first: a
+	// frame that announces much and stalls holds no more of it.
+	firstFrameChunk = 16 << 10
 	// frameStallWindow and frameProgressBytes define a stalled frame: one
 	// that received less than frameProgressBytes in the last window.
 	frameStallWindow   = 500 * time.Millisecond
@@ -85,15 +87,22 @@ func (s *Server) readLargeFrame(ctx context.Context, conn net.Conn, br *bufio.Re
 	}
 	pooled := s.traitsOf(int16(binary.BigEndian.Uint16(head)))&pooledFrame != 0
 	need := int64(size)
-	if c, ok := pooledCap(size); ok {
-		need = int64(c)
+	alloc := func(n int) []byte { return make([]byte, 0, n) }
+	if c, ok := pooledCap(size); !ok || int64(c) > s.mem.frames.max {
+		pooled = false // a class the lane could not hold: read it exactly
+	} else if pooled {
+		// A pooled frame grows through buffers of the pool and ends in
+		// one, given back once its answer is encoded; another frame's
+		// buffers are the collector's, as a handler may keep references
+		// into its request.
+		need, alloc = int64(c), s.mem.bufs.get
 	}
 	held, err := s.mem.frames.acquire(wait, need)
 	if err != nil {
 		return nil, false, fmt.Errorf("%w: %d bytes for a request not free within %v", errBudget, size, s.frameTimeout)
 	}
 	acct.frames += held
-	buf := s.mem.bufs.get(min(size, firstFrameChunk))
+	buf := alloc(min(size, firstFrameChunk))
 	window, windowStart := time.Now().Add(frameStallWindow), 0
 	for len(buf) < size {
 		if now := time.Now(); !now.Before(window) {
@@ -106,19 +115,19 @@ func (s *Server) readLargeFrame(ctx context.Context, conn net.Conn, br *bufio.Re
 			window, windowStart = now.Add(frameStallWindow), len(buf)
 		}
 		if len(buf) == cap(buf) {
-			grown := s.mem.bufs.get(min(2*cap(buf), size))
-			if more := int64(cap(grown)) - held; more > 0 {
+			if held < need {
 				// A frame that stalled reserves the rest before it grows.
-				got, err := s.mem.frames.acquire(wait, max(more, need-held))
+				got, err := s.mem.frames.acquire(wait, need-held)
 				if err != nil {
-					s.mem.bufs.put(grown)
 					return nil, false, fmt.Errorf("%w: %d bytes for a request not free within %v", errBudget, size, s.frameTimeout)
 				}
 				held += got
 				acct.frames += got
 			}
-			grown = append(grown, buf...)
-			s.mem.bufs.put(buf)
+			grown := append(alloc(min(2*cap(buf), size)), buf...)
+			if pooled {
+				s.mem.bufs.put(buf)
+			}
 			buf = grown
 		}
 		_ = conn.SetReadDeadline(minTime(window, deadline))
