@@ -41,8 +41,10 @@ type Config struct {
 	// every API request (guard.go). It must be set when the API listens
 	// on an address other than a loopback one. Default: none.
 	Token string
-	// MaxConnections caps the connections served at once; more wait in
-	// the listen backlog. Default DefaultMaxConnections.
+	// MaxConnections caps the connections served at once; when all are
+	// taken, a new one takes the slot of the one that has waited longest
+	// for a request (at least 100 ms), and only when none has do more wait
+	// in the listen backlog (limit.go). Default DefaultMaxConnections.
 	MaxConnections int
 	// OffsetStats reads the offsets store's counters for GET
 	// /v1/storage. Default: none shown.
@@ -215,8 +217,10 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 			s.mu.Unlock()
 		}
 	}
+	lim := newLimitListener(ln, s.maxConns)
 	hs := &http.Server{
-		Handler:           s.handler,
+		Handler:           lim.track(s.handler),
+		ConnContext:       connContext,
 		ReadHeaderTimeout: readHeaderTimeout,
 		ReadTimeout:       readTimeout,
 		WriteTimeout:      writeTimeout,
@@ -224,7 +228,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		MaxHeaderBytes:    maxHeaderBytes,
 		ErrorLog:          slog.NewLogLogger(s.logger.Handler(), slog.LevelWarn),
 	}
-	ln = newLimitListener(ln, s.maxConns)
+	ln = lim
 	done := make(chan struct{})
 	stop := context.AfterFunc(ctx, func() {
 		defer close(done)

@@ -55,6 +55,7 @@ type Broker struct {
 	log     *records.Log
 	coord   *coordinator.Coordinator
 	faults  *server.Faults
+	srv     *server.Server
 
 	lock      *datadir.Dir // nil in memory; released once stopped
 	cancel    context.CancelFunc
@@ -166,6 +167,10 @@ func Start(ctx context.Context, cfg Config) (_ *Broker, err error) {
 	srv, err := server.New(srvCfg)
 	if err != nil {
 		return nil, err
+	}
+	b.srv = srv
+	if recorder != nil {
+		recorder.Metrics().WatchMemory(srv.MemoryStats)
 	}
 	var adm *admin.Server
 	if recorder != nil {
@@ -295,6 +300,10 @@ func (b *Broker) Coordinator() *coordinator.Coordinator { return b.coord }
 // Log returns the broker's partition logs, for tests and tools that look
 // behind the wire.
 func (b *Broker) Log() *records.Log { return b.log }
+
+// MemoryStats returns what the Kafka server's memory budget holds and has
+// done (the minibroker_memory_* series of /metrics).
+func (b *Broker) MemoryStats() server.MemoryStats { return b.srv.MemoryStats() }
 
 // Catalog returns the broker's topic catalog.
 func (b *Broker) Catalog() *catalog.Catalog { return b.catalog }

@@ -65,7 +65,28 @@ const (
 	// maxPooledBytes is the largest buffer put back into a pool, so that
 	// one large raw snappy batch does not stay pinned.
 	maxPooledBytes = 4 << 20
+	// maxSnappyBlock is the most a raw snappy block (or one xerial chunk)
+	// may decode to: it is decoded whole, so this bounds its buffer. A
+	// producer's raw block is its whole batch, at most about 1 MiB for kgo
+	// and librdkafka; Java frames snappy in 32 KiB xerial chunks.
+	maxSnappyBlock = 8 << 20
 )
+
+// DecoderBytes bounds the memory one decompression holds at once: the
+// scanner's window and the one decompressor in use (a zstd history of at
+// most zstdMaxWindow and its block buffers, lz4's blocks of at most 4 MiB,
+// or a raw snappy block of at most maxSnappyBlock), however much the batch
+// inflates. A server counts it in its memory budget for each request that
+// decompresses; a batch that would need more (a zstd window above 8 MiB,
+// a snappy block above 8 MiB) is refused (ErrCorruptMessage,
+// ErrMessageTooLarge) instead of allocated.
+const DecoderBytes = windowBytes + zstdMaxWindow + 1<<20
+
+// MaxDecoders returns how many sets of decompressors the log keeps at
+// most: a decompression beyond them waits for one to be given back, so
+// that however many requests decompress at once, at most MaxDecoders
+// times DecoderBytes is held for it.
+func MaxDecoders() int { return 2 * runtime.GOMAXPROCS(0) }
 
 // errTooLarge marks decompressed data past Config.MaxUncompressedBytes.
 var errTooLarge = errors.New("decompressed records exceed the limit")
@@ -82,22 +103,32 @@ type decoders struct {
 	flat   []byte // a raw snappy block, decoded whole
 }
 
-// codecs hands out decoders from a free list of a fixed size, so that
-// what it holds is bounded and a warm validation allocates nothing
-// (sync.Pool may drop its items at any GC).
+// codecs hands out at most MaxDecoders sets of decoders, so that what
+// they hold is bounded however many goroutines decompress, and a warm
+// validation allocates nothing (sync.Pool may drop its items at any GC).
 type codecs struct {
-	free chan *decoders
+	free  chan *decoders // sets given back; never more than cap(free) exist
+	slots chan struct{}  // one token per set made
 }
 
-func newCodecs() codecs {
-	return codecs{free: make(chan *decoders, 2*runtime.GOMAXPROCS(0))}
+func newCodecs() *codecs {
+	n := MaxDecoders()
+	return &codecs{free: make(chan *decoders, n), slots: make(chan struct{}, n)}
 }
 
+// get returns a free set, makes one while fewer than MaxDecoders exist, or
+// waits for one to be given back. Callers hold no lock while they wait,
+// and every holder gives its set back once its batch is scanned.
 func (c *codecs) get() *decoders {
 	select {
 	case d := <-c.free:
 		return d
 	default:
+	}
+	select {
+	case d := <-c.free:
+		return d
+	case c.slots <- struct{}{}:
 		return &decoders{window: make([]byte, windowBytes)}
 	}
 }
@@ -111,10 +142,7 @@ func (c *codecs) put(d *decoders) {
 	if cap(d.xerial.out) > maxPooledBytes {
 		d.xerial.out = nil
 	}
-	select {
-	case c.free <- d:
-	default:
-	}
+	c.free <- d // never blocks: at most cap(free) sets exist
 }
 
 // open prepares s to scan the records of a batch compressed with codec,
@@ -150,7 +178,7 @@ func (d *decoders) open(s *scanner, codec Codec, data []byte, limit int64) error
 			r = &d.xerial
 			break
 		}
-		flat, err := decodeSnappy(d.flat[:0], data, limit)
+		flat, err := decodeSnappy(d.flat[:0], data, min(limit, maxSnappyBlock))
 		if err != nil {
 			return err
 		}
@@ -229,7 +257,7 @@ func (x *xerialReader) Read(p []byte) (int, error) {
 		}
 		chunk := x.src[4 : 4+n]
 		x.src = x.src[4+n:]
-		out, err := decodeSnappy(x.out[:0], chunk, x.limit-x.total)
+		out, err := decodeSnappy(x.out[:0], chunk, min(x.limit-x.total, maxSnappyBlock))
 		if err != nil {
 			return 0, err
 		}
@@ -251,4 +279,56 @@ func PeekCodec(raw []byte) (codec Codec, ok bool) {
 		return 0, false
 	}
 	return Codec(binary.BigEndian.Uint16(raw[offAttributes:]) & attrCodecMask), true
+}
+
+// DecodeBytes bounds the memory that decompressing the batch raw holds,
+// read from its header and the first frame of its compressed data: none
+// for an uncompressed batch; the window and gzip's state; a raw snappy
+// block's declared size (each xerial chunk's, the largest); lz4's two
+// blocks of the frame's block size; zstd's window. Later frames of a batch
+// are bounded by DecoderBytes, which bounds the result too.
+func DecodeBytes(raw []byte) int64 {
+	codec, ok := PeekCodec(raw)
+	if !ok || codec == CodecNone {
+		return 0
+	}
+	data := raw[batchHeaderBytes:]
+	var n int64
+	switch codec {
+	case CodecGzip:
+		n = 64 << 10
+	case CodecSnappy:
+		if len(data) >= xerialHeaderBytes && string(data[:len(xerialMagic)]) == xerialMagic {
+			for rest := data[xerialHeaderBytes:]; len(rest) >= 4; {
+				size := int(binary.BigEndian.Uint32(rest))
+				if size > len(rest)-4 {
+					break
+				}
+				if d, err := s2.DecodedLen(rest[4 : 4+size]); err == nil {
+					n = max(n, int64(d))
+				}
+				rest = rest[4+size:]
+			}
+		} else if d, err := s2.DecodedLen(data); err == nil {
+			n = int64(d)
+		}
+	case CodecLZ4:
+		n = 2 * 4 << 20
+		if len(data) >= 6 && binary.LittleEndian.Uint32(data) == 0x184D2204 {
+			if id := data[5] >> 4 & 7; id >= 4 {
+				n = 2 * (64 << 10) << (2 * (id - 4)) // 64 KiB, 256 KiB, 1 MiB, 4 MiB
+			}
+		}
+	case CodecZstd:
+		n = zstdMaxWindow
+		var h zstd.Header
+		if err := h.Decode(data); err == nil {
+			w := h.WindowSize
+			if h.SingleSegment {
+				w = h.FrameContentSize
+			}
+			n = int64(min(w, zstdMaxWindow)) + 256<<10
+		}
+	}
+	return min(windowBytes+n, DecoderBytes)
 }

@@ -97,3 +97,28 @@ func TestTimestampLookupsUseTheIndex(t *testing.T) {
 		require.Equal(t, want, rec{off, ts}, "lookup %d", q)
 	}
 }
+
+// TestTimestampLookupPastTheDecompressionBound: a stored batch that would
+// decompress past the bound in force (here, a lower MaxUncompressedBytes
+// after a restart) is not decompressed whole: the lookup fails with
+// ErrMessageTooLarge, which ListOffsets answers MESSAGE_TOO_LARGE.
+func TestTimestampLookupPastTheDecompressionBound(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	cfg := testConfig(t, dir)
+	l, err := Open(cfg)
+	require.NoError(t, err)
+	require.NoError(t, l.CreatePartitions("t", 1))
+	produce(t, l, "t", 0, build(t, spec{values: [][]byte{make([]byte, 300<<10)}, codec: CodecZstd}))
+	off, _, err := l.OffsetForTime("t", 0, testNowMs)
+	require.NoError(t, err)
+	require.Zero(t, off)
+	require.NoError(t, l.Close())
+
+	cfg.MaxUncompressedBytes = 64 << 10
+	l, err = Open(cfg)
+	require.NoError(t, err)
+	defer l.Close()
+	_, _, err = l.OffsetForTime("t", 0, testNowMs)
+	require.ErrorIs(t, err, ErrMessageTooLarge)
+}

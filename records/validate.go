@@ -31,7 +31,7 @@ func (b Batch) ProducerID() int64 { return b.h.producerID }
 // validator checks produced batches. It is safe for concurrent use.
 type validator struct {
 	cfg    Config // with defaults
-	codecs codecs
+	codecs *codecs
 }
 
 func newValidator(cfg Config) *validator {

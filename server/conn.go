@@ -2,7 +2,6 @@ package server
 
 import (
 	"bufio"
-	"cmp"
 	"context"
 	"crypto/tls"
 	"encoding/binary"
@@ -57,17 +56,12 @@ type request struct {
 	// code is the first non-zero error code the handler answered with
 	// (setCode), what the observer is told the request ended with.
 	code int16
-	// budget is the server's memory budget; reserved is what reserve took
-	// of it for this request's answer, released once it is written.
-	budget       *budget
-	frameTimeout time.Duration
-	reserved     int64
-	// answerBytes, when set, bounds the encoded answer, which may be less
-	// than reserved (a Fetch also holds the buffers its records were read
-	// into); pooled are those buffers, given back to the pool once the
-	// answer is encoded.
+	// acct is what the connection holds of the memory budget (memory.go);
+	// nil for a handler called directly, which then reserves nothing.
+	acct *account
+	// answerBytes, when set, bounds the encoded answer, so that the
+	// output buffer is grown once for it.
 	answerBytes int64
-	pooled      [][]byte
 	// failed, when set, closes the connection instead of answering.
 	failed error
 }
@@ -78,34 +72,36 @@ type peer struct {
 	host   string // its host as Kafka reports it: "/127.0.0.1"
 }
 
-// reserve takes n bytes of the memory budget for the answer the handler is
-// about to build, waiting up to FrameReadTimeout for them (budget.go). An
-// answer of at most smallFrameBytes needs none. It returns false when the
-// bytes did not come: the handler answers anything, and the connection is
-// closed instead.
+// reserve takes n bytes of the memory budget's work lane for what the
+// handler is about to build, waiting up to FrameReadTimeout for them, and
+// only while the connection holds no work (memory.go). An answer of at
+// most smallFrameBytes needs none. It returns false when the bytes did
+// not come: the handler answers anything, and the connection is closed
+// instead. Only handlers of APIs with the largeAnswer trait wait here
+// (TestReservingHandlersHaveTheLargeAnswerTrait).
 func (r *request) reserve(n int64) bool {
-	if n <= smallFrameBytes || r.budget == nil {
-		return true
-	}
-	ctx, cancel := context.WithTimeout(r.ctx, r.frameTimeout)
-	defer cancel()
-	got, err := r.budget.acquire(ctx, n)
-	if err != nil {
-		r.failed = fmt.Errorf("%w: %d bytes for an answer not free within %v", errBudget, n, r.frameTimeout)
+	if _, err := r.acct.reserve(r.ctx, n); err != nil {
+		r.failed = fmt.Errorf("%w: %d bytes for an answer not free within %v", errBudget, n, r.acct.wait)
 		return false
 	}
-	r.reserved += got
+	r.answerBytes = max(r.answerBytes, n)
 	return true
 }
 
-// keep shrinks the answer's reservation to n bytes, once the handler
-// knows its answer takes no more: the rest goes back to the budget.
-func (r *request) keep(n int64) {
-	if r.budget != nil && n < r.reserved {
-		r.budget.release(r.reserved - n)
-		r.reserved = max(n, 0)
+// borrow is reserve for memory the handler needs only while it runs (a
+// decompressor): done gives it back. ok is false as for reserve.
+func (r *request) borrow(n int64) (done func(), ok bool) {
+	got, err := r.acct.reserve(r.ctx, n)
+	if err != nil {
+		r.failed = fmt.Errorf("%w: %d bytes to decompress not free within %v", errBudget, n, r.acct.wait)
+		return func() {}, false
 	}
+	return func() { r.acct.give(got) }, true
 }
+
+// keep shrinks the request's work reservation to n bytes, once the
+// handler knows it holds no more: the rest goes back to the budget.
+func (r *request) keep(n int64) { r.acct.keep(n) }
 
 // setCode sets an error code field of the response and records the first
 // non-zero one as the request's outcome. Handlers set every error code
@@ -146,25 +142,23 @@ func (s *Server) serveConn(ctx context.Context, conn net.Conn, remote string) {
 		conn = tc
 	}
 	br := bufio.NewReaderSize(conn, connReadBufferBytes)
+	acct := &account{mem: s.mem, wait: s.frameTimeout}
+	defer acct.settle()
 	var out []byte // answers not yet written
-	var held int64 // budget reserved for the requests and answers in out
-	defer func() { s.budget.release(held) }()
 	for {
-		frame, reserved, pooled, err := s.readFrame(ctx, conn, br)
-		held += reserved
+		frame, pooled, err := s.readFrame(ctx, conn, br, acct)
 		if err != nil {
 			s.logReadError(logger, err)
 			return
 		}
 		start := time.Now()
-		resp, corr, r, err := s.handleFrame(ctx, logger, from, frame)
+		resp, corr, r, err := s.handleFrame(ctx, logger, from, acct, frame)
 		if err == nil {
-			held += r.reserved
 			err = r.failed
 		}
 		if errors.Is(err, errFaultDrop) {
-			_ = s.write(conn, out)          // the answers before it are owed
-			s.stallAfterDrop(ctx, conn, br) // fault_apply.go
+			_ = s.write(conn, out)                // the answers before it are owed
+			s.stallAfterDrop(ctx, conn, br, acct) // fault_apply.go
 			return
 		}
 		if err != nil {
@@ -178,99 +172,31 @@ func (s *Server) serveConn(ctx context.Context, conn net.Conn, remote string) {
 		if resp != nil { // nil: a produce with acks 0, which is not answered
 			// A large answer was reserved: room for it at once, not by
 			// append's doubling copies.
-			out = s.grow(out, int(cmp.Or(r.answerBytes, r.reserved)))
+			out = s.grow(out, int(r.answerBytes))
 			out = protocol.AppendResponse(out, corr, resp)
 		}
 		// The answer is encoded: nothing refers to the frame or to the
 		// buffers records were read into any more.
 		if pooled {
-			s.bufs.put(frame)
+			s.mem.bufs.put(frame)
 		}
-		for _, b := range r.pooled {
-			s.bufs.put(b)
-		}
-		if len(out) < coalesceBytes && frameBuffered(br) {
+		acct.encoded(int64(cap(out)))
+		if len(out) < coalesceBytes && s.frameBuffered(br) {
 			continue
 		}
 		err = s.write(conn, out)
-		s.budget.release(held)
-		held = 0
+		acct.settle()
 		if err != nil {
 			s.logWriteError(logger, err)
 			return
 		}
 		if cap(out) > keepOutputBytes {
-			s.bufs.put(out)
+			s.mem.bufs.put(out)
 			out = nil
 		} else {
 			out = out[:0]
 		}
 	}
-}
-
-// reservedFrameStart is the buffer a frame that reserved its size of the
-// budget is read into first; it doubles as the frame's bytes arrive.
-const reservedFrameStart = 64 << 10
-
-// readFrame reads the next request frame: it waits up to IdleTimeout for
-// the frame's first byte, unless that is buffered already, then up to
-// FrameReadTimeout for the rest. A frame larger than smallFrameBytes
-// first reserves its size of the memory budget, within FrameReadTimeout;
-// reserved is what it took, for the caller to release. A large Produce
-// frame is read into a buffer of the pool (pooled), for the caller to give
-// back once the answer is encoded: a Produce handler keeps nothing of its
-// request (the batches are copied into the log's files before it
-// returns), which is not said of every handler.
-func (s *Server) readFrame(ctx context.Context, conn net.Conn, br *bufio.Reader) (frame []byte, reserved int64, pooled bool, err error) {
-	if br.Buffered() == 0 {
-		_ = conn.SetReadDeadline(time.Now().Add(s.idleTimeout))
-		if _, err := br.Peek(1); err != nil {
-			if isTimeout(err) {
-				return nil, 0, false, fmt.Errorf("%w: no request for %v", errIdle, s.idleTimeout)
-			}
-			return nil, 0, false, err
-		}
-	}
-	deadline := time.Now().Add(s.frameTimeout)
-	_ = conn.SetReadDeadline(deadline)
-	need := int64(0)
-	if head, err := br.Peek(4); err == nil {
-		if size := int32(binary.BigEndian.Uint32(head)); size > smallFrameBytes && size <= s.maxFrame {
-			need = int64(size)
-			// The frame is large, so its API key follows at once.
-			if head, err := br.Peek(6); err == nil && int16(binary.BigEndian.Uint16(head[4:])) == int16(kmsg.Produce) {
-				if c, ok := pooledCap(int(size)); ok {
-					need, pooled = int64(c), true
-				}
-			}
-			wait, cancel := context.WithDeadline(ctx, deadline)
-			reserved, err = s.budget.acquire(wait, need)
-			cancel()
-			if err != nil {
-				return nil, 0, false, fmt.Errorf("%w: %d bytes for a request not free within %v", errBudget, size, s.frameTimeout)
-			}
-		}
-	}
-	var buf []byte
-	switch {
-	case pooled && reserved == need:
-		// A Produce frame: read into a buffer of the pool, of its
-		// reserved size, given back once the answer is encoded.
-		buf = s.bufs.get(int(need))
-	case reserved > 0:
-		// Its memory is reserved, but a peer that announces a large frame
-		// and stalls must still hold little (docs/reliability.md): start
-		// at reservedFrameStart, not at the whole size, and let
-		// ReadFrame double the buffer as the bytes arrive. A large frame
-		// that does arrive costs a few copies, not many small ones.
-		pooled = false
-		buf = make([]byte, 0, min(reserved, reservedFrameStart))
-	}
-	frame, err = protocol.ReadFrame(br, s.maxFrame, buf)
-	if err != nil && isTimeout(err) {
-		return nil, reserved, false, fmt.Errorf("%w: not whole within %v", errFrameTimeout, s.frameTimeout)
-	}
-	return frame, reserved, pooled && err == nil, err
 }
 
 // grow returns out with room for n more bytes. A large answer takes a
@@ -279,9 +205,9 @@ func (s *Server) grow(out []byte, n int) []byte {
 	if n <= cap(out)-len(out) || len(out)+n <= keepOutputBytes {
 		return slices.Grow(out, n)
 	}
-	grown := append(s.bufs.get(len(out)+n), out...)
+	grown := append(s.mem.bufs.get(len(out)+n), out...)
 	if cap(out) > keepOutputBytes {
-		s.bufs.put(out)
+		s.mem.bufs.put(out)
 	}
 	return grown
 }
@@ -317,12 +243,12 @@ func isTimeout(err error) bool {
 // connection must close (Kafka's SocketServer rules): an unparsable header
 // or body, an unknown API key, or an unsupported version of any API but
 // ApiVersions, which instead gets KIP-511's v0 error answer.
-func (s *Server) handleFrame(ctx context.Context, logger *slog.Logger, from *peer, frame []byte) (resp kmsg.Response, corr int32, r *request, err error) {
+func (s *Server) handleFrame(ctx context.Context, logger *slog.Logger, from *peer, acct *account, frame []byte) (resp kmsg.Response, corr int32, r *request, err error) {
 	h, body, err := protocol.ParseHeader(frame)
 	if err != nil {
 		return nil, 0, nil, err
 	}
-	r = &request{ctx: ctx, logger: logger, peer: from, key: kmsg.Key(h.APIKey), version: h.APIVersion, budget: s.budget, frameTimeout: s.frameTimeout}
+	r = &request{ctx: ctx, logger: logger, peer: from, key: kmsg.Key(h.APIKey), version: h.APIVersion, acct: acct}
 	req, err := protocol.DecodeRequest(h, body)
 	if err != nil {
 		if h.APIKey == int16(kmsg.ApiVersions) && errors.Is(err, protocol.ErrUnsupportedVersion) {
@@ -338,16 +264,18 @@ func (s *Server) handleFrame(ctx context.Context, logger *slog.Logger, from *pee
 	if logger.Enabled(ctx, slog.LevelDebug) { // spare the hot path the boxing of the attributes
 		logger.Debug("request", "api", kmsg.NameForKey(h.APIKey), "version", h.APIVersion, "corr", h.CorrelationID)
 	}
-	resp = s.dispatch(r, req) // fault_apply.go
+	resp = s.dispatch(r, req) // dispatch.go: where faults are applied
 	return resp, h.CorrelationID, r, nil
 }
 
 // frameBuffered reports whether br already holds the whole next frame and
 // that frame can be answered without waiting, so that its answer can share
 // a write with this one. A partial frame is not enough: the client may wait
-// for our answer before it sends the rest. Nor is a Fetch, which waits up
-// to its MaxWait: answers already made must not wait with it.
-func frameBuffered(br *bufio.Reader) bool {
+// for our answer before it sends the rest. Nor is a request of an API that
+// may wait (a Fetch, up to its MaxWait) or reserves a large answer (which
+// waits for the budget only while the connection holds no work): answers
+// already made must not wait with it.
+func (s *Server) frameBuffered(br *bufio.Reader) bool {
 	if br.Buffered() < 6 {
 		return false // and Peek would block for the rest of the size and key
 	}
@@ -357,7 +285,7 @@ func frameBuffered(br *bufio.Reader) bool {
 	}
 	size := int32(binary.BigEndian.Uint32(head))
 	key := int16(binary.BigEndian.Uint16(head[4:]))
-	return size >= 0 && br.Buffered()-4 >= int(size) && key != int16(kmsg.Fetch)
+	return size >= 0 && br.Buffered()-4 >= int(size) && s.traitsOf(key).coalesces()
 }
 
 func (s *Server) logReadError(logger *slog.Logger, err error) {

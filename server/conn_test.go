@@ -36,12 +36,12 @@ func TestHandlerPanicClosesOnlyThatConnection(t *testing.T) {
 	var armed atomic.Bool
 	armed.Store(true)
 	real := e.srv.handlers[kmsg.Heartbeat]
-	e.srv.handlers[kmsg.Heartbeat] = func(s *Server, r *request, req kmsg.Request) kmsg.Response {
+	e.srv.handlers[kmsg.Heartbeat] = api{handle: func(s *Server, r *request, req kmsg.Request) kmsg.Response {
 		if armed.Load() {
 			panic("broken invariant")
 		}
-		return real(s, r, req)
-	}
+		return real.handle(s, r, req)
+	}}
 	addr := e.serve()
 	bystander := dial(t, addr, "bystander")
 	roundTrip[*kmsg.ApiVersionsResponse](t, bystander, apiVersionsRequest(4))

@@ -20,34 +20,72 @@ func typed[Req kmsg.Request](fn func(*Server, *request, Req) kmsg.Response) hand
 	}
 }
 
-// handlers returns the dispatch table: one handler per API in protocol's
-// version table, and nothing else.
-func handlers() map[kmsg.Key]handler {
-	m := map[kmsg.Key]handler{
-		kmsg.ApiVersions:     typed((*Server).handleApiVersions),
-		kmsg.Metadata:        typed((*Server).handleMetadata),
-		kmsg.FindCoordinator: typed((*Server).handleFindCoordinator),
-		kmsg.JoinGroup:       typed((*Server).handleJoinGroup),
-		kmsg.SyncGroup:       typed((*Server).handleSyncGroup),
-		kmsg.Heartbeat:       typed((*Server).handleHeartbeat),
-		kmsg.LeaveGroup:      typed((*Server).handleLeaveGroup),
-		kmsg.OffsetCommit:    typed((*Server).handleOffsetCommit),
-		kmsg.OffsetFetch:     typed((*Server).handleOffsetFetch),
-		kmsg.DescribeGroups:  typed((*Server).handleDescribeGroups),
-		kmsg.ListGroups:      typed((*Server).handleListGroups),
-		kmsg.CreateTopics:    typed((*Server).handleCreateTopics),
-		kmsg.ListOffsets:     typed((*Server).handleListOffsets),
-		kmsg.Fetch:           typed((*Server).handleFetch),
-		kmsg.Produce:         typed((*Server).handleProduce),
-		kmsg.InitProducerID:  typed((*Server).handleInitProducerID),
-		kmsg.DeleteGroups:    typed((*Server).handleDeleteGroups),
-		kmsg.OffsetDelete:    typed((*Server).handleOffsetDelete),
+// api is one entry of the dispatch table: the handler and what the
+// connection loop must know of it (its traits), so that the loop itself
+// knows no API.
+type api struct {
+	handle handler
+	traits traits
+}
 
-		kmsg.ConsumerGroupHeartbeat: typed((*Server).handleConsumerGroupHeartbeat),
-		kmsg.ConsumerGroupDescribe:  typed((*Server).handleConsumerGroupDescribe),
+// traits are what an API asks of the connection loop and the memory
+// budget (memory.go).
+type traits uint8
+
+const (
+	// pooledFrame: a large frame is read into a buffer of the pool, given
+	// back once the answer is encoded. Only for a handler that keeps
+	// nothing of its request (Produce copies the batches into the log's
+	// files before it returns).
+	pooledFrame traits = 1 << iota
+	// mayWait: the handler may wait for something other than the budget
+	// (a Fetch for records, up to its MaxWait), so answers already made
+	// are written before it runs, not held back for it.
+	mayWait
+	// largeAnswer: the handler reserves a bound on its answer of the work
+	// lane before it builds it (request.reserve). Since a reservation
+	// waits only while the connection holds no work, answers already made
+	// are written before it runs.
+	largeAnswer
+	// decompresses: the handler may decompress stored or produced batches,
+	// and reserves the decompressor's memory of the work lane first
+	// (records.DecoderBytes). It may wait only while the connection holds
+	// no work, so it needs no write before it.
+	decompresses
+)
+
+// coalesces reports whether a request of this API may be handled while
+// the answers before it wait to share its write.
+func (t traits) coalesces() bool { return t&(mayWait|largeAnswer) == 0 }
+
+// handlers returns the dispatch table: one entry per API in protocol's
+// version table, and nothing else.
+func handlers() map[kmsg.Key]api {
+	m := map[kmsg.Key]api{
+		kmsg.ApiVersions:     {typed((*Server).handleApiVersions), 0},
+		kmsg.Metadata:        {typed((*Server).handleMetadata), largeAnswer},
+		kmsg.FindCoordinator: {typed((*Server).handleFindCoordinator), 0},
+		kmsg.JoinGroup:       {typed((*Server).handleJoinGroup), largeAnswer},
+		kmsg.SyncGroup:       {typed((*Server).handleSyncGroup), 0},
+		kmsg.Heartbeat:       {typed((*Server).handleHeartbeat), 0},
+		kmsg.LeaveGroup:      {typed((*Server).handleLeaveGroup), 0},
+		kmsg.OffsetCommit:    {typed((*Server).handleOffsetCommit), 0},
+		kmsg.OffsetFetch:     {typed((*Server).handleOffsetFetch), 0},
+		kmsg.DescribeGroups:  {typed((*Server).handleDescribeGroups), largeAnswer},
+		kmsg.ListGroups:      {typed((*Server).handleListGroups), 0},
+		kmsg.CreateTopics:    {typed((*Server).handleCreateTopics), 0},
+		kmsg.ListOffsets:     {typed((*Server).handleListOffsets), decompresses},
+		kmsg.Fetch:           {typed((*Server).handleFetch), mayWait | largeAnswer},
+		kmsg.Produce:         {typed((*Server).handleProduce), pooledFrame | decompresses},
+		kmsg.InitProducerID:  {typed((*Server).handleInitProducerID), 0},
+		kmsg.DeleteGroups:    {typed((*Server).handleDeleteGroups), 0},
+		kmsg.OffsetDelete:    {typed((*Server).handleOffsetDelete), 0},
+
+		kmsg.ConsumerGroupHeartbeat: {typed((*Server).handleConsumerGroupHeartbeat), 0},
+		kmsg.ConsumerGroupDescribe:  {typed((*Server).handleConsumerGroupDescribe), largeAnswer},
 	}
 	for _, v := range protocol.SupportedVersions() {
-		if m[kmsg.Key(v.Key)] == nil {
+		if m[kmsg.Key(v.Key)].handle == nil {
 			panic(fmt.Sprintf("server: no handler for advertised API %s", kmsg.NameForKey(v.Key)))
 		}
 	}
@@ -55,4 +93,24 @@ func handlers() map[kmsg.Key]handler {
 		panic("server: a handler exists for an API that is not advertised")
 	}
 	return m
+}
+
+// traitsOf returns the traits of the API with key; an unknown key has
+// none (its request closes the connection once decoded).
+func (s *Server) traitsOf(key int16) traits {
+	return s.handlers[kmsg.Key(key)].traits
+}
+
+// dispatch hands a decoded request to its handler: the one place every
+// request passes between its decoding and its answer.
+func (s *Server) dispatch(r *request, req kmsg.Request) kmsg.Response {
+	if s.faults.live.Load() == 0 {
+		return s.handle(r, req)
+	}
+	return s.dispatchFaulted(r, req) // fault_apply.go
+}
+
+// handle runs the request's handler.
+func (s *Server) handle(r *request, req kmsg.Request) kmsg.Response {
+	return s.handlers[r.key].handle(s, r, req)
 }

@@ -4,8 +4,13 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"log/slog"
+	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -39,7 +44,7 @@ func TestHandlersMatchTheVersionTable(t *testing.T) {
 			if p, ok := req.(*kmsg.ProduceRequest); ok {
 				p.Acks = -1 // acks 0 is not answered
 			}
-			resp := fn(e.srv, e.req("c", v), req)
+			resp := fn.handle(e.srv, e.req("c", v), req)
 			assert.Equal(t, vr.Key, resp.Key(), "%s v%d", kmsg.NameForKey(vr.Key), v)
 			assert.Equal(t, v, resp.GetVersion(), "%s v%d answers at its version", kmsg.NameForKey(vr.Key), v)
 		}
@@ -188,7 +193,9 @@ func FuzzDispatch(f *testing.F) {
 		frame = kbin.AppendString(frame, clientID)
 		frame = append(frame, rest...)
 
-		resp, corr, r, err := e.srv.handleFrame(t.Context(), e.srv.logger, &peer{remote: "127.0.0.1:40000", host: "/127.0.0.1"}, frame)
+		acct := &account{mem: e.srv.mem, wait: time.Second}
+		defer acct.settle()
+		resp, corr, r, err := e.srv.handleFrame(t.Context(), e.srv.logger, &peer{remote: "127.0.0.1:40000", host: "/127.0.0.1"}, acct, frame)
 		if err != nil {
 			for _, closing := range []error{protocol.ErrMalformedHeader, protocol.ErrUnknownAPIKey,
 				protocol.ErrUnsupportedVersion, protocol.ErrMalformedRequest} {
@@ -234,4 +241,51 @@ func FuzzDispatch(f *testing.F) {
 			t.Fatalf("%s v%d: logged at Error: %s %v", kmsg.NameForKey(key), version, r.Message, r.Attrs)
 		}
 	})
+}
+
+// TestReservingHandlersHaveTheirTraits: the handlers that reserve of the
+// memory budget are exactly those whose API declares largeAnswer or
+// decompresses in the dispatch table, so that the connection loop, which
+// reads only the traits, writes what it holds before a request that may
+// wait for the budget.
+func TestReservingHandlersHaveTheirTraits(t *testing.T) {
+	t.Parallel()
+	fset := token.NewFileSet()
+	reserving := map[string]bool{} // handler name -> its file calls r.reserve
+	files, err := filepath.Glob("*.go")
+	require.NoError(t, err)
+	for _, path := range files {
+		if strings.HasSuffix(path, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
+		require.NoError(t, err)
+		var handlers []string
+		calls := false
+		ast.Inspect(f, func(n ast.Node) bool {
+			switch n := n.(type) {
+			case *ast.FuncDecl:
+				if strings.HasPrefix(n.Name.Name, "handle") && n.Recv != nil {
+					handlers = append(handlers, n.Name.Name)
+				}
+			case *ast.CallExpr:
+				if sel, ok := n.Fun.(*ast.SelectorExpr); ok && (sel.Sel.Name == "reserve" || sel.Sel.Name == "borrow") {
+					if id, ok := sel.X.(*ast.Ident); ok && id.Name == "r" {
+						calls = true
+					}
+				}
+			}
+			return true
+		})
+		for _, h := range handlers {
+			reserving[h] = calls
+		}
+	}
+	table := handlers()
+	for key, a := range table {
+		name := "handle" + kmsg.NameForKey(int16(key))
+		calls, ok := reserving[name]
+		require.True(t, ok, "no handler function %s", name)
+		assert.Equal(t, calls, a.traits&(largeAnswer|decompresses) != 0, "%s: reserves %v, traits %b", name, calls, a.traits)
+	}
 }

@@ -10,7 +10,10 @@
 // at most Config.MaxConnections connections, each closed after
 // Config.IdleTimeout without a request or Config.FrameReadTimeout inside a
 // frame, an answer's write or the TLS handshake (Config.TLS), and each
-// holding memory in proportion to what its peer has sent.
+// holding memory in proportion to what its peer has sent. Memory is
+// accounted in one type (memory.go) with two lanes, always waited for in
+// one order, frames before work; nothing that holds work waits for the
+// budget again.
 //
 // Faults on demand (fault.go, fault_apply.go, fault_codes.go) are checked
 // in one place, dispatch, and cost one atomic load when none is in force.

@@ -25,21 +25,12 @@ var (
 	errFaultClose = errors.New("connection closed by a fault")
 )
 
-// dispatch hands a decoded request to its handler, unless a fault in
-// force claims it first.
-func (s *Server) dispatch(r *request, req kmsg.Request) kmsg.Response {
-	if s.faults.live.Load() == 0 {
-		return s.handlers[r.key](s, r, req)
-	}
-	return s.dispatchFaulted(r, req)
-}
-
 // dispatchFaulted applies the first fault that matches the request, if
 // any, and otherwise handles it as usual.
 func (s *Server) dispatchFaulted(r *request, req kmsg.Request) kmsg.Response {
 	h := s.faults.claim(r.key, r.clientID, targetOf(req))
 	if h == nil {
-		return s.handlers[r.key](s, r, req)
+		return s.handle(r, req)
 	}
 	f := &h.spec
 	r.logger.Info("fault applied", "fault", h.id, "action", f.action(), "api", kmsg.NameForKey(int16(r.key)), "client_id", r.clientID)
@@ -53,7 +44,7 @@ func (s *Server) dispatchFaulted(r *request, req kmsg.Request) kmsg.Response {
 			r.failed = fmt.Errorf("shutting down during the delay of fault %s", h.id)
 			return nil
 		}
-		return s.handlers[r.key](s, r, req)
+		return s.handle(r, req)
 	case f.Drop:
 		r.failed = fmt.Errorf("%w %s", errFaultDrop, h.id)
 		return nil
@@ -70,16 +61,16 @@ func (s *Server) dispatchFaulted(r *request, req kmsg.Request) kmsg.Response {
 // until the client closes the connection, idles past IdleTimeout, or the
 // server shuts down. Reading on keeps the client's close from going
 // unnoticed; discarding keeps the connection's memory bounded.
-func (s *Server) stallAfterDrop(ctx context.Context, conn net.Conn, br *bufio.Reader) {
+func (s *Server) stallAfterDrop(ctx context.Context, conn net.Conn, br *bufio.Reader, acct *account) {
 	for {
-		frame, reserved, pooled, err := s.readFrame(ctx, conn, br)
-		s.budget.release(reserved)
+		frame, pooled, err := s.readFrame(ctx, conn, br, acct)
 		if err != nil {
 			return
 		}
 		if pooled {
-			s.bufs.put(frame)
+			s.mem.bufs.put(frame)
 		}
+		acct.settle()
 	}
 }
 

@@ -199,7 +199,9 @@ func BenchmarkDispatchFaults(b *testing.B) {
 			}
 		}
 	}
-	b.Run("handler", func(b *testing.B) { run(b, func() kmsg.Response { return srv.handlers[kmsg.Heartbeat](srv, r, req) }) })
+	b.Run("handler", func(b *testing.B) {
+		run(b, func() kmsg.Response { return srv.handlers[kmsg.Heartbeat].handle(srv, r, req) })
+	})
 	b.Run("none", func(b *testing.B) { run(b, func() kmsg.Response { return srv.dispatch(r, req) }) })
 	b.Run("unmatched", func(b *testing.B) {
 		for range 10 {

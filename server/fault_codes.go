@@ -112,7 +112,7 @@ func (s *Server) faultProduce(r *request, req *kmsg.ProduceRequest, f *Fault) km
 	if len(kept) > 0 {
 		rest := *req // the caller's request is left as it came
 		rest.Topics = kept
-		out := s.handlers[r.key](s, r, &rest)
+		out := s.handle(r, &rest)
 		if out == nil {
 			return nil // acks 0: nothing is answered
 		}
@@ -154,7 +154,7 @@ func (s *Server) faultFetch(r *request, req *kmsg.FetchRequest, f *Fault) kmsg.R
 	if len(kept) > 0 {
 		rest := *req // the caller's request is left as it came
 		rest.Topics = kept
-		resp = s.handlers[r.key](s, r, &rest).(*kmsg.FetchResponse)
+		resp = s.handle(r, &rest).(*kmsg.FetchResponse)
 	}
 	for _, c := range cuts {
 		rt := topicEntry(&resp.Topics, c.topic, func(t *kmsg.FetchResponseTopic) string { return t.Topic },
@@ -186,7 +186,7 @@ func (s *Server) faultOffsetCommit(r *request, req *kmsg.OffsetCommitRequest, f 
 	if len(kept) > 0 {
 		rest := *req // the caller's request is left as it came
 		rest.Topics = kept
-		resp = s.handlers[r.key](s, r, &rest).(*kmsg.OffsetCommitResponse)
+		resp = s.handle(r, &rest).(*kmsg.OffsetCommitResponse)
 	}
 	for _, c := range cuts {
 		rt := topicEntry(&resp.Topics, c.topic, func(t *kmsg.OffsetCommitResponseTopic) string { return t.Topic },
@@ -206,7 +206,7 @@ func (s *Server) faultOffsetCommit(r *request, req *kmsg.OffsetCommitRequest, f 
 }
 
 func (s *Server) faultListOffsets(r *request, req *kmsg.ListOffsetsRequest, f *Fault) kmsg.Response {
-	resp := s.handlers[r.key](s, r, req).(*kmsg.ListOffsetsResponse)
+	resp := s.handle(r, req).(*kmsg.ListOffsetsResponse)
 	for i := range resp.Topics {
 		t := &resp.Topics[i]
 		for j := range t.Partitions {
@@ -225,7 +225,7 @@ func (s *Server) faultListOffsets(r *request, req *kmsg.ListOffsetsRequest, f *F
 // a fault without a topic filter, as the group's code: v2-7 at the top,
 // v8+ on each group it matches (v1 has only partition codes).
 func (s *Server) faultOffsetFetch(r *request, req *kmsg.OffsetFetchRequest, f *Fault) kmsg.Response {
-	resp := s.handlers[r.key](s, r, req).(*kmsg.OffsetFetchResponse)
+	resp := s.handle(r, req).(*kmsg.OffsetFetchResponse)
 	whole := f.Topic == "" && len(f.Partitions) == 0
 	if whole && req.Version >= 2 && req.Version < 8 {
 		resp.Topics = nil

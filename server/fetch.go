@@ -47,46 +47,44 @@ func (s *Server) handleFetch(r *request, req *kmsg.FetchRequest) kmsg.Response {
 	if req.MaxBytes > 0 {
 		maxBytes = min(req.MaxBytes, maxBytes)
 	}
-	if !r.reserve(s.fetchBound(req, maxBytes)) {
-		return resp
-	}
-	total, ready := s.fetchOnce(r, req, resp, maxBytes)
-	s.observeFetch(r, req, resp)
-	// What the answer holds is known now: the rest of the reservation
-	// goes back, so that neither the budget nor the connection's output
-	// buffer carries maxBytes (kgo asks for 50 MiB) for a few records, or
-	// through a long poll.
-	s.keepAnswer(r, req, total)
 	wait := min(time.Duration(max(req.MaxWaitMillis, 0))*time.Millisecond, s.maxFetchWait)
-	if ready || total >= int64(req.MinBytes) || wait == 0 {
-		return resp
-	}
-	timer := time.NewTimer(wait)
-	defer timer.Stop()
-	for {
-		// Wait for records past what this read saw, on any partition
-		// it names; then read again, until MinBytes or MaxWait.
-		w := s.log.Watch(watchOffsets(req, resp)...)
+	var timer <-chan time.Time
+	for read := 0; ; read++ {
+		// Reserve once, before reading, a bound on everything the read
+		// and its answer will hold; keep only what they do.
+		records := s.fetchBound(req, maxBytes)
+		if !r.reserve(fetchHoldBytes(req, records)) {
+			return resp
+		}
+		total, ready := s.fetchOnce(r, req, resp, max(min(int64(maxBytes), records-int64(s.log.MaxMessageBytes())), 0), records > 0)
+		if read == 0 {
+			s.observeFetch(r, req, resp)
+		}
+		s.keepAnswer(r, req, total)
+		if ready || total >= int64(req.MinBytes) || wait == 0 || timer == nil && read > 0 {
+			return resp
+		}
+		// A long poll holds nothing while it waits: what it read is
+		// dropped, its reservation given back, and it reads again once
+		// records come past what this read saw, on any partition it
+		// names, or its wait is over.
+		w := s.log.Watch(watchOffsets(req, resp, records == 0)...)
+		resp.Topics = resp.Topics[:0]
+		r.acct.drop()
+		r.keep(0)
+		if timer == nil {
+			t := time.NewTimer(wait)
+			defer t.Stop()
+			timer = t.C
+		}
 		select {
 		case <-w.C():
-			w.Close()
-		case <-timer.C:
-			w.Close()
-			return resp
+		case <-timer:
+			timer = nil // read once more, and answer that
 		case <-r.ctx.Done():
-			w.Close()
-			return resp
+			timer = nil
 		}
-		resp.Topics = resp.Topics[:0]
-		s.releaseReads(r)
-		if !r.reserve(s.fetchBound(req, maxBytes)) {
-			return resp
-		}
-		total, ready = s.fetchOnce(r, req, resp, maxBytes)
-		s.keepAnswer(r, req, total)
-		if ready || total >= int64(req.MinBytes) {
-			return resp
-		}
+		w.Close()
 	}
 }
 
@@ -109,13 +107,18 @@ func (s *Server) observeFetch(r *request, req *kmsg.FetchRequest, resp *kmsg.Fet
 
 // watchOffsets names every partition of a fetch with the offset past
 // which a produce must go to wake it: the high watermark its last read
-// saw (fetchOnce answers the partitions in request order).
-func watchOffsets(req *kmsg.FetchRequest, resp *kmsg.FetchResponse) []records.WatchOffset {
+// saw (fetchOnce answers the partitions in request order); or, when the
+// read reserved and read nothing (nothing was readable when it looked),
+// the fetch offset, so that records appended since wake it at once.
+func watchOffsets(req *kmsg.FetchRequest, resp *kmsg.FetchResponse, readNothing bool) []records.WatchOffset {
 	var watch []records.WatchOffset
 	for i, t := range req.Topics {
 		for j, p := range t.Partitions {
-			watch = append(watch, records.WatchOffset{Topic: t.Topic, Partition: p.Partition,
-				Offset: max(p.FetchOffset, resp.Topics[i].Partitions[j].HighWatermark)})
+			offset := p.FetchOffset
+			if !readNothing {
+				offset = max(offset, resp.Topics[i].Partitions[j].HighWatermark)
+			}
+			watch = append(watch, records.WatchOffset{Topic: t.Topic, Partition: p.Partition, Offset: offset})
 		}
 	}
 	return watch
@@ -138,7 +141,7 @@ func (s *Server) readBuffer(n int) []byte {
 	if n < minPooledBytes {
 		return make([]byte, 0, n)
 	}
-	return s.bufs.get(n)
+	return s.mem.bufs.get(n)
 }
 
 // holdRead decides what becomes of the buffer records were read into:
@@ -151,10 +154,10 @@ func (s *Server) holdRead(r *request, records []byte) []byte {
 	case cap(records) < minPooledBytes:
 	case len(records) < cap(records)/2:
 		small := bytes.Clone(records)
-		s.bufs.put(records)
+		s.mem.bufs.put(records)
 		records = small
 	default:
-		r.pooled = append(r.pooled, records)
+		r.acct.hold(records)
 	}
 	if len(records) == 0 {
 		return nil
@@ -162,32 +165,20 @@ func (s *Server) holdRead(r *request, records []byte) []byte {
 	return records
 }
 
-// keepAnswer sets the fetch's reservation to its answer and the buffers
-// its records were read into, and tells the connection how large the
-// answer is.
+// keepAnswer shrinks the fetch's reservation to what it holds: the
+// buffers its records were read into and its encoded answer, and tells
+// the connection how large the answer is.
 func (s *Server) keepAnswer(r *request, req *kmsg.FetchRequest, records int64) {
 	r.answerBytes = fetchAnswerBytes(req, records)
-	held := r.answerBytes
-	for _, b := range r.pooled {
-		held += int64(cap(b))
-	}
-	if held > r.reserved && !r.reserve(held-r.reserved) {
-		return
-	}
-	r.keep(held)
-}
-
-// releaseReads gives back the buffers of a read whose answer is dropped.
-func (s *Server) releaseReads(r *request) {
-	for _, b := range r.pooled {
-		s.bufs.put(b)
-	}
-	r.pooled = r.pooled[:0]
+	r.keep(r.acct.pooledBytes() + outputBytes(r.answerBytes))
 }
 
 // fetchOnce reads every requested partition into resp and returns the
 // record bytes it holds and whether an error makes the fetch answer now.
-func (s *Server) fetchOnce(r *request, req *kmsg.FetchRequest, resp *kmsg.FetchResponse, maxBytes int32) (total int64, ready bool) {
+//
+// It reads at most maxBytes, except that with oneBatch the first partition
+// with data gets at least one whole batch (KIP-74).
+func (s *Server) fetchOnce(r *request, req *kmsg.FetchRequest, resp *kmsg.FetchResponse, maxBytes int64, oneBatch bool) (total int64, ready bool) {
 	for _, t := range req.Topics {
 		rt := kmsg.NewFetchResponseTopic()
 		rt.Topic = t.Topic
@@ -204,9 +195,9 @@ func (s *Server) fetchOnce(r *request, req *kmsg.FetchRequest, resp *kmsg.FetchR
 				ready = true
 				continue
 			}
-			room := max(int64(maxBytes)-total, 0)
+			room := max(maxBytes-total, 0)
 			limit := int32(min(int64(p.PartitionMaxBytes), room))
-			res, err := s.log.ReadAlloc(t.Topic, p.Partition, p.FetchOffset, limit, total == 0, s.readBuffer)
+			res, err := s.log.ReadAlloc(t.Topic, p.Partition, p.FetchOffset, limit, oneBatch && total == 0, s.readBuffer)
 			res.Records = s.holdRead(r, res.Records)
 			rp.HighWatermark, rp.LastStableOffset, rp.LogStartOffset = res.HighWatermark, res.HighWatermark, res.LogStartOffset
 			if err != nil {
@@ -228,10 +219,12 @@ func (s *Server) fetchOnce(r *request, req *kmsg.FetchRequest, resp *kmsg.FetchR
 	return total, ready
 }
 
-// fetchBound bounds what fetchOnce will read now: what every named
+// fetchBound bounds the records fetchOnce may read now: what every named
 // partition holds past its fetch offset, at most its PartitionMaxBytes,
 // all at most maxBytes, plus the one batch KIP-74 lets the first exceed
-// them by.
+// them by; and at most what the work lane can hold at once. A fetch that
+// can read nothing reserves nothing; records that come meanwhile are read
+// by its next round (the log's Watch fires at once for them).
 func (s *Server) fetchBound(req *kmsg.FetchRequest, maxBytes int32) int64 {
 	var n, any int64
 	for _, t := range req.Topics {
@@ -242,7 +235,36 @@ func (s *Server) fetchBound(req *kmsg.FetchRequest, maxBytes int32) int64 {
 		}
 	}
 	if any == 0 {
-		return fetchAnswerBytes(req, 0)
+		return 0
 	}
-	return min(n, int64(maxBytes)) + int64(s.log.MaxMessageBytes()) + fetchAnswerBytes(req, 0)
+	records := min(n, int64(maxBytes)) + int64(s.log.MaxMessageBytes())
+	// What the lane can hold, less the batch: KIP-74's batch is always
+	// allowed for, and the lane takes a reservation above its maximum as
+	// its maximum, alone.
+	room := (s.mem.work.max - 2*fetchAnswerBytes(req, 0)) / fetchHoldFactor
+	return max(min(records, room), int64(s.log.MaxMessageBytes()))
+}
+
+// fetchHoldFactor is how many times the records it reads a fetch may
+// hold at once: the buffers they are read into (a pool class, less than
+// twice what it holds, or a copy: holdRead) and the encoded answer (a pool
+// class again: outputBytes).
+const fetchHoldFactor = 4
+
+// fetchHoldBytes bounds what a fetch of at most records bytes holds
+// before its answer is written.
+func fetchHoldBytes(req *kmsg.FetchRequest, records int64) int64 {
+	if records == 0 {
+		return 0
+	}
+	return fetchHoldFactor*records + 2*fetchAnswerBytes(req, 0)
+}
+
+// outputBytes is what the connection's output buffer takes for an answer
+// of n bytes (grow: a pool class when large).
+func outputBytes(n int64) int64 {
+	if c, ok := pooledCap(int(n)); ok && n > keepOutputBytes {
+		return int64(c)
+	}
+	return n
 }

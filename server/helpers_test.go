@@ -267,7 +267,7 @@ func eventually(t *testing.T, deadline time.Duration, cond func() bool, msg stri
 // in the header, and returns the typed response.
 func call[R kmsg.Response](e *env, clientID string, req kmsg.Request) R {
 	e.t.Helper()
-	return e.srv.handlers[kmsg.Key(req.Key())](e.srv, e.req(clientID, req.GetVersion()), req).(R)
+	return e.srv.handlers[kmsg.Key(req.Key())].handle(e.srv, e.req(clientID, req.GetVersion()), req).(R)
 }
 
 // dialTLS opens a raw client over TLS to addr, trusting pki's CA and,

@@ -10,7 +10,11 @@ package server
 // adds the isolation level (read_committed reads as read_uncommitted:
 // there are no transactions); v4 leader epochs (0: one leader); v6 is
 // flexible. An unknown topic or partition gets UNKNOWN_TOPIC_OR_PARTITION;
-// another negative timestamp, or -3 before v7, INVALID_REQUEST.
+// another negative timestamp, or -3 before v7, INVALID_REQUEST. A request
+// with a timestamp lookup reserves, before it reads, one stored batch and
+// one decompressor's memory of the budget (records.DecoderBytes): its
+// lookups run one at a time; a stored batch that would need more than that
+// bound answers its partition MESSAGE_TOO_LARGE (docs/behavior-matrix.md).
 
 import (
 	"fmt"
@@ -30,6 +34,13 @@ const (
 
 func (s *Server) handleListOffsets(r *request, req *kmsg.ListOffsetsRequest) kmsg.Response {
 	resp := req.ResponseKind().(*kmsg.ListOffsetsResponse)
+	if looksUpTimes(req) {
+		done, ok := r.borrow(records.DecoderBytes + int64(s.log.MaxMessageBytes()))
+		defer done()
+		if !ok {
+			return resp
+		}
+	}
 	for _, t := range req.Topics {
 		rt := kmsg.ListOffsetsResponseTopic{Topic: t.Topic}
 		for _, p := range t.Partitions {
@@ -50,6 +61,19 @@ func (s *Server) handleListOffsets(r *request, req *kmsg.ListOffsetsRequest) kms
 		resp.Topics = append(resp.Topics, rt)
 	}
 	return resp
+}
+
+// looksUpTimes reports whether req asks for a lookup that reads and
+// decompresses a stored batch: a timestamp, or the largest timestamp (v7).
+func looksUpTimes(req *kmsg.ListOffsetsRequest) bool {
+	for _, t := range req.Topics {
+		for _, p := range t.Partitions {
+			if p.Timestamp >= 0 || p.Timestamp == listMaxTimestamp && req.Version >= 7 {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // listOffset answers one partition's lookup: the offset and, for the

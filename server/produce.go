@@ -15,7 +15,12 @@ package server
 // of scope: a transactional produce gets
 // TRANSACTIONAL_ID_AUTHORIZATION_FAILED (docs/behavior-matrix.md). The
 // request's timeout is not used: a batch is durable or failed as soon as
-// its flush round ends.
+// its flush round ends. A request holding compressed batches reserves of
+// the budget, while it validates them, what the largest one's
+// decompression holds (records.DecodeBytes, at most records.DecoderBytes):
+// they are validated one at a time, and a batch that would need more than
+// that bound is MESSAGE_TOO_LARGE (a raw snappy block above 8 MiB) or
+// CORRUPT_MESSAGE (a zstd window above 8 MiB).
 
 import (
 	"errors"
@@ -45,6 +50,13 @@ func (s *Server) handleProduce(r *request, req *kmsg.ProduceRequest) kmsg.Respon
 		requestErr = fmt.Errorf("%w: transactional id %q: transactions are not supported", records.ErrTransactional, *req.TransactionID)
 	case req.Acks != 0 && req.Acks != 1 && req.Acks != -1:
 		requestErr = fmt.Errorf("%w: acks %d, want -1, 0 or 1", kerr.InvalidRequiredAcks, req.Acks)
+	}
+	if requestErr == nil {
+		done, ok := r.borrow(decodeBytes(req))
+		defer done()
+		if !ok {
+			return resp
+		}
 	}
 	var waits []appending
 	failed := false
@@ -82,6 +94,18 @@ func (s *Server) handleProduce(r *request, req *kmsg.ProduceRequest) kmsg.Respon
 		w.rp.BaseOffset, w.rp.LogStartOffset = a.BaseOffset, a.LogStartOffset
 	}
 	return resp
+}
+
+// decodeBytes is what validating req's batches holds in decompressors at
+// most: they are validated one at a time.
+func decodeBytes(req *kmsg.ProduceRequest) int64 {
+	var n int64
+	for _, t := range req.Topics {
+		for _, p := range t.Partitions {
+			n = max(n, records.DecodeBytes(p.Records))
+		}
+	}
+	return n
 }
 
 // appendBatch validates one partition's records and appends them.

@@ -84,10 +84,11 @@ type Config struct {
 	// ever. Default DefaultFrameReadTimeout (30 s, Kafka's default
 	// request.timeout.ms on the client side).
 	FrameReadTimeout time.Duration
-	// MaxInFlightBytes caps the request and answer bytes held at once over
-	// every connection (budget.go; Kafka's queued.max.request.bytes). It
-	// must be at least MaxFrameBytes. Default DefaultMaxInFlightBytes
-	// (128 MiB).
+	// MaxInFlightBytes caps the request bytes held at once over every
+	// connection (Kafka's queued.max.request.bytes), and as much again the
+	// answers, records read and decompressors their handlers hold (the
+	// two lanes of memory.go). It must be at least MaxFrameBytes. Default
+	// DefaultMaxInFlightBytes (128 MiB).
 	MaxInFlightBytes int64
 	// TLS, when set, makes every connection a TLS server connection
 	// (Kafka's SSL listener): the handshake must complete within
@@ -112,9 +113,6 @@ const (
 	DefaultIdleTimeout      = 10 * time.Minute
 	DefaultFrameReadTimeout = 30 * time.Second
 )
-
-// InFlightBytes returns the memory budget's bytes reserved now (budget.go).
-func (s *Server) InFlightBytes() int64 { return s.budget.inUse() }
 
 // Faults returns the registry of faults the server applies.
 func (s *Server) Faults() *Faults { return s.faults }
@@ -180,13 +178,12 @@ type Server struct {
 	unknown      unknownTopics
 	maxFetchWait time.Duration
 	observer     Observer
-	handlers     map[kmsg.Key]handler
+	handlers     map[kmsg.Key]api
 	maxConns     int
 	idleTimeout  time.Duration
 	frameTimeout time.Duration
 	tls          *tls.Config
-	budget       *budget
-	bufs         bufPool
+	mem          *memory
 	faults       *Faults
 	pidErrors    everyInterval // rate-limits InitProducerId failures in the log
 
@@ -218,7 +215,7 @@ func New(cfg Config) (*Server, error) {
 		maxConns:     cmp.Or(cfg.MaxConnections, DefaultMaxConnections),
 		idleTimeout:  cmp.Or(cfg.IdleTimeout, DefaultIdleTimeout),
 		frameTimeout: cmp.Or(cfg.FrameReadTimeout, DefaultFrameReadTimeout),
-		budget:       newBudget(cmp.Or(cfg.MaxInFlightBytes, DefaultMaxInFlightBytes)),
+		mem:          newMemory(cmp.Or(cfg.MaxInFlightBytes, DefaultMaxInFlightBytes)),
 		conns:        make(map[net.Conn]struct{}),
 	}
 	if cfg.TLS != nil {

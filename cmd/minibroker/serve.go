@@ -114,7 +114,7 @@ func parseServeFlags(args []string, stderr io.Writer) (*serveFlags, error) {
 	fs.DurationVar(&f.expiryInterval, "expiry-interval", 100*time.Millisecond, "real clock: how often the expiry step runs")
 	fs.StringVar(&f.clock, "clock", "real", "real|manual; with manual, time and expiry move only on request")
 	fs.IntVar(&f.maxFrameBytes, "max-frame-bytes", protocol.DefaultMaxFrameBytes, "largest request frame accepted, in bytes")
-	fs.Int64Var(&f.maxInFlight, "max-inflight-bytes", server.DefaultMaxInFlightBytes, "request and answer bytes held at once over every connection; a larger request waits, unread (Kafka's queued.max.request.bytes); at least --max-frame-bytes")
+	fs.Int64Var(&f.maxInFlight, "max-inflight-bytes", server.DefaultMaxInFlightBytes, "request frame bytes held at once over every connection, and as much again for what handlers build; past it a request waits, unread (Kafka's queued.max.request.bytes); at least --max-frame-bytes")
 	fs.IntVar(&f.maxMemberMeta, "max-member-metadata-bytes", coordinator.DefaultMaxMemberMetadataBytes, "one member's protocol metadata and subscribed topic names, in bytes; more gets INVALID_REQUEST")
 	fs.IntVar(&f.maxGroupMeta, "max-group-metadata-bytes", coordinator.DefaultMaxGroupMetadataBytes, "a group's members' protocol metadata and subscriptions together, in bytes; a join past it gets GROUP_MAX_SIZE_REACHED")
 	fs.TextVar(&f.logLevel, "log-level", slog.LevelInfo, "debug|info|warn|error")

@@ -12,9 +12,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-func TestBudgetAcquireRelease(t *testing.T) {
+func TestMemoryLaneAcquireRelease(t *testing.T) {
 	t.Parallel()
-	b := newBudget(100)
+	b := &lane{max: 100}
 	got, err := b.acquire(t.Context(), 60)
 	require.NoError(t, err)
 	require.Equal(t, int64(60), got)
@@ -28,11 +28,17 @@ func TestBudgetAcquireRelease(t *testing.T) {
 		got, _ := b.acquire(t.Context(), 500) // above the maximum: waits for all of it
 		done <- got
 	}()
+	eventually(t, testTimeout, func() bool { b.mu.Lock(); defer b.mu.Unlock(); return len(b.queue) == 1 }, "it waits")
 	b.release(60)
 	require.Equal(t, int64(100), <-done, "a request above the maximum takes the maximum, alone")
 	require.Equal(t, int64(100), b.inUse())
 	b.release(100)
 	require.Zero(t, b.inUse())
+	st := b.stats()
+	require.Equal(t, int64(100), st.Peak)
+	require.Equal(t, int64(2), st.Waits, "the one that gave up and the one above the maximum")
+	require.Equal(t, int64(1), st.Refusals)
+	require.Positive(t, st.WaitTime)
 }
 
 // largeFrameHead is the start of a frame of size bytes: its size prefix
@@ -48,7 +54,7 @@ func largeFrameHead(size int32) []byte {
 // waits, but a heartbeat on a third connection is answered at once. A
 // frame that cannot get its memory within FrameReadTimeout closes its
 // connection, and every reservation is given back.
-func TestBudgetHoldsLargeFramesNotHeartbeats(t *testing.T) {
+func TestMemoryHoldsLargeFramesNotHeartbeats(t *testing.T) {
 	t.Parallel()
 	e := newEnvWith(t, envOptions{config: func(cfg *Config) {
 		cfg.MaxFrameBytes = 64 << 10
@@ -80,9 +86,9 @@ func TestBudgetHoldsLargeFramesNotHeartbeats(t *testing.T) {
 
 // TestBudgetServesWaitersInOrder: a large reservation waiting first is
 // served before smaller ones that came after it, though they would fit.
-func TestBudgetServesWaitersInOrder(t *testing.T) {
+func TestMemoryLaneServesWaitersInOrder(t *testing.T) {
 	t.Parallel()
-	b := newBudget(100)
+	b := &lane{max: 100}
 	_, err := b.acquire(t.Context(), 60)
 	require.NoError(t, err)
 	order := make(chan int64, 2)
@@ -128,7 +134,7 @@ func TestBudgetServesWaitersInOrder(t *testing.T) {
 //
 // Not parallel: it counts the process's goroutines waiting in handleFetch,
 // and parallel tests of the package are paused while it runs.
-func TestBudgetLongPollsHoldOnlyTheirAnswers(t *testing.T) {
+func TestMemoryLongPollsHoldNothingWhileTheyWait(t *testing.T) {
 	const maxBytes = 1 << 20
 	e := newEnvWith(t, envOptions{config: func(cfg *Config) {
 		cfg.MaxInFlightBytes = 2 * maxBytes
@@ -148,7 +154,7 @@ func TestBudgetLongPollsHoldOnlyTheirAnswers(t *testing.T) {
 		waiting, acquiring := fetchesWaiting()
 		return waiting == polls && acquiring == 0
 	}, "every long poll waits for records, none for the budget")
-	require.Less(t, e.srv.InFlightBytes(), int64(polls*4096), "the waiting polls hold only their small answers")
+	require.Zero(t, e.srv.InFlightBytes(), "a waiting long poll holds nothing")
 
 	e.produce("payments", 0, "x")
 	resp := roundTrip[*kmsg.FetchResponse](t, dial(t, addr, "c"), fetchRequest(12, time.Minute, "payments", 0, 0))
@@ -175,7 +181,7 @@ func fetchesWaiting() (waiting, acquiring int) {
 	for _, g := range strings.Split(string(buf[:runtime.Stack(buf, true)]), "\ngoroutine ") {
 		switch {
 		case !strings.Contains(g, "(*Server).handleFetch"):
-		case strings.Contains(g, "(*budget).acquire"):
+		case strings.Contains(g, "(*lane).acquire"):
 			acquiring++
 		case strings.Contains(g, " [select"):
 			waiting++
@@ -189,7 +195,7 @@ func fetchesWaiting() (waiting, acquiring int) {
 // poll waits
 // holding that small bound, not the 50 MiB a consumer asks for, so that
 // polling consumers do not spend the budget of everyone else.
-func TestLongPollHoldsOnlyItsAnswer(t *testing.T) {
+func TestMemoryLongPollHoldsNothing(t *testing.T) {
 	t.Parallel()
 	e := newEnvWith(t, envOptions{config: func(cfg *Config) { cfg.MaxFetchWait = time.Minute }})
 	c := dial(t, e.serve(), "c")
@@ -201,7 +207,7 @@ func TestLongPollHoldsOnlyItsAnswer(t *testing.T) {
 		require.NoError(t, err)
 		return st.Waiters == 1
 	}, "the fetch waits for records")
-	require.Less(t, e.srv.InFlightBytes(), int64(1<<10), "the waiting fetch holds at most a bound on its empty answer")
+	require.Zero(t, e.srv.InFlightBytes(), "a waiting long poll holds nothing")
 	e.produce("orders", 1, "a")
 	require.NoError(t, c.SetDeadline(time.Now().Add(testTimeout)))
 	frame, err := c.ReadFrame()
@@ -211,4 +217,79 @@ func TestLongPollHoldsOnlyItsAnswer(t *testing.T) {
 	require.NoError(t, resp.ReadFrom(frame[5:])) // correlation id, header tags
 	require.Equal(t, []string{"0:a"}, values(t, resp.Topics[0].Partitions[1].RecordBatches))
 	eventually(t, testTimeout, func() bool { return e.srv.InFlightBytes() == 0 }, "every reservation given back")
+}
+
+// TestMemoryRequestNeverWaitsOnItself: a connection that holds work takes
+// more at once, past the maximum if need be (counted as overdrawn),
+// instead of queueing behind others for bytes it may itself hold; keep
+// shrinks what it holds and settle gives everything back.
+func TestMemoryRequestNeverWaitsOnItself(t *testing.T) {
+	t.Parallel()
+	m := newMemory(100 << 10)
+	other, err := m.work.acquire(t.Context(), 40<<10)
+	require.NoError(t, err)
+	a := &account{mem: m, wait: testTimeout}
+	_, err = a.reserve(t.Context(), 60<<10)
+	require.NoError(t, err)
+	require.Equal(t, int64(100<<10), m.work.inUse())
+
+	// Someone waits behind; the connection's own second reservation does
+	// not queue behind them.
+	queued := make(chan error, 1)
+	go func() { _, err := m.work.acquire(t.Context(), 50<<10); queued <- err }()
+	eventually(t, testTimeout, func() bool { m.work.mu.Lock(); defer m.work.mu.Unlock(); return len(m.work.queue) == 1 }, "a stranger waits")
+	_, err = a.reserve(t.Context(), 30<<10)
+	require.NoError(t, err, "taken at once")
+	require.Equal(t, int64(130<<10), m.work.inUse())
+	require.Equal(t, int64(1), m.work.stats().Overdrawn)
+
+	a.keep(10 << 10)
+	require.NoError(t, <-queued, "the stranger gets its bytes once they are given back")
+	require.Equal(t, int64(10<<10), a.work)
+	require.Equal(t, other+10<<10+50<<10, m.work.inUse(), "keep gave back all but 10 KiB")
+	a.settle()
+	require.Equal(t, other+50<<10, m.work.inUse())
+	require.Equal(t, int64(130<<10), m.work.stats().Peak)
+}
+
+// TestMemoryReserveWaitIsBounded: a reservation that cannot get its bytes
+// within the wait fails, the request is marked to close its connection
+// with errBudget, and the refusal and the wait are counted.
+func TestMemoryReserveWaitIsBounded(t *testing.T) {
+	t.Parallel()
+	m := newMemory(64 << 10)
+	_, err := m.work.acquire(t.Context(), 64<<10)
+	require.NoError(t, err)
+	r := &request{ctx: t.Context(), acct: &account{mem: m, wait: 20 * time.Millisecond}}
+	require.False(t, r.reserve(32<<10))
+	require.ErrorIs(t, r.failed, errBudget)
+	st := m.work.stats()
+	require.Equal(t, int64(1), st.Waits)
+	require.Equal(t, int64(1), st.Refusals)
+	require.GreaterOrEqual(t, st.WaitTime, 20*time.Millisecond)
+	require.Zero(t, r.acct.work)
+
+	small := &request{ctx: t.Context(), acct: &account{mem: m, wait: 20 * time.Millisecond}}
+	require.True(t, small.reserve(smallFrameBytes), "a small answer needs no reservation")
+	require.Zero(t, small.acct.work)
+}
+
+// TestMemoryEncodedGivesBackPooledBuffers: once an answer is encoded, the
+// pooled buffers it referred to leave the reservation, down to what the
+// encoded answer itself takes.
+func TestMemoryEncodedGivesBackPooledBuffers(t *testing.T) {
+	t.Parallel()
+	m := newMemory(1 << 20)
+	a := &account{mem: m, wait: testTimeout}
+	buf := m.bufs.get(100 << 10) // a 128 KiB class
+	_, err := a.reserve(t.Context(), 300<<10)
+	require.NoError(t, err)
+	a.hold(buf)
+	a.keep(a.pooledBytes() + 130<<10)
+	require.Equal(t, int64(258<<10), m.work.inUse())
+	a.encoded(130 << 10)
+	require.Empty(t, a.pooled)
+	require.Equal(t, int64(130<<10), m.work.inUse(), "only the encoded answer is held until the write")
+	a.settle()
+	require.Zero(t, m.work.inUse())
 }
