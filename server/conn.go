@@ -70,12 +70,18 @@ type request struct {
 	pooled      [][]byte
 	// failed, when set, closes the connection instead of answering.
 	failed error
+	// closeAfter, when set, closes the connection once the answer is
+	// written: a failed SASL authentication (sasl.go).
+	closeAfter error
 }
 
 // peer names the client at the other end of a connection.
 type peer struct {
 	remote string // its address, "127.0.0.1:54321"
 	host   string // its host as Kafka reports it: "/127.0.0.1"
+
+	clientID string      // the last request header's client id
+	sasl     saslSession // who it authenticated as (sasl.go)
 }
 
 // reserve takes n bytes of the memory budget for the answer the handler is
@@ -145,12 +151,13 @@ func (s *Server) serveConn(ctx context.Context, conn net.Conn, remote string) {
 		}
 		conn = tc
 	}
+	defer s.authDeadline(conn, from, logger)()
 	br := bufio.NewReaderSize(conn, connReadBufferBytes)
 	var out []byte // answers not yet written
 	var held int64 // budget reserved for the requests and answers in out
 	defer func() { s.budget.release(held) }()
 	for {
-		frame, reserved, pooled, err := s.readFrame(ctx, conn, br)
+		frame, reserved, pooled, err := s.readFrame(ctx, conn, br, s.frameLimit(from))
 		held += reserved
 		if err != nil {
 			s.logReadError(logger, err)
@@ -184,6 +191,11 @@ func (s *Server) serveConn(ctx context.Context, conn net.Conn, remote string) {
 		for _, b := range r.pooled {
 			s.bufs.put(b)
 		}
+		if r.closeAfter != nil {
+			_ = s.write(conn, out)
+			logger.Debug("closing connection after the answer", "err", r.closeAfter)
+			return
+		}
 		if len(out) < coalesceBytes && frameBuffered(br) {
 			continue
 		}
@@ -209,14 +221,15 @@ const reservedFrameStart = 64 << 10
 
 // readFrame reads the next request frame: it waits up to IdleTimeout for
 // the frame's first byte, unless that is buffered already, then up to
-// FrameReadTimeout for the rest. A frame larger than smallFrameBytes
+// FrameReadTimeout for the rest, and refuses a frame larger than limit. A
+// frame larger than smallFrameBytes
 // first reserves its size of the memory budget, within FrameReadTimeout;
 // reserved is what it took, for the caller to release. A large Produce
 // frame is read into a buffer of the pool (pooled), for the caller to give
 // back once the answer is encoded: a Produce handler keeps nothing of its
 // request (the batches are copied into the log's files before it
 // returns), which is not said of every handler.
-func (s *Server) readFrame(ctx context.Context, conn net.Conn, br *bufio.Reader) (frame []byte, reserved int64, pooled bool, err error) {
+func (s *Server) readFrame(ctx context.Context, conn net.Conn, br *bufio.Reader, limit int32) (frame []byte, reserved int64, pooled bool, err error) {
 	if br.Buffered() == 0 {
 		_ = conn.SetReadDeadline(time.Now().Add(s.idleTimeout))
 		if _, err := br.Peek(1); err != nil {
@@ -230,7 +243,7 @@ func (s *Server) readFrame(ctx context.Context, conn net.Conn, br *bufio.Reader)
 	_ = conn.SetReadDeadline(deadline)
 	need := int64(0)
 	if head, err := br.Peek(4); err == nil {
-		if size := int32(binary.BigEndian.Uint32(head)); size > smallFrameBytes && size <= s.maxFrame {
+		if size := int32(binary.BigEndian.Uint32(head)); size > smallFrameBytes && size <= limit {
 			need = int64(size)
 			// The frame is large, so its API key follows at once.
 			if head, err := br.Peek(6); err == nil && int16(binary.BigEndian.Uint16(head[4:])) == int16(kmsg.Produce) {
@@ -261,7 +274,7 @@ func (s *Server) readFrame(ctx context.Context, conn net.Conn, br *bufio.Reader)
 		pooled = false
 		buf = make([]byte, 0, min(reserved, reservedFrameStart))
 	}
-	frame, err = protocol.ReadFrame(br, s.maxFrame, buf)
+	frame, err = protocol.ReadFrame(br, limit, buf)
 	if err != nil && isTimeout(err) {
 		return nil, reserved, false, fmt.Errorf("%w: not whole within %v", errFrameTimeout, s.frameTimeout)
 	}
@@ -317,6 +330,9 @@ func (s *Server) handleFrame(ctx context.Context, logger *slog.Logger, from *pee
 	if err != nil {
 		return nil, 0, nil, err
 	}
+	if err := s.admit(from, kmsg.Key(h.APIKey)); err != nil {
+		return nil, 0, nil, err
+	}
 	r = &request{ctx: ctx, logger: logger, peer: from, key: kmsg.Key(h.APIKey), version: h.APIVersion, budget: s.budget, frameTimeout: s.frameTimeout}
 	req, err := protocol.DecodeRequest(h, body)
 	if err != nil {
@@ -329,6 +345,10 @@ func (s *Server) handleFrame(ctx context.Context, logger *slog.Logger, from *pee
 	}
 	if h.ClientID != nil {
 		r.clientID = *h.ClientID
+	}
+	if r.clientID != from.clientID {
+		from.clientID = r.clientID
+		s.identified(from)
 	}
 	if logger.Enabled(ctx, slog.LevelDebug) { // spare the hot path the boxing of the attributes
 		logger.Debug("request", "api", kmsg.NameForKey(h.APIKey), "version", h.APIVersion, "corr", h.CorrelationID)

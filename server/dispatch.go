@@ -43,6 +43,10 @@ func handlers() map[kmsg.Key]handler {
 		kmsg.DeleteGroups:    typed((*Server).handleDeleteGroups),
 		kmsg.OffsetDelete:    typed((*Server).handleOffsetDelete),
 
+		kmsg.SASLHandshake:    typed((*Server).handleSASLHandshake),
+		kmsg.SASLAuthenticate: typed((*Server).handleSASLAuthenticate),
+		kmsg.DescribeCluster:  typed((*Server).handleDescribeCluster),
+
 		kmsg.ConsumerGroupHeartbeat: typed((*Server).handleConsumerGroupHeartbeat),
 		kmsg.ConsumerGroupDescribe:  typed((*Server).handleConsumerGroupDescribe),
 	}

@@ -41,6 +41,31 @@ type Observer interface {
 	// address cannot yet belong to another connection.
 	ConnOpened(remote string)
 	ConnClosed(remote string)
+	// ConnIdentified is called when what is known of a connection
+	// changes: its first request that names a client id (and any later
+	// one naming another), and its SASL authentication. It comes between
+	// ConnOpened and ConnClosed, with everything known so far.
+	ConnIdentified(ConnInfo)
+}
+
+// ConnInfo is who a connection is: its remote address, the client id its
+// requests name and, with SASL on, the user it authenticated as and the
+// mechanism (empty before, or with SASL off).
+type ConnInfo struct {
+	Remote    string // "127.0.0.1:54321"
+	ClientID  string
+	User      string
+	Mechanism string // "PLAIN", "SCRAM-SHA-256" or "SCRAM-SHA-512"
+	TLS       bool
+}
+
+// identified tells the observer who from is now.
+func (s *Server) identified(from *peer) {
+	info := ConnInfo{Remote: from.remote, ClientID: from.clientID, TLS: s.tls != nil}
+	if from.sasl.stage == saslDone {
+		info.User, info.Mechanism = from.sasl.user, from.sasl.mechanism
+	}
+	s.observer.ConnIdentified(info)
 }
 
 // FetchEvent is one partition of a Fetch request: which connection asked
@@ -88,6 +113,7 @@ func (nopObserver) Fenced(FencingEvent)                            {}
 func (nopObserver) Fetched(FetchEvent)                             {}
 func (nopObserver) ConnOpened(string)                              {}
 func (nopObserver) ConnClosed(string)                              {}
+func (nopObserver) ConnIdentified(ConnInfo)                        {}
 
 // fencingReasons name why the coordinator turned a member away, for the
 // log, the observer and the live page: each fencing sentinel and its

@@ -27,6 +27,7 @@ type recordingObserver struct {
 	fetched  []FetchEvent      // guarded by mu
 	opened   []string          // guarded by mu; remote addresses
 	closed   []string          // guarded by mu; remote addresses
+	idents   []ConnInfo        // guarded by mu
 }
 
 type observedCommit struct {
@@ -74,6 +75,12 @@ func (o *recordingObserver) ConnClosed(remote string) {
 	o.closed = append(o.closed, remote)
 }
 
+func (o *recordingObserver) ConnIdentified(info ConnInfo) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.idents = append(o.idents, info)
+}
+
 func (o *recordingObserver) snapshot() recordingObserver {
 	o.mu.Lock()
 	defer o.mu.Unlock()
@@ -84,6 +91,7 @@ func (o *recordingObserver) snapshot() recordingObserver {
 		fetched:  append([]FetchEvent(nil), o.fetched...),
 		opened:   append([]string(nil), o.opened...),
 		closed:   append([]string(nil), o.closed...),
+		idents:   append([]ConnInfo(nil), o.idents...),
 	}
 }
 
