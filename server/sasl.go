@@ -82,6 +82,7 @@ func newSASLUsers(users map[string]string) (*saslUsers, error) {
 		plain:    make(map[string][sha256.Size]byte, len(users)),
 		scram256: make(map[string]scramCredential, len(users)),
 		scram512: make(map[string]scramCredential, len(users)),
+		limiter:  saslRefusals{now: time.Now},
 	}
 	for name, password := range users {
 		u.plain[name] = sha256.Sum256([]byte(password))
@@ -174,6 +175,7 @@ func (s *Server) authDeadline(conn net.Conn, from *peer, logger *slog.Logger) (s
 // refused since the last line, so a peer guessing passwords cannot flood
 // the log.
 type saslRefusals struct {
+	now   func() time.Time // time.Now but in tests
 	mu    sync.Mutex
 	last  time.Time // guarded by mu
 	count int       // guarded by mu
@@ -182,7 +184,7 @@ type saslRefusals struct {
 func (r *saslRefusals) log(logger *slog.Logger, user, mechanism string, err error) {
 	r.mu.Lock()
 	r.count++
-	now := time.Now()
+	now := r.now()
 	if now.Sub(r.last) < time.Second {
 		r.mu.Unlock()
 		return
