@@ -35,7 +35,7 @@ func TestAPITable(t *testing.T) {
 	require.Len(t, lines, 2+len(SupportedVersions()))
 	require.Equal(t, "| API | key | versions |", lines[0])
 	require.Contains(t, lines, "| Produce | 0 | 3-12 |")
-	require.Contains(t, lines, "| SASLHandshake | 17 | 1 |")
+	require.Contains(t, lines, "| SASLHandshake | 17 | 0-1 |")
 	require.Contains(t, lines, "| SASLAuthenticate | 36 | 0-2 |")
 	require.Contains(t, lines, "| DescribeCluster | 60 | 0-2 |")
 	require.Contains(t, lines, "| OffsetDelete | 47 | 0 |")

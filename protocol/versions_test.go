@@ -25,7 +25,7 @@ func TestSupportedVersionsTable(t *testing.T) {
 		{Key: int16(kmsg.SyncGroup), Min: 0, Max: 5},
 		{Key: int16(kmsg.DescribeGroups), Min: 0, Max: 5},
 		{Key: int16(kmsg.ListGroups), Min: 0, Max: 5},
-		{Key: int16(kmsg.SASLHandshake), Min: 1, Max: 1},
+		{Key: int16(kmsg.SASLHandshake), Min: 0, Max: 1},
 		{Key: int16(kmsg.ApiVersions), Min: 0, Max: 4},
 		{Key: int16(kmsg.CreateTopics), Min: 0, Max: 7},
 		{Key: int16(kmsg.InitProducerID), Min: 0, Max: 4},

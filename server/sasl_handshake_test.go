@@ -21,15 +21,21 @@ func TestSASLHandshakeUnknownMechanism(t *testing.T) {
 }
 
 // TestSASLHandshakeV0Refused: v0 (raw tokens after it) is not served:
-// the unsupported version closes the connection.
+// it is answered UNSUPPORTED_VERSION with the mechanisms, then the
+// connection closes.
 func TestSASLHandshakeV0Refused(t *testing.T) {
 	t.Parallel()
-	_, addr := newSASLEnv(t, nil)
+	e, addr := newSASLEnv(t, nil)
 	c := dial(t, addr, "v0")
 	req := kmsg.NewPtrSASLHandshakeRequest()
 	req.Version, req.Mechanism = 0, MechanismPlain
-	require.NoError(t, c.Send(rawRequest(req, 1, "v0")))
+	resp := roundTrip[*kmsg.SASLHandshakeResponse](t, c, req)
+	require.Equal(t, kerr.UnsupportedVersion.Code, resp.ErrorCode)
+	require.Equal(t, []string{"PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"}, resp.SupportedMechanisms)
 	requireClosed(t, c)
+	recs := e.logs.Find("closing connection after the answer")
+	require.Len(t, recs, 1)
+	require.Equal(t, "sasl: SaslHandshake v0 (raw SASL tokens) is not served", recs[0].Attrs["err"])
 }
 
 // TestSASLHandshakeStates: with SASL off, or once authenticated, a
@@ -73,7 +79,7 @@ func TestSASLAdvertised(t *testing.T) {
 		for _, k := range resp.ApiKeys {
 			got[k.ApiKey] = [2]int16{k.MinVersion, k.MaxVersion}
 		}
-		require.Equal(t, [2]int16{1, 1}, got[int16(kmsg.SASLHandshake)])
+		require.Equal(t, [2]int16{0, 1}, got[int16(kmsg.SASLHandshake)])
 		require.Equal(t, [2]int16{0, 2}, got[int16(kmsg.SASLAuthenticate)])
 	}
 }

@@ -11,8 +11,8 @@ package server
 // Only the gs2 header "n" is accepted (no channel binding: Kafka's
 // ScramMessages.ClientFirstMessage accepts no other), with an
 // authorization id that is empty or the user's own. Every message is at
-// most maxSCRAMMessageBytes; anything malformed, a nonce that is not the
-// one the server made, a channel binding other than the header's, or a
+// most maxSCRAMMessageBytes; anything malformed, a nonce that does not end
+// with the one the server made, a channel binding other than the header's, or a
 // proof that does not match ends the exchange with an error, which the
 // caller answers SASL_AUTHENTICATION_FAILED before it closes the
 // connection.
@@ -185,7 +185,10 @@ func (x *scramExchange) final(msg []byte) ([]byte, error) {
 	if binding, err := base64.StdEncoding.DecodeString(attrs[0]); err != nil || string(binding) != x.gs2Header {
 		return nil, fmt.Errorf("%w: channel binding %q is not the gs2 header's", errSCRAM, attrs[0])
 	}
-	if attrs[1] != x.nonceAll {
+	// Kafka's ScramSaslServer checks that the nonce ends with the one it
+	// sent, not that it equals it: librdkafka 2.0 (kcat 1.7.1) sends its
+	// own nonce again in front. The proof covers the nonce as sent.
+	if !strings.HasSuffix(attrs[1], x.nonceAll) {
 		return nil, fmt.Errorf("%w: invalid nonce in the client-final message", errSCRAM)
 	}
 	proof, err := base64.StdEncoding.DecodeString(proofAttr)
