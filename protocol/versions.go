@@ -33,7 +33,7 @@ var supportedVersions = [...]VersionRange{
 	{Key: 14, Min: 0, Max: 5}, // SyncGroup
 	{Key: 15, Min: 0, Max: 5}, // DescribeGroups
 	{Key: 16, Min: 0, Max: 5}, // ListGroups
-	{Key: 17, Min: 0, Max: 1}, // SaslHandshake; v0 is advertised for librdkafka's feature check but answered UNSUPPORTED_VERSION
+	{Key: 17, Min: 0, Max: 1}, // SaslHandshake; v0 is followed by bare SASL tokens, v1 by SaslAuthenticate
 	{Key: 18, Min: 0, Max: 4}, // ApiVersions; v5 adds ClusterID/NodeID
 	{Key: 19, Min: 0, Max: 7}, // CreateTopics
 	{Key: 22, Min: 0, Max: 4}, // InitProducerId; v5 adds transaction.version 2

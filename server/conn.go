@@ -163,6 +163,17 @@ func (s *Server) serveConn(ctx context.Context, conn net.Conn, remote string) {
 			s.logReadError(logger, err)
 			return
 		}
+		if from.sasl.raw { // after a SaslHandshake v0: a bare SASL token, not a request (sasl_raw.go)
+			if !s.serveRawToken(conn, logger, from, frame, out) {
+				return
+			}
+			if pooled {
+				s.bufs.put(frame)
+			}
+			s.budget.release(held)
+			out, held = out[:0], 0
+			continue
+		}
 		start := time.Now()
 		resp, corr, r, err := s.handleFrame(ctx, logger, from, frame)
 		if err == nil {

@@ -8,6 +8,9 @@ package server
 //	begin ---SaslHandshake(known mechanism)---> handshook
 //	handshook ---SaslAuthenticate(...)---> ... ---> done
 //
+// After a SaslHandshake v0 the steps are bare tokens instead of
+// SaslAuthenticate requests (sasl_raw.go).
+//
 // An exchange is bounded: PLAIN takes one SaslAuthenticate, SCRAM two,
 // and after them the connection is done or closed. A request the stage
 // does not allow closes the connection; so does a failed step, after its SASL_AUTHENTICATION_FAILED answer, and a
@@ -121,6 +124,7 @@ type saslSession struct {
 	mechanism string
 	user      string
 	scram     *scramExchange // during a SCRAM exchange
+	raw       bool           // handshook with v0: bare tokens follow (sasl_raw.go)
 	done      atomic.Bool    // stage == saslDone
 }
 

@@ -1,15 +1,12 @@
 package server
 
-// SaslHandshake (key 17), versions 0-1, of which only v1 is served.
+// SaslHandshake (key 17), versions 0-1.
 //
-// v1 names the mechanism the SaslAuthenticate requests that follow use.
-// After v0 the client would send raw SASL tokens without Kafka framing;
-// that is not served (kgo, librdkafka and Kafka's own clients send v1 to
-// a broker that offers it, and kfake serves only v1). v0 is still
-// advertised, because librdkafka (kcat) enables SASL at all only when the
-// advertised range holds v0 (its feature table); a v0 handshake is
-// answered UNSUPPORTED_VERSION with the enabled mechanisms, and the
-// connection closes.
+// v1 names the mechanism the SaslAuthenticate requests that follow use
+// (kgo, librdkafka and Kafka's own clients send v1 to a broker that
+// offers it). After v0 the client sends bare SASL tokens instead, without
+// Kafka framing (sasl_raw.go). librdkafka (kcat) enables SASL at all only
+// when the advertised range holds v0.
 //
 // With SASL on, a handshake at the start of a connection picks the
 // mechanism; an unknown one is answered UNSUPPORTED_SASL_MECHANISM with the
@@ -33,17 +30,12 @@ func (s *Server) handleSASLHandshake(r *request, req *kmsg.SASLHandshakeRequest)
 		return resp
 	}
 	resp.SupportedMechanisms = slices.Clone(mechanisms)
-	if req.Version == 0 {
-		r.setCode(&resp.ErrorCode, kerr.UnsupportedVersion.Code)
-		r.closeAfter = fmt.Errorf("%w: SaslHandshake v0 (raw SASL tokens) is not served", errUnauthenticated)
-		return resp
-	}
 	if !slices.Contains(mechanisms, req.Mechanism) {
 		r.setCode(&resp.ErrorCode, kerr.UnsupportedSaslMechanism.Code)
 		r.closeAfter = fmt.Errorf("%w: unsupported mechanism %q", errUnauthenticated, truncate(req.Mechanism, 64))
 		return resp
 	}
-	r.sasl.stage, r.sasl.mechanism = saslHandshook, req.Mechanism
+	r.sasl.stage, r.sasl.mechanism, r.sasl.raw = saslHandshook, req.Mechanism, req.Version == 0
 	switch req.Mechanism {
 	case MechanismSCRAMSHA256:
 		r.sasl.scram = &scramExchange{mech: scramSHA256, lookup: lookupIn(s.sasl.scram256), nonce: scramNonce}

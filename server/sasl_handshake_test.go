@@ -20,24 +20,6 @@ func TestSASLHandshakeUnknownMechanism(t *testing.T) {
 	requireClosed(t, c)
 }
 
-// TestSASLHandshakeV0Refused: v0 (raw tokens after it) is not served:
-// it is answered UNSUPPORTED_VERSION with the mechanisms, then the
-// connection closes.
-func TestSASLHandshakeV0Refused(t *testing.T) {
-	t.Parallel()
-	e, addr := newSASLEnv(t, nil)
-	c := dial(t, addr, "v0")
-	req := kmsg.NewPtrSASLHandshakeRequest()
-	req.Version, req.Mechanism = 0, MechanismPlain
-	resp := roundTrip[*kmsg.SASLHandshakeResponse](t, c, req)
-	require.Equal(t, kerr.UnsupportedVersion.Code, resp.ErrorCode)
-	require.Equal(t, []string{"PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"}, resp.SupportedMechanisms)
-	requireClosed(t, c)
-	recs := e.logs.Find("closing connection after the answer")
-	require.Len(t, recs, 1)
-	require.Equal(t, "sasl: SaslHandshake v0 (raw SASL tokens) is not served", recs[0].Attrs["err"])
-}
-
 // TestSASLHandshakeStates: with SASL off, or once authenticated, a
 // handshake is answered ILLEGAL_SASL_STATE and the connection stays open
 // (KafkaApis); a second handshake during an exchange closes it.
