@@ -232,9 +232,10 @@ const reservedFrameStart = 64 << 10
 
 // readFrame reads the next request frame: it waits up to IdleTimeout for
 // the frame's first byte, unless that is buffered already, then up to
-// FrameReadTimeout for the rest, and refuses a frame larger than limit. A
-// frame larger than smallFrameBytes
-// first reserves its size of the memory budget, within FrameReadTimeout;
+// FrameReadTimeout for the rest, and refuses a frame larger than limit
+// (MaxFrameBytes, or less before SASL authentication: sasl.go). A frame
+// larger than smallFrameBytes first reserves its size of the memory
+// budget, within FrameReadTimeout;
 // reserved is what it took, for the caller to release. A large Produce
 // frame is read into a buffer of the pool (pooled), for the caller to give
 // back once the answer is encoded: a Produce handler keeps nothing of its

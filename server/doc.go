@@ -10,7 +10,10 @@
 // at most Config.MaxConnections connections, each closed after
 // Config.IdleTimeout without a request or Config.FrameReadTimeout inside a
 // frame, an answer's write or the TLS handshake (Config.TLS), and each
-// holding memory in proportion to what its peer has sent.
+// holding memory in proportion to what its peer has sent. With
+// Config.SASLUsers, a connection must authenticate (SASL PLAIN or SCRAM,
+// sasl.go) before anything but ApiVersions and the SASL requests is
+// handled.
 //
 // It is the only package that knows both the wire (protocol, kmsg, kerr)
 // and the rules (coordinator). Where its behaviour differs from Kafka's,
