@@ -111,3 +111,20 @@ func TestParsePlain(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, [2]string{"alice", "secret"}, [2]string{u, p})
 }
+
+// FuzzParsePlain: no PLAIN message panics, and whatever parses names a
+// user and a password without NUL.
+func FuzzParsePlain(f *testing.F) {
+	f.Add([]byte("\x00alice\x00secret"))
+	f.Add([]byte("alice\x00alice\x00secret"))
+	f.Add([]byte("\x00\x00"))
+	f.Fuzz(func(t *testing.T, msg []byte) {
+		u, p, err := parsePlain(msg)
+		if err != nil {
+			return
+		}
+		if u == "" || p == "" || strings.ContainsRune(u+p, 0) || len(msg) > maxPlainMessageBytes {
+			t.Fatalf("parsed %q into %q, %q", msg, u, p)
+		}
+	})
+}

@@ -188,3 +188,52 @@ func TestSCRAMUnescape(t *testing.T) {
 	_, err = scramUnescape("a=2")
 	require.ErrorContains(t, err, "bad escape")
 }
+
+// FuzzSCRAMExchange feeds both client messages: no input panics, and
+// only the RFC's own messages authenticate.
+func FuzzSCRAMExchange(f *testing.F) {
+	f.Add([]byte(rfc7677.clientFirst), []byte(rfc7677.clientFinal))
+	f.Add([]byte("n,a=user,n=user,r=x"), []byte("c=biws,r=x,p="))
+	f.Add([]byte("n,,n=us=2Cer,r=abc,ext=1"), []byte("c=bixx,r=abc,p=AAAA"))
+	f.Add([]byte(""), []byte(""))
+	f.Fuzz(func(t *testing.T, first, final []byte) {
+		x := rfc7677Exchange(t)
+		if _, err := x.first(first); err != nil {
+			return
+		}
+		if _, err := x.final(final); err == nil && (string(first) != rfc7677.clientFirst || string(final) != rfc7677.clientFinal) {
+			t.Fatalf("authenticated with %q then %q", first, final)
+		}
+	})
+}
+
+// BenchmarkSCRAMSHA512Exchange times one whole SCRAM-SHA-512 exchange,
+// franz-go's client side (which salts the password: 4096 PBKDF2 rounds)
+// and ours (two HMACs and a hash per message).
+func BenchmarkSCRAMSHA512Exchange(b *testing.B) {
+	users, err := newSASLUsers(map[string]string{"alice": "alice-secret"})
+	require.NoError(b, err)
+	auth := scram.Auth{User: "alice", Pass: "alice-secret"}.AsSha512Mechanism()
+	for b.Loop() {
+		session, clientFirst, _ := auth.Authenticate(context.Background(), "127.0.0.1:9092")
+		x := &scramExchange{mech: scramSHA512, lookup: lookupIn(users.scram512), nonce: scramNonce}
+		serverFirst, err := x.first(clientFirst)
+		if err != nil {
+			b.Fatal(err)
+		}
+		_, clientFinal, _ := session.Challenge(serverFirst)
+		if _, err := x.final(clientFinal); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkNewSASLUsers times deriving one user's credentials at start:
+// 4096 PBKDF2 rounds for each SCRAM hash.
+func BenchmarkNewSASLUsers(b *testing.B) {
+	for b.Loop() {
+		if _, err := newSASLUsers(map[string]string{"alice": "alice-secret"}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
