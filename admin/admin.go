@@ -159,6 +159,7 @@ func New(cfg Config) (*Server, error) {
 	mux.HandleFunc("GET /v1/events", s.handleEvents)
 	mux.HandleFunc("GET /v1/storage", s.handleStorage)
 	mux.HandleFunc("GET /v1/topics", s.handleTopics)
+	mux.HandleFunc("GET /v1/connections", s.handleConnections)
 	mux.HandleFunc("POST /v1/clock/advance", s.handleAdvance)
 	mux.HandleFunc("POST /v1/expire", s.handleExpire)
 	mux.HandleFunc("POST /v1/groups/{group}/members/{member}/expire", s.handleExpireMember)

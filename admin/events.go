@@ -103,6 +103,11 @@ type Recorder struct {
 	// the events.
 	posMu   sync.Mutex
 	fetches *fetchTable
+
+	// connMu guards conns alone: the open Kafka connections, by remote
+	// address (connections.go).
+	connMu sync.Mutex
+	conns  map[string]*openConn
 }
 
 // activityJSON is a group's latest activity.
@@ -136,6 +141,7 @@ func NewRecorder(cfg RecorderConfig) (*Recorder, error) {
 		maxSeries:  cfg.MaxGroupSeries,
 		activity:   newLRU[string, activityJSON](maxActivityGroups),
 		fetches:    newFetchTable(cmp.Or(cfg.MaxFetchPositions, DefaultMaxFetchPositions)),
+		conns:      make(map[string]*openConn),
 	}
 	if r.maxSeries == 0 {
 		r.maxSeries = DefaultMaxGroupSeries

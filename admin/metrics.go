@@ -140,17 +140,20 @@ func (s *Recorder) CommitDone(group string, elapsed time.Duration, errorCode int
 	}
 }
 
-// ConnOpened counts an accepted connection (server.Observer).
-func (s *Recorder) ConnOpened(string) {
+// ConnOpened counts an accepted connection and lists it among the open
+// ones (server.Observer).
+func (s *Recorder) ConnOpened(remote string) {
 	s.metrics.connections.Inc()
 	s.metrics.connectionsTotal.Inc()
+	s.connOpened(remote)
 }
 
-// ConnClosed counts a closed connection and forgets its fetch positions
-// (server.Observer).
+// ConnClosed counts a closed connection and forgets it and its fetch
+// positions (server.Observer).
 func (s *Recorder) ConnClosed(remote string) {
 	s.metrics.connections.Dec()
 	s.forgetConn(remote)
+	s.connClosed(remote)
 }
 
 // ObserveFsync times one journal append of the offsets store. It is meant

@@ -159,7 +159,7 @@ func Start(ctx context.Context, cfg Config) (_ *Broker, err error) {
 		AutoCreateTopics: !cfg.NoAutoCreateTopics, DefaultPartitions: cfg.DefaultPartitions, MaxFetchBytes: cfg.MaxFetchBytes,
 		MaxFrameBytes: cfg.MaxFrameBytes, MaxInFlightBytes: cfg.MaxInFlightBytes, ExpiryInterval: expiry, MaxFetchWait: cfg.MaxFetchWait,
 		MaxConnections: cfg.MaxConnections, IdleTimeout: cfg.IdleTimeout, FrameReadTimeout: cfg.FrameReadTimeout,
-		TLS: cfg.TLS, Faults: b.faults,
+		TLS: cfg.TLS, Faults: b.faults, SASLUsers: cfg.SASLUsers,
 	}
 	if recorder != nil {
 		srvCfg.Observer = recorder
@@ -256,7 +256,7 @@ func (b *Broker) serve(ctx context.Context, cfg Config, srv *server.Server, adm 
 		kind = "manual"
 	}
 	b.logger.Info("minibroker ready", "addr", b.addr, "data_dir", b.dataDir, "clock", kind,
-		"topics", len(b.catalog.List()), "tls", cfg.TLS != nil)
+		"topics", len(b.catalog.List()), "tls", cfg.TLS != nil, "sasl_users", len(cfg.SASLUsers))
 	return nil
 }
 

@@ -14,6 +14,7 @@ import (
 	"github.com/minibroker/minibroker/coordinator"
 	"github.com/minibroker/minibroker/internal/atomicfile"
 	"github.com/minibroker/minibroker/internal/catalog"
+	"github.com/minibroker/minibroker/server"
 )
 
 // Config configures a broker. Zero fields mean the default; every field
@@ -28,6 +29,11 @@ type Config struct {
 	// TLS, when set, serves TLS only (Kafka's SSL listener). Default:
 	// plaintext.
 	TLS *tls.Config
+	// SASLUsers, when not empty, makes every connection authenticate
+	// with SASL PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512 as one of these
+	// users (name to password; flag --sasl-user NAME:PASSWORD, repeated),
+	// as server.Config.SASLUsers documents. Default: SASL off.
+	SASLUsers map[string]string
 
 	// DataDir holds the offsets, the topic catalog and, later, the
 	// partition logs, behind an exclusive lock. Empty keeps everything in
@@ -172,6 +178,9 @@ func (cfg *Config) Validate() error {
 	}
 	if cfg.TLS != nil && len(cfg.TLS.Certificates) == 0 && cfg.TLS.GetCertificate == nil && cfg.TLS.GetConfigForClient == nil {
 		return errors.New("broker: Config.TLS holds no certificate")
+	}
+	if err := server.ValidateSASLUsers(cfg.SASLUsers); err != nil {
+		return fmt.Errorf("broker: %w", err)
 	}
 	return nil
 }

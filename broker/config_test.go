@@ -39,6 +39,9 @@ func TestConfigValidate(t *testing.T) {
 		{"negative offsets retention", Config{OffsetsRetention: -time.Hour}, "OffsetsRetention -1h0m0s must not be negative"},
 		{"offsets retention", Config{OffsetsRetention: 7 * 24 * time.Hour}, ""},
 		{"TLS without a certificate", Config{TLS: &tls.Config{}}, "holds no certificate"},
+		{"SASL users", Config{SASLUsers: map[string]string{"alice": "a:b"}}, ""},
+		{"SASL user without a password", Config{SASLUsers: map[string]string{"alice": ""}}, `broker: server: SASL user "alice" has an empty password`},
+		{"SASL user without a name", Config{SASLUsers: map[string]string{"": "x"}}, "broker: server: a SASL user has an empty name"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

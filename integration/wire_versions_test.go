@@ -2,10 +2,12 @@ package integration
 
 import (
 	"fmt"
+	"math"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/minibroker/minibroker/protocol"
@@ -189,6 +191,33 @@ var versionCases = map[kmsg.Key]versionCase{
 		assert.Equal(t, []kmsg.OffsetDeleteResponseTopic{{Topic: "orders", Partitions: []kmsg.OffsetDeleteResponseTopicPartition{{Partition: 0}}}}, resp.Topics)
 		assert.Equal(t, map[string]int64{"orders-0": -1, "orders-1": 4}, fetchOffsets(t, c, group, tp{"orders", 0, 0}, tp{"orders", 1, 0}))
 	},
+	// SASL is off on this broker: both SASL APIs answer ILLEGAL_SASL_STATE
+	// and the connection stays open, as on a Kafka PLAINTEXT listener.
+	kmsg.SASLHandshake: func(t *testing.T, c *protocol.Client, v int16, _ string) {
+		req := kmsg.NewPtrSASLHandshakeRequest()
+		req.Version, req.Mechanism = v, "PLAIN"
+		resp := do[*kmsg.SASLHandshakeResponse](t, c, req)
+		assert.Equal(t, kerr.IllegalSaslState.Code, resp.ErrorCode)
+		assert.Empty(t, resp.SupportedMechanisms)
+	},
+	kmsg.SASLAuthenticate: func(t *testing.T, c *protocol.Client, v int16, _ string) {
+		req := kmsg.NewPtrSASLAuthenticateRequest()
+		req.Version, req.SASLAuthBytes = v, []byte("\x00alice\x00secret")
+		resp := do[*kmsg.SASLAuthenticateResponse](t, c, req)
+		assert.Equal(t, kerr.IllegalSaslState.Code, resp.ErrorCode)
+		assert.Empty(t, resp.SASLAuthBytes)
+	},
+	kmsg.DescribeCluster: func(t *testing.T, c *protocol.Client, v int16, _ string) {
+		req := kmsg.NewPtrDescribeClusterRequest()
+		req.Version, req.EndpointType = v, 1
+		resp := do[*kmsg.DescribeClusterResponse](t, c, req)
+		assert.Equal(t, codeNone, resp.ErrorCode)
+		assert.Equal(t, "minibroker", resp.ClusterID)
+		assert.Equal(t, int32(0), resp.ControllerID)
+		require.Len(t, resp.Brokers, 1)
+		assert.Equal(t, int32(0), resp.Brokers[0].NodeID)
+		assert.Equal(t, int32(math.MinInt32), resp.ClusterAuthorizedOperations)
+	},
 	kmsg.Fetch: func(t *testing.T, c *protocol.Client, v int16, group string) {
 		ensureTopic(t, c, group)
 		produceValues(t, c, group, 0, "a", "b")
@@ -268,6 +297,7 @@ func TestWireAdvertisedVersions(t *testing.T) {
 		"Heartbeat": "0-4", "LeaveGroup": "0-5", "OffsetCommit": "0-9", "OffsetFetch": "1-9", "DescribeGroups": "0-5",
 		"ListGroups": "0-5", "CreateTopics": "0-7", "ListOffsets": "0-7", "Fetch": "4-12",
 		"DeleteGroups": "0-2", "OffsetDelete": "0-0",
+		"SASLHandshake": "0-1", "SASLAuthenticate": "0-2", "DescribeCluster": "0-2",
 		"Produce": "3-12", "InitProducerID": "0-4",
 		"ConsumerGroupHeartbeat": "0-1", "ConsumerGroupDescribe": "0-1",
 	}, got)

@@ -33,11 +33,14 @@ var supportedVersions = [...]VersionRange{
 	{Key: 14, Min: 0, Max: 5}, // SyncGroup
 	{Key: 15, Min: 0, Max: 5}, // DescribeGroups
 	{Key: 16, Min: 0, Max: 5}, // ListGroups
+	{Key: 17, Min: 0, Max: 1}, // SaslHandshake; v0 is followed by bare SASL tokens, v1 by SaslAuthenticate
 	{Key: 18, Min: 0, Max: 4}, // ApiVersions; v5 adds ClusterID/NodeID
 	{Key: 19, Min: 0, Max: 7}, // CreateTopics
 	{Key: 22, Min: 0, Max: 4}, // InitProducerId; v5 adds transaction.version 2
+	{Key: 36, Min: 0, Max: 2}, // SaslAuthenticate; v1 session lifetime, v2 flexible
 	{Key: 42, Min: 0, Max: 2}, // DeleteGroups; v3 adds error messages
 	{Key: 47, Min: 0, Max: 0}, // OffsetDelete (KIP-496)
+	{Key: 60, Min: 0, Max: 2}, // DescribeCluster (KIP-700); v1 endpoint type, v2 fenced brokers
 	{Key: 68, Min: 0, Max: 1}, // ConsumerGroupHeartbeat (KIP-848); v1 client-made member ids
 	{Key: 69, Min: 0, Max: 1}, // ConsumerGroupDescribe (KIP-848)
 }

@@ -64,12 +64,18 @@ type request struct {
 	answerBytes int64
 	// failed, when set, closes the connection instead of answering.
 	failed error
+	// closeAfter, when set, closes the connection once the answer is
+	// written: a failed SASL authentication (sasl.go).
+	closeAfter error
 }
 
 // peer names the client at the other end of a connection.
 type peer struct {
 	remote string // its address, "127.0.0.1:54321"
 	host   string // its host as Kafka reports it: "/127.0.0.1"
+
+	clientID string      // the last request header's client id
+	sasl     saslSession // who it authenticated as (sasl.go)
 }
 
 // reserve takes n bytes of the memory budget's work lane for what the
@@ -141,15 +147,27 @@ func (s *Server) serveConn(ctx context.Context, conn net.Conn, remote string) {
 		}
 		conn = tc
 	}
+	defer s.authDeadline(conn, from, logger)()
 	br := bufio.NewReaderSize(conn, connReadBufferBytes)
 	acct := &account{mem: s.mem, wait: s.frameTimeout}
 	defer acct.settle()
 	var out []byte // answers not yet written
 	for {
-		frame, pooled, err := s.readFrame(ctx, conn, br, acct)
+		frame, pooled, err := s.readFrame(ctx, conn, br, acct, s.frameLimit(from))
 		if err != nil {
 			s.logReadError(logger, err)
 			return
+		}
+		if from.sasl.raw { // after a SaslHandshake v0: a bare SASL token, not a request (sasl_raw.go)
+			if !s.serveRawToken(conn, logger, from, frame, out) {
+				return
+			}
+			if pooled {
+				s.mem.bufs.put(frame)
+			}
+			acct.settle()
+			out = out[:0]
+			continue
 		}
 		start := time.Now()
 		resp, corr, r, err := s.handleFrame(ctx, logger, from, acct, frame)
@@ -181,6 +199,11 @@ func (s *Server) serveConn(ctx context.Context, conn net.Conn, remote string) {
 			s.mem.bufs.put(frame)
 		}
 		acct.encoded(int64(cap(out)))
+		if r.closeAfter != nil {
+			_ = s.write(conn, out)
+			logger.Debug("closing connection after the answer", "err", r.closeAfter)
+			return
+		}
 		if len(out) < coalesceBytes && s.frameBuffered(br) {
 			continue
 		}
@@ -248,6 +271,9 @@ func (s *Server) handleFrame(ctx context.Context, logger *slog.Logger, from *pee
 	if err != nil {
 		return nil, 0, nil, err
 	}
+	if err := s.admit(from, kmsg.Key(h.APIKey)); err != nil {
+		return nil, 0, nil, err
+	}
 	r = &request{ctx: ctx, logger: logger, peer: from, key: kmsg.Key(h.APIKey), version: h.APIVersion, acct: acct}
 	req, err := protocol.DecodeRequest(h, body)
 	if err != nil {
@@ -260,6 +286,10 @@ func (s *Server) handleFrame(ctx context.Context, logger *slog.Logger, from *pee
 	}
 	if h.ClientID != nil {
 		r.clientID = *h.ClientID
+	}
+	if r.clientID != from.clientID {
+		from.clientID = r.clientID
+		s.identified(from)
 	}
 	if logger.Enabled(ctx, slog.LevelDebug) { // spare the hot path the boxing of the attributes
 		logger.Debug("request", "api", kmsg.NameForKey(h.APIKey), "version", h.APIVersion, "corr", h.CorrelationID)

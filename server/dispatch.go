@@ -81,6 +81,10 @@ func handlers() map[kmsg.Key]api {
 		kmsg.DeleteGroups:    {typed((*Server).handleDeleteGroups), 0},
 		kmsg.OffsetDelete:    {typed((*Server).handleOffsetDelete), 0},
 
+		kmsg.SASLHandshake:    {typed((*Server).handleSASLHandshake), 0},
+		kmsg.SASLAuthenticate: {typed((*Server).handleSASLAuthenticate), 0},
+		kmsg.DescribeCluster:  {typed((*Server).handleDescribeCluster), 0},
+
 		kmsg.ConsumerGroupHeartbeat: {typed((*Server).handleConsumerGroupHeartbeat), 0},
 		kmsg.ConsumerGroupDescribe:  {typed((*Server).handleConsumerGroupDescribe), largeAnswer},
 	}

@@ -147,6 +147,21 @@ func fuzzSeed(key, version int16) kmsg.Request {
 		return deleteGroupsRequest(version, "g", "nope", "g")
 	case int16(kmsg.OffsetDelete):
 		return offsetDeleteRequest("g", "orders", 0, 3)
+	case int16(kmsg.SASLHandshake):
+		r := kmsg.NewPtrSASLHandshakeRequest()
+		r.Mechanism = MechanismPlain
+		r.SetVersion(version)
+		return r
+	case int16(kmsg.SASLAuthenticate):
+		r := kmsg.NewPtrSASLAuthenticateRequest()
+		r.SASLAuthBytes = []byte("\x00alice\x00alice-secret")
+		r.SetVersion(version)
+		return r
+	case int16(kmsg.DescribeCluster):
+		r := kmsg.NewPtrDescribeClusterRequest()
+		r.IncludeClusterAuthorizedOperations = true
+		r.SetVersion(version)
+		return r
 	case int16(kmsg.ConsumerGroupDescribe):
 		r := kmsg.NewPtrConsumerGroupDescribeRequest()
 		r.Groups = []string{"k", "g", "nope"}

@@ -20,6 +20,10 @@
 // The registry's mutex guards only the registry: nothing else is locked
 // while it is held, and it is never taken with another lock held.
 //
+// With Config.SASLUsers, a connection must authenticate (SASL PLAIN or
+// SCRAM, sasl.go) before anything but ApiVersions and the SASL requests is
+// handled.
+//
 // It is the only package that knows both the wire (protocol, kmsg, kerr)
 // and the rules (coordinator). Where its behaviour differs from Kafka's,
 // docs/behavior-matrix.md says so and names the test that shows it.

@@ -63,7 +63,7 @@ func (s *Server) dispatchFaulted(r *request, req kmsg.Request) kmsg.Response {
 // unnoticed; discarding keeps the connection's memory bounded.
 func (s *Server) stallAfterDrop(ctx context.Context, conn net.Conn, br *bufio.Reader, acct *account) {
 	for {
-		frame, pooled, err := s.readFrame(ctx, conn, br, acct)
+		frame, pooled, err := s.readFrame(ctx, conn, br, acct, s.maxFrame)
 		if err != nil {
 			return
 		}

@@ -42,11 +42,13 @@ const (
 
 // readFrame reads the next request frame: it waits up to IdleTimeout for
 // the frame's first byte, unless that is buffered already, then up to
-// FrameReadTimeout for the rest. A frame larger than smallFrameBytes is
+// FrameReadTimeout for the rest, and refuses a frame larger than limit
+// (MaxFrameBytes, or less before SASL authentication: sasl.go). A frame
+// larger than smallFrameBytes is
 // reserved in acct (readLargeFrame). A frame of an API with the
 // pooledFrame trait is read into a buffer of the pool (pooled), for the
 // caller to give back once the answer is encoded.
-func (s *Server) readFrame(ctx context.Context, conn net.Conn, br *bufio.Reader, acct *account) (frame []byte, pooled bool, err error) {
+func (s *Server) readFrame(ctx context.Context, conn net.Conn, br *bufio.Reader, acct *account, limit int32) (frame []byte, pooled bool, err error) {
 	if br.Buffered() == 0 {
 		_ = conn.SetReadDeadline(time.Now().Add(s.idleTimeout))
 		if _, err := br.Peek(1); err != nil {
@@ -59,7 +61,7 @@ func (s *Server) readFrame(ctx context.Context, conn net.Conn, br *bufio.Reader,
 	deadline := time.Now().Add(s.frameTimeout)
 	_ = conn.SetReadDeadline(deadline)
 	if head, err := br.Peek(4); err == nil {
-		if size := int32(binary.BigEndian.Uint32(head)); size > smallFrameBytes && size <= s.maxFrame {
+		if size := int32(binary.BigEndian.Uint32(head)); size > smallFrameBytes && size <= limit {
 			_, _ = br.Discard(4)
 			frame, pooled, err = s.readLargeFrame(ctx, conn, br, acct, int(size), deadline)
 			if err != nil && isTimeout(err) {
@@ -68,7 +70,7 @@ func (s *Server) readFrame(ctx context.Context, conn net.Conn, br *bufio.Reader,
 			return frame, pooled, err
 		}
 	}
-	frame, err = protocol.ReadFrame(br, s.maxFrame, nil)
+	frame, err = protocol.ReadFrame(br, limit, nil)
 	if err != nil && isTimeout(err) {
 		return nil, false, fmt.Errorf("%w: not whole within %v", errFrameTimeout, s.frameTimeout)
 	}

@@ -44,6 +44,11 @@ type Observer interface {
 	// TopicNoticed is called when a client names a topic it may not have
 	// meant (TopicEvent): rate-limited as the log lines are.
 	TopicNoticed(TopicEvent)
+	// ConnIdentified is called when what is known of a connection
+	// changes: its first request that names a client id (and any later
+	// one naming another), and its SASL authentication. It comes between
+	// ConnOpened and ConnClosed, with everything known so far.
+	ConnIdentified(ConnInfo)
 }
 
 // The kinds of TopicEvent.
@@ -72,6 +77,26 @@ type TopicEvent struct {
 	Host       string // "/127.0.0.1"
 	Group      string // TopicJoinRefused only
 	Partitions int32  // TopicAutoCreated only
+}
+
+// ConnInfo is who a connection is: its remote address, the client id its
+// requests name and, with SASL on, the user it authenticated as and the
+// mechanism (empty before, or with SASL off).
+type ConnInfo struct {
+	Remote    string // "127.0.0.1:54321"
+	ClientID  string
+	User      string
+	Mechanism string // "PLAIN", "SCRAM-SHA-256" or "SCRAM-SHA-512"
+	TLS       bool
+}
+
+// identified tells the observer who from is now.
+func (s *Server) identified(from *peer) {
+	info := ConnInfo{Remote: from.remote, ClientID: from.clientID, TLS: s.tls != nil}
+	if from.sasl.stage == saslDone {
+		info.User, info.Mechanism = from.sasl.user, from.sasl.mechanism
+	}
+	s.observer.ConnIdentified(info)
 }
 
 // FetchEvent is one partition of a Fetch request: which connection asked
@@ -123,6 +148,7 @@ func (nopObserver) Fetched(FetchEvent)                             {}
 func (nopObserver) ConnOpened(string)                              {}
 func (nopObserver) ConnClosed(string)                              {}
 func (nopObserver) TopicNoticed(TopicEvent)                        {}
+func (nopObserver) ConnIdentified(ConnInfo)                        {}
 
 // fencingReasons name why the coordinator turned a member away, for the
 // log, the observer and the live page: each fencing sentinel and its

@@ -28,6 +28,7 @@ type recordingObserver struct {
 	opened   []string          // guarded by mu; remote addresses
 	closed   []string          // guarded by mu; remote addresses
 	topics   []TopicEvent      // guarded by mu
+	idents   []ConnInfo        // guarded by mu
 }
 
 type observedCommit struct {
@@ -81,6 +82,12 @@ func (o *recordingObserver) TopicNoticed(ev TopicEvent) {
 	o.topics = append(o.topics, ev)
 }
 
+func (o *recordingObserver) ConnIdentified(info ConnInfo) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.idents = append(o.idents, info)
+}
+
 func (o *recordingObserver) snapshot() recordingObserver {
 	o.mu.Lock()
 	defer o.mu.Unlock()
@@ -92,6 +99,7 @@ func (o *recordingObserver) snapshot() recordingObserver {
 		opened:   append([]string(nil), o.opened...),
 		closed:   append([]string(nil), o.closed...),
 		topics:   append([]TopicEvent(nil), o.topics...),
+		idents:   append([]ConnInfo(nil), o.idents...),
 	}
 }
 

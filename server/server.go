@@ -100,6 +100,13 @@ type Config struct {
 	// Faults is the registry of faults the server applies (fault.go).
 	// Default: an empty registry of its own, which Server.Faults returns.
 	Faults *Faults
+	// SASLUsers, when not empty, turns SASL on (Kafka's SASL_PLAINTEXT
+	// listener, or SASL_SSL with TLS): user name to password, served
+	// with PLAIN, SCRAM-SHA-256 and SCRAM-SHA-512 (sasl.go). A connection
+	// must authenticate within FrameReadTimeout, and before it has, it
+	// may send only ApiVersions and SASL requests of at most 512 KiB.
+	// Default: SASL off.
+	SASLUsers map[string]string
 }
 
 // Defaults for Config's zero fields.
@@ -155,6 +162,9 @@ func (cfg *Config) Validate() error {
 	if cfg.TLS != nil && len(cfg.TLS.Certificates) == 0 && cfg.TLS.GetCertificate == nil && cfg.TLS.GetConfigForClient == nil {
 		return errors.New("server: Config.TLS holds no certificate")
 	}
+	if err := ValidateSASLUsers(cfg.SASLUsers); err != nil {
+		return err
+	}
 	if cfg.Advertise != "" {
 		if _, _, err := splitHostPort(cfg.Advertise); err != nil {
 			return fmt.Errorf("server: advertise %q: %w", cfg.Advertise, err)
@@ -186,6 +196,7 @@ type Server struct {
 	mem          *memory
 	faults       *Faults
 	pidErrors    everyInterval // rate-limits InitProducerId failures in the log
+	sasl         *saslUsers    // nil: SASL off
 
 	mu       sync.Mutex
 	conns    map[net.Conn]struct{} // guarded by mu
@@ -220,6 +231,10 @@ func New(cfg Config) (*Server, error) {
 	}
 	if cfg.TLS != nil {
 		s.tls = cfg.TLS.Clone()
+	}
+	var err error
+	if s.sasl, err = newSASLUsers(cfg.SASLUsers); err != nil {
+		return nil, err
 	}
 	if s.logger == nil {
 		s.logger = slog.New(slog.DiscardHandler)

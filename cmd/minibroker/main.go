@@ -3,6 +3,7 @@
 //	minibroker serve [flags]                  serve the Kafka protocol
 //	minibroker lab NAME [--broker ADDR]       the chapter's experiments over a real socket
 //	minibroker offsets [--data-dir DIR]       the committed offsets a data dir holds now
+//	minibroker apis                           the APIs served, as the README's markdown table
 package main
 
 import (
@@ -12,12 +13,15 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/minibroker/minibroker/protocol"
 )
 
 const usage = `usage:
   minibroker serve [flags]                  serve the Kafka protocol
   minibroker lab NAME [--broker ADDR]       run one of the chapter's labs
   minibroker offsets [--data-dir DIR]       print the committed offsets a data dir holds now
+  minibroker apis                           print the APIs served and their versions (markdown)
 
 Run "minibroker serve -h" for the serve flags. The comparison with kfake
 is a program of its own: go run ./cmd/minicompare.
@@ -47,6 +51,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return lab(ctx, args[1:], stdout, stderr)
 	case "offsets":
 		return offsetsCmd(args[1:], stdout, stderr)
+	case "apis":
+		if len(args) > 1 {
+			fmt.Fprintf(stderr, "minibroker apis: unexpected argument %q\n", args[1])
+			return 2
+		}
+		fmt.Fprint(stdout, protocol.APITable())
+		return 0
 	case "compare":
 		fmt.Fprintln(stderr, "minibroker compare: the comparison with kfake is a program of its own, so that minibroker does not link kfake: go run ./cmd/minicompare [--broker ADDR]")
 		return 2

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/minibroker/minibroker/internal/testutil"
+	"github.com/minibroker/minibroker/protocol"
 	"github.com/stretchr/testify/require"
 )
 
@@ -21,6 +22,11 @@ func TestRunUsage(t *testing.T) {
 	require.Contains(t, stdout.String(), "minibroker serve")
 	require.Equal(t, 0, run(context.Background(), []string{"serve", "-h"}, &stdout, &stderr))
 	require.Contains(t, stderr.String(), "-min-session-timeout")
+	stdout.Reset()
+	require.Equal(t, 0, run(context.Background(), []string{"apis"}, &stdout, &stderr))
+	require.Equal(t, protocol.APITable(), stdout.String())
+	require.Contains(t, stdout.String(), "| SASLAuthenticate | 36 | 0-2 |\n")
+	require.Equal(t, 2, run(context.Background(), []string{"apis", "extra"}, &stdout, &stderr))
 }
 
 // TestMain removes the binary the process-level tests built.

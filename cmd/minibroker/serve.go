@@ -73,6 +73,32 @@ type serveFlags struct {
 	// (nil: plaintext).
 	tlsCert, tlsKey, tlsClientCA string
 	tls                          *tls.Config
+
+	// SASL users, from repeated --sasl-user NAME:PASSWORD (none: SASL off).
+	saslUsers saslUserFlags
+}
+
+// saslUserFlags collects repeated --sasl-user NAME:PASSWORD flags. The
+// name ends at the first ':'; the password may hold more of them.
+type saslUserFlags map[string]string
+
+func (u saslUserFlags) String() string { return "" }
+
+func (u saslUserFlags) Set(v string) error {
+	name, password, ok := strings.Cut(v, ":")
+	switch {
+	case !ok:
+		return errors.New("want NAME:PASSWORD, got no ':'")
+	case name == "":
+		return errors.New("want NAME:PASSWORD, got an empty name")
+	case password == "":
+		return fmt.Errorf("want NAME:PASSWORD, got an empty password for %q", name)
+	}
+	if _, dup := u[name]; dup {
+		return fmt.Errorf("user %q given twice", name)
+	}
+	u[name] = password
+	return nil
 }
 
 // topicFlags collects repeated --topic NAME:PARTITIONS flags.
@@ -97,7 +123,7 @@ func (t topicFlags) Set(v string) error {
 }
 
 func parseServeFlags(args []string, stderr io.Writer) (*serveFlags, error) {
-	f := &serveFlags{topics: topicFlags{}}
+	f := &serveFlags{topics: topicFlags{}, saslUsers: saslUserFlags{}}
 	fs := flag.NewFlagSet("minibroker serve", flag.ContinueOnError)
 	// A mistake gets one line (serve prints it); only -h prints the list.
 	fs.SetOutput(io.Discard)
@@ -138,6 +164,7 @@ func parseServeFlags(args []string, stderr io.Writer) (*serveFlags, error) {
 	fs.StringVar(&f.tlsCert, "tls-cert", "", "`FILE` with the PEM server certificate chain; with --tls-key, serve TLS only (default: plaintext)")
 	fs.StringVar(&f.tlsKey, "tls-key", "", "`FILE` with the PEM private key of --tls-cert")
 	fs.StringVar(&f.tlsClientCA, "tls-client-ca", "", "`FILE` with PEM CA certificates; clients must present a certificate they signed (needs --tls-cert)")
+	fs.Var(f.saslUsers, "sasl-user", "`NAME:PASSWORD` of a user clients authenticate as with SASL PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512 (repeatable); with any, every connection must authenticate (Kafka's SASL_PLAINTEXT, or SASL_SSL with --tls-cert; default: SASL off)")
 	explainDurations(fs)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -271,7 +298,7 @@ func serve(ctx context.Context, args []string, stderr io.Writer) int {
 // config is the broker configuration the flags describe.
 func (f *serveFlags) config(logger *slog.Logger) broker.Config {
 	return broker.Config{
-		Listen: f.listen, Advertise: f.advertise, TLS: f.tls,
+		Listen: f.listen, Advertise: f.advertise, TLS: f.tls, SASLUsers: f.saslUsers,
 		DataDir: f.dataDir, Topics: f.topics,
 		ManualClock: f.clock == "manual", ExpiryInterval: f.expiryInterval,
 		MinSessionTimeout: f.minSession, MaxSessionTimeout: f.maxSession,

@@ -72,6 +72,10 @@ func TestServeFlagErrorsExitTwo(t *testing.T) {
 		{"key without cert", []string{"--tls-key", "server.key"}, "--tls-cert and --tls-key must be given together"},
 		{"client CA alone", []string{"--tls-client-ca", "ca.pem"}, "--tls-cert and --tls-key must be given together"},
 		{"missing cert file", []string{"--tls-cert", "/nonexistent/server.pem", "--tls-key", "/nonexistent/server.key"}, "--tls-cert /nonexistent/server.pem"},
+		{"sasl user without a colon", []string{"--sasl-user", "alice"}, `invalid value "alice" for flag -sasl-user: want NAME:PASSWORD, got no ':'`},
+		{"sasl user without a name", []string{"--sasl-user", ":secret"}, "want NAME:PASSWORD, got an empty name"},
+		{"sasl user without a password", []string{"--sasl-user", "alice:"}, `want NAME:PASSWORD, got an empty password for "alice"`},
+		{"sasl user twice", []string{"--sasl-user", "alice:a", "--sasl-user", "alice:b"}, `user "alice" given twice`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -121,6 +125,18 @@ func TestServeHelpNamesDurations(t *testing.T) {
 	require.Equal(t, 0, run(context.Background(), []string{"serve", "-h"}, &stdout, &stderr))
 	require.Contains(t, stderr.String(), "  -expiry-interval duration\n")
 	require.Contains(t, stderr.String(), "(default 100ms)")
+}
+
+// TestServeSASLUserFlag: repeated --sasl-user flags make the users; the
+// password is everything after the first ':'; none leaves SASL off.
+func TestServeSASLUserFlag(t *testing.T) {
+	t.Parallel()
+	f, err := parseServeFlags(nil, io.Discard)
+	require.NoError(t, err)
+	require.Empty(t, f.saslUsers)
+	f, err = parseServeFlags([]string{"--sasl-user", "alice:a:b:c", "--sasl-user", "bob:pw"}, io.Discard)
+	require.NoError(t, err)
+	require.Equal(t, saslUserFlags{"alice": "a:b:c", "bob": "pw"}, f.saslUsers)
 }
 
 // TestServeOffsetsRetentionFlag: --offsets-retention is off (0) unless
