@@ -35,6 +35,7 @@ import (
 	"github.com/minibroker/minibroker/offsets"
 	"github.com/minibroker/minibroker/records"
 	"github.com/minibroker/minibroker/server"
+	"github.com/minibroker/minibroker/txn"
 )
 
 // ErrRealClock is returned by Advance on a broker that runs on the system
@@ -54,6 +55,7 @@ type Broker struct {
 	store   offsetStore
 	log     *records.Log
 	coord   *coordinator.Coordinator
+	txns    *txn.Coordinator
 
 	lock      *datadir.Dir // nil in memory; released once stopped
 	cancel    context.CancelFunc
@@ -149,12 +151,16 @@ func Start(ctx context.Context, cfg Config) (_ *Broker, err error) {
 	if b.coord, err = coordinator.New(coordCfg); err != nil {
 		return nil, err
 	}
+	if b.txns, err = openTransactions(cfg, b); err != nil {
+		return nil, err
+	}
+	cleanup = append(cleanup, b.txns.Close)
 	srvCfg := server.Config{
 		Coordinator: b.coord, Catalog: b.catalog, Log: b.log, Logger: b.logger, Advertise: cfg.Advertise,
 		AutoCreateTopics: !cfg.NoAutoCreateTopics, DefaultPartitions: cfg.DefaultPartitions, MaxFetchBytes: cfg.MaxFetchBytes,
 		MaxFrameBytes: cfg.MaxFrameBytes, MaxInFlightBytes: cfg.MaxInFlightBytes, ExpiryInterval: expiry, MaxFetchWait: cfg.MaxFetchWait,
 		MaxConnections: cfg.MaxConnections, IdleTimeout: cfg.IdleTimeout, FrameReadTimeout: cfg.FrameReadTimeout,
-		TLS: cfg.TLS,
+		TLS: cfg.TLS, Transactions: b.txns,
 	}
 	if recorder != nil {
 		srvCfg.Observer = recorder
@@ -223,6 +229,9 @@ func (b *Broker) serve(ctx context.Context, cfg Config, srv *server.Server, adm 
 		var all []error
 		for err := range errs {
 			all = append(all, err)
+		}
+		if err := b.txns.Close(); err != nil {
+			all = append(all, fmt.Errorf("close transaction log: %w", err))
 		}
 		if err := b.store.Close(); err != nil {
 			all = append(all, fmt.Errorf("flush offsets: %w", err))

@@ -241,3 +241,10 @@ func (p *partition) recoverTxn(w *fileScanner, pos int64, h *header) error {
 	p.txns.track(h, commit, true)
 	return nil
 }
+
+// Transactional reports whether the batch is a transactional producer's.
+func (b *Batch) Transactional() bool { return b.h.transactional() }
+
+// Producer returns the batch's producer id and epoch (-1, -1 when it has
+// none).
+func (b *Batch) Producer() (id int64, epoch int16) { return b.h.producerID, b.h.producerEpoch }

@@ -43,6 +43,11 @@ func handlers() map[kmsg.Key]handler {
 		kmsg.DeleteGroups:    typed((*Server).handleDeleteGroups),
 		kmsg.OffsetDelete:    typed((*Server).handleOffsetDelete),
 
+		kmsg.AddPartitionsToTxn: typed((*Server).handleAddPartitionsToTxn),
+		kmsg.AddOffsetsToTxn:    typed((*Server).handleAddOffsetsToTxn),
+		kmsg.EndTxn:             typed((*Server).handleEndTxn),
+		kmsg.TxnOffsetCommit:    typed((*Server).handleTxnOffsetCommit),
+
 		kmsg.ConsumerGroupHeartbeat: typed((*Server).handleConsumerGroupHeartbeat),
 		kmsg.ConsumerGroupDescribe:  typed((*Server).handleConsumerGroupDescribe),
 	}
