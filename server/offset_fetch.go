@@ -32,7 +32,7 @@ type fetchedTopic struct {
 	partitions []fetchedPartition
 }
 
-func (s *Server) handleOffsetFetch(_ *request, req *kmsg.OffsetFetchRequest) kmsg.Response {
+func (s *Server) handleOffsetFetch(r *request, req *kmsg.OffsetFetchRequest) kmsg.Response {
 	resp := req.ResponseKind().(*kmsg.OffsetFetchResponse)
 	if req.Version < 8 {
 		var topics map[string][]int32
@@ -47,9 +47,11 @@ func (s *Server) handleOffsetFetch(_ *request, req *kmsg.OffsetFetchRequest) kms
 		for _, ft := range s.stable(req.Group, req.RequireStable, s.fetchOffsets(req.Group, order, topics)) {
 			rt := kmsg.OffsetFetchResponseTopic{Topic: ft.topic}
 			for _, fp := range ft.partitions {
-				rt.Partitions = append(rt.Partitions, kmsg.OffsetFetchResponseTopicPartition{
-					Partition: fp.partition, Offset: fp.offset, LeaderEpoch: fp.leaderEpoch, Metadata: fp.metadata, ErrorCode: fp.code,
-				})
+				rp := kmsg.OffsetFetchResponseTopicPartition{
+					Partition: fp.partition, Offset: fp.offset, LeaderEpoch: fp.leaderEpoch, Metadata: fp.metadata,
+				}
+				r.setCode(&rp.ErrorCode, fp.code)
+				rt.Partitions = append(rt.Partitions, rp)
 			}
 			resp.Topics = append(resp.Topics, rt)
 		}
@@ -69,9 +71,11 @@ func (s *Server) handleOffsetFetch(_ *request, req *kmsg.OffsetFetchRequest) kms
 		for _, ft := range s.stable(g.Group, req.RequireStable, s.fetchOffsets(g.Group, order, topics)) {
 			rt := kmsg.OffsetFetchResponseGroupTopic{Topic: ft.topic}
 			for _, fp := range ft.partitions {
-				rt.Partitions = append(rt.Partitions, kmsg.OffsetFetchResponseGroupTopicPartition{
-					Partition: fp.partition, Offset: fp.offset, LeaderEpoch: fp.leaderEpoch, Metadata: fp.metadata, ErrorCode: fp.code,
-				})
+				rp := kmsg.OffsetFetchResponseGroupTopicPartition{
+					Partition: fp.partition, Offset: fp.offset, LeaderEpoch: fp.leaderEpoch, Metadata: fp.metadata,
+				}
+				r.setCode(&rp.ErrorCode, fp.code)
+				rt.Partitions = append(rt.Partitions, rp)
 			}
 			rg.Topics = append(rg.Topics, rt)
 		}
