@@ -22,7 +22,6 @@ var (
 	codeOperationNotAttempted = kerr.OperationNotAttempted.Code
 	codeUnstableOffsetCommit  = kerr.UnstableOffsetCommit.Code
 	codeTxnIDAuthFailed       = kerr.TransactionalIDAuthorizationFailed.Code
-	codeConcurrentTxns        = kerr.ConcurrentTransactions.Code
 	codeStaleMemberEpoch      = kerr.StaleMemberEpoch.Code
 )
 

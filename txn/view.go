@@ -41,6 +41,12 @@ func (c *Coordinator) Views() []View {
 			}
 			return int(a.Partition - b.Partition)
 		})
+		if v.Partitions == nil {
+			v.Partitions = []records.TopicPartition{}
+		}
+		if v.Groups == nil {
+			v.Groups = []string{}
+		}
 		if t.state == Ongoing || t.state == PrepareCommit || t.state == PrepareAbort {
 			v.Started = t.started
 		}
