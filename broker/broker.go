@@ -155,6 +155,9 @@ func Start(ctx context.Context, cfg Config) (_ *Broker, err error) {
 		return nil, err
 	}
 	cleanup = append(cleanup, b.txns.Close)
+	if recorder != nil {
+		recorder.Metrics().WatchTransactions(b.txns.Stats)
+	}
 	srvCfg := server.Config{
 		Coordinator: b.coord, Catalog: b.catalog, Log: b.log, Logger: b.logger, Advertise: cfg.Advertise,
 		AutoCreateTopics: !cfg.NoAutoCreateTopics, DefaultPartitions: cfg.DefaultPartitions, MaxFetchBytes: cfg.MaxFetchBytes,
@@ -173,7 +176,7 @@ func Start(ctx context.Context, cfg Config) (_ *Broker, err error) {
 	if recorder != nil {
 		adm, err = admin.New(admin.Config{
 			Coordinator: b.coord, Catalog: b.catalog, Recorder: recorder, Clock: b.clock, Logger: b.logger,
-			Token: cfg.AdminToken, OffsetStats: b.store.Stats, Log: b.log,
+			Token: cfg.AdminToken, OffsetStats: b.store.Stats, Log: b.log, Transactions: b.txns,
 		})
 		if err != nil {
 			return nil, err
