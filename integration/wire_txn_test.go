@@ -213,3 +213,40 @@ func TestWireTxnTimeoutAbortsOnTheManualClock(t *testing.T) {
 	require.Equal(t, int64(1), st.TimedOut)
 	require.Equal(t, int64(1), st.Aborted)
 }
+
+// init adds the transaction APIs to TestWireEveryAPIAtMinAndMaxVersion:
+// each runs a whole transaction with that API at the version tested.
+func init() {
+	txnCase := func(key kmsg.Key) versionCase {
+		return func(t *testing.T, c *protocol.Client, v int16, name string) {
+			p := mustInitTxn(t, c, name)
+			addV, offV, endV := int16(3), int16(3), int16(3)
+			switch key {
+			case kmsg.AddPartitionsToTxn:
+				addV = v
+			case kmsg.AddOffsetsToTxn:
+				offV = v
+			case kmsg.EndTxn:
+				endV = v
+			}
+			require.Equal(t, []int16{codeNone}, addPartitions(t, c, addV, p, "payments", 0))
+			require.Equal(t, codeNone, addOffsets(t, c, offV, p, name))
+			req := kmsg.NewPtrTxnOffsetCommitRequest()
+			req.Version, req.TransactionalID, req.ProducerID, req.ProducerEpoch = 3, p.id, p.pid, p.epoch
+			if key == kmsg.TxnOffsetCommit {
+				req.Version = v
+			}
+			req.Group, req.Generation = name, -1
+			rp := kmsg.NewTxnOffsetCommitRequestTopicPartition()
+			rp.Partition, rp.Offset = 0, 4
+			req.Topics = []kmsg.TxnOffsetCommitRequestTopic{{Topic: "payments", Partitions: []kmsg.TxnOffsetCommitRequestTopicPartition{rp}}}
+			resp := do[*kmsg.TxnOffsetCommitResponse](t, c, req)
+			require.Equal(t, codeNone, resp.Topics[0].Partitions[0].ErrorCode)
+			require.Equal(t, codeNone, endTxn(t, c, endV, p, true))
+			require.Equal(t, map[string]int64{"payments-0": 4}, fetchOffsets(t, c, name, tp{"payments", 0, 0}))
+		}
+	}
+	for _, k := range []kmsg.Key{kmsg.AddPartitionsToTxn, kmsg.AddOffsetsToTxn, kmsg.EndTxn, kmsg.TxnOffsetCommit} {
+		versionCases[k] = txnCase(k)
+	}
+}
