@@ -39,7 +39,7 @@ func startETLMember(t *testing.T, b *testBroker, name string, stop <-chan struct
 		kgo.SessionTimeout(kgoSessionTimeout), kgo.HeartbeatInterval(kgoHeartbeat),
 		kgo.RebalanceTimeout(kgoRebalanceTimeout), kgo.FetchMaxWait(kgoFetchMaxWait),
 		kgo.RetryBackoffFn(func(int) time.Duration { return kgoRetryBackoff }),
-		kgo.Balancers(kgo.RoundRobinBalancer()), kgo.RequireStableFetchOffsets(),
+		kgo.Balancers(kgo.RoundRobinBalancer()),
 	)
 	require.NoError(t, err)
 	m := &etlMember{sess: sess, done: make(chan struct{})}
