@@ -250,3 +250,43 @@ func init() {
 		versionCases[k] = txnCase(k)
 	}
 }
+
+func TestWireTxnHostileInput(t *testing.T) {
+	b := startBroker(t)
+	c := b.dial(t, "txn")
+	p := mustInitTxn(t, c, "hostile")
+
+	// A huge partition list: every partition is answered, nothing added.
+	huge := make([]int32, 50_000)
+	for i := range huge {
+		huge[i] = int32(i)
+	}
+	codes := addPartitions(t, c, 3, p, "orders", huge...)
+	require.Equal(t, []int16{codeOperationNotAttempted, codeOperationNotAttempted, codeOperationNotAttempted, codeOperationNotAttempted}, codes[:4])
+	require.Equal(t, repeat(codeUnknownTopicOrPartition, len(huge)-4), codes[4:])
+	require.Empty(t, b.Transactions().Views()[0].Partitions)
+
+	// Out of order: EndTxn before anything, a TxnOffsetCommit before
+	// AddOffsetsToTxn, an epoch from the future.
+	require.Equal(t, codeInvalidTxnState, endTxn(t, c, 3, p, true))
+	require.Equal(t, []int16{codeInvalidTxnState}, txnCommit(t, c, p, "g", "", -1, tp{"orders", 0, 1}))
+	future := txnProducer{id: p.id, pid: p.pid, epoch: p.epoch + 5}
+	require.Equal(t, []int16{codeProducerFenced}, addPartitions(t, c, 3, future, "orders", 0))
+
+	// A producer that disconnects mid-transaction: the transaction holds
+	// the LSO until its timeout, then the expiry step aborts it.
+	gone := b.dial(t, "gone")
+	id := "gone"
+	code, g := initTxn(t, gone, id, 5*time.Second)
+	require.Equal(t, codeNone, code)
+	require.Equal(t, []int16{codeNone}, addPartitions(t, gone, 3, g, "payments", 0))
+	require.Equal(t, codeNone, produceTxn(t, gone, &id, "payments", 0, txnBatch(g, 0, "orphan")).ErrorCode)
+	gone.Close()
+	require.Equal(t, int64(0), fetchCommitted(t, c, "payments", 0, 0).LastStableOffset)
+	_, err := b.Advance(5*time.Second + time.Millisecond)
+	require.NoError(t, err)
+	b.Expire()
+	f := fetchCommitted(t, c, "payments", 0, 0)
+	require.Equal(t, int64(2), f.LastStableOffset, "aborted by its timeout; nothing is left open")
+	require.Equal(t, int64(2), f.HighWatermark)
+}
