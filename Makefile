@@ -79,7 +79,8 @@ fuzz:
 
 ## lab: every lab of the chapter, against an in-process broker: the classic
 ## protocol's, then the consumer protocol's (KIP-848), then the record labs
-## (exercise 1's replay, and the zombie's commit with and without the fence).
+## (exercise 1's replay, the zombie's commit with and without the fence, and
+## the zombie with output, at least once and exactly once).
 lab: build
 	$(BIN)/minibroker lab rebalance
 	$(BIN)/minibroker lab fencing
@@ -88,6 +89,7 @@ lab: build
 	$(BIN)/minibroker lab fencing-848
 	$(BIN)/minibroker lab replay
 	$(BIN)/minibroker lab zombie
+	$(BIN)/minibroker lab exactly-once
 
 ## compare: the scenarios against minibroker and kfake side by side.
 compare: build

@@ -12,7 +12,7 @@ import (
 	labs "github.com/minibroker/minibroker/tools/lab"
 )
 
-const labUsage = `usage: minibroker lab rebalance|fencing|expiry|rebalance-848|fencing-848|replay|zombie [--broker ADDR]
+const labUsage = `usage: minibroker lab rebalance|fencing|expiry|rebalance-848|fencing-848|replay|zombie|exactly-once [--broker ADDR]
 
 Runs one of the chapter's experiments over a real TCP socket and prints each
 step with the Kafka requests sent and the answers received. rebalance,
@@ -23,15 +23,17 @@ member learns of a rebalance from its next heartbeat's answer. replay and
 zombie put ten records in a partition and read them back: replay is
 exercise 1 (a crash between processing and commit, and the successor that
 processes the same records again), zombie counts what the generation fence
-saves when a paused owner wakes up and commits.
+saves when a paused owner wakes up and commits, and exactly-once runs the
+zombie with output, plainly and in transactions (KIP-447), and counts the
+duplicates a read_committed reader finds downstream.
 
 By default the lab starts its own broker in this process (ephemeral port,
 temporary data dir, manual clock), so the output is the same on every run.
 --broker ADDR runs any lab but expiry against a running minibroker instead;
 member ids then depend on that broker. The expiry lab moves the broker's
 manual clock and runs its expiry step from inside the process, so it has no
---broker form. With --broker, replay and zombie create a topic of their
-own, give the member whose session must end a 2 s session and wait for the
+--broker form. With --broker, replay, zombie and exactly-once create a
+topic of their own (exactly-once also its output topic), give the member whose session must end a 2 s session and wait for the
 broker's expiry step on its real clock (a broker started with
 --clock manual never runs it, and the lab gives up after 12 s).
 `

@@ -8,7 +8,9 @@
 // ListOffsets): replay is exercise 1, a consumer's position against the
 // group's committed offset across a crash; zombie counts the records a
 // paused owner's commit makes the group process again, with the generation
-// fence and without it.
+// fence and without it; exactly-once (KIP-98, KIP-447) gives the zombie
+// output, plain and then transactional, and counts the duplicates a
+// read_committed reader finds downstream.
 //
 // It also holds the pieces the labs are built from and that the
 // comparison scenarios (package compare) reuse: Member, a classic

@@ -17,12 +17,18 @@ var ErrUnknownLab = errors.New("unknown lab")
 
 // Names returns the labs, in the order `make lab` runs them.
 func Names() []string {
-	return []string{"rebalance", "fencing", "expiry", "rebalance-848", "fencing-848", "replay", "zombie"}
+	return []string{"rebalance", "fencing", "expiry", "rebalance-848", "fencing-848", "replay", "zombie", "exactly-once"}
 }
 
 // recordLab reports whether a lab produces records and reads them back:
 // such a lab needs a partition of its own, empty when it starts.
-func recordLab(name string) bool { return name == "replay" || name == "zombie" }
+func recordLab(name string) bool {
+	return name == "replay" || name == "zombie" || name == "exactly-once"
+}
+
+// outputTopic is the exactly-once lab's output topic of two partitions,
+// one per run: named like its group.
+func outputTopic(group string) string { return group + "-out" }
 
 // recordTopic is the one-partition topic of the record labs on the
 // in-process broker, which starts empty on every run.
@@ -60,6 +66,9 @@ func Run(ctx context.Context, name string, w io.Writer, addr string) error {
 		if recordLab(name) {
 			topics, topic = map[string]int32{group: 1}, group
 		}
+		if name == "exactly-once" {
+			topics[outputTopic(group)] = 2
+		}
 		if err := EnsureTopics(ctx, addr, topics); err != nil {
 			return err
 		}
@@ -68,6 +77,11 @@ func Run(ctx context.Context, name string, w io.Writer, addr string) error {
 	b, err := StartBroker(ctx)
 	if err != nil {
 		return err
+	}
+	if name == "exactly-once" {
+		if err := EnsureTopics(ctx, b.Addr(), map[string]int32{outputTopic(Group(name)): 2}); err != nil {
+			return errors.Join(err, b.Close())
+		}
 	}
 	err = runOn(ctx, name, w, b, b.Addr(), Group(name), recordTopic)
 	return errors.Join(err, b.Close())
@@ -81,6 +95,8 @@ func runOn(ctx context.Context, name string, w io.Writer, b *broker.Broker, addr
 		return Replay(ctx, w, newClockRun(b), addr, group, TP(topic, 0))
 	case "zombie":
 		return Zombie(ctx, w, newClockRun(b), addr, group, TP(topic, 0))
+	case "exactly-once":
+		return ExactlyOnce(ctx, w, newClockRun(b), addr, group, topic, outputTopic(group))
 	case "rebalance":
 		return Rebalance(ctx, w, addr, group)
 	case "fencing":

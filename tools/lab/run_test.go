@@ -2,6 +2,8 @@ package lab
 
 import (
 	"bytes"
+	"context"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -30,11 +32,11 @@ func TestLabRunExpiryNeedsInProcessBroker(t *testing.T) {
 // sessions by waiting for the broker's expiry step on the real clock.
 func TestLabAgainstRunningBroker(t *testing.T) {
 	t.Parallel()
-	b, err := broker.Start(testContext(t), broker.Config{})
+	b, err := broker.Start(context.Background(), broker.Config{}) // outlives each lab's 10 s context
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, b.Close()) })
 	wire := []string{"rebalance", "fencing", "rebalance-848", "fencing-848"}
-	for _, name := range append(append(wire, wire...), "replay", "zombie") {
+	for _, name := range append(append(wire, wire...), "replay", "zombie", "exactly-once") {
 		var out bytes.Buffer
 		require.NoError(t, Run(testContext(t), name, &out, b.Addr()), "lab %s:\n%s", name, out.String())
 		require.Contains(t, out.String(), "group "+Group(name)+"-")
@@ -45,10 +47,14 @@ func TestLabAgainstRunningBroker(t *testing.T) {
 	counts := b.Catalog().Counts()
 	require.Equal(t, int32(4), counts["orders"])
 	delete(counts, "orders")
-	require.Len(t, counts, 2, "one topic per record lab run")
+	require.Len(t, counts, 4, "one topic per record lab run, and exactly-once's output")
 	for name, n := range counts {
-		require.Regexp(t, `^lab-(replay|zombie)-[0-9a-z]+$`, name)
-		require.Equal(t, int32(1), n)
+		require.Regexp(t, `^lab-(replay|zombie|exactly-once)-[0-9a-z]+(-out)?$`, name)
+		want := int32(1)
+		if strings.HasSuffix(name, "-out") {
+			want = 2
+		}
+		require.Equal(t, want, n, name)
 	}
 	for _, g := range b.Coordinator().Groups() {
 		require.Equal(t, "Empty", g.State.String(), "group %s: every lab member leaves or expires by the end", g.Group)
