@@ -73,6 +73,7 @@ var errorCodes = [...]struct {
 	{txn.ErrInvalidTxnState, kerr.InvalidTxnState},
 	{txn.ErrConcurrentTransactions, kerr.ConcurrentTransactions},
 	{txn.ErrTooManyTransactionalIDs, kerr.PolicyViolation},
+	{txn.ErrTooManyGroups, kerr.PolicyViolation},
 	{txn.ErrStorage, kerr.KafkaStorageError},
 	{txn.ErrClosed, kerr.CoordinatorNotAvailable},
 	{records.ErrStorage, kerr.KafkaStorageError},

@@ -73,6 +73,9 @@ type Config struct {
 const (
 	DefaultMaxTimeout          = 15 * time.Minute
 	DefaultMaxTransactionalIDs = 100_000
+	// MaxGroupsPerTransaction bounds the groups one transaction may add
+	// (AddOffsetsToTxn), so that a producer cannot grow one without bound.
+	MaxGroupsPerTransaction = 1000
 	defaultMaxIDBytes          = 255
 )
 
@@ -326,6 +329,9 @@ func (c *Coordinator) AddOffsets(id string, pid int64, epoch int16, group string
 	t, err := c.lookupLocked(id, pid, epoch)
 	if err != nil {
 		return err
+	}
+	if _, ok := t.groups[group]; !ok && t.state == Ongoing && len(t.groups) >= MaxGroupsPerTransaction {
+		return fmt.Errorf("%w: %d already", ErrTooManyGroups, len(t.groups))
 	}
 	if err := c.beginLocked(t); err != nil {
 		return err

@@ -1,6 +1,7 @@
 package txn
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -91,4 +92,16 @@ func TestRequestsInsideATransaction(t *testing.T) {
 	require.True(t, staged)
 	require.ErrorIs(t, f.c.StageOffsets("a", a.pid, a.epoch-1, "g", stage), ErrFenced)
 	require.Equal(t, 1, f.c.Stats().Open)
+}
+
+func TestAddOffsetsBounded(t *testing.T) {
+	f := newFixture(t, "")
+	a := f.init("a")
+	for i := range MaxGroupsPerTransaction {
+		require.NoError(t, f.c.AddOffsets("a", a.pid, a.epoch, fmt.Sprintf("g%d", i)))
+	}
+	require.ErrorIs(t, f.c.AddOffsets("a", a.pid, a.epoch, "one-more"), ErrTooManyGroups)
+	require.NoError(t, f.c.AddOffsets("a", a.pid, a.epoch, "g0"), "a group already added")
+	require.NoError(t, f.c.EndTxn("a", a.pid, a.epoch, false))
+	require.NoError(t, f.c.AddOffsets("a", a.pid, a.epoch, "one-more"), "the next transaction starts empty")
 }

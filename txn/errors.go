@@ -32,6 +32,9 @@ var (
 	// ErrTooManyTransactionalIDs: a new transactional id beyond
 	// Config.MaxTransactionalIDs (POLICY_VIOLATION, as --max-groups).
 	ErrTooManyTransactionalIDs = errors.New("too many transactional ids")
+	// ErrTooManyGroups: AddOffsetsToTxn beyond MaxGroupsPerTransaction
+	// groups in one transaction (POLICY_VIOLATION). Kafka has no limit.
+	ErrTooManyGroups = errors.New("too many groups in one transaction")
 	// ErrStorage: the transaction log, a marker or the offsets could not
 	// be made durable (KAFKA_STORAGE_ERROR).
 	ErrStorage = errors.New("transaction storage error")
