@@ -76,7 +76,7 @@ const (
 	// MaxGroupsPerTransaction bounds the groups one transaction may add
 	// (AddOffsetsToTxn), so that a producer cannot grow one without bound.
 	MaxGroupsPerTransaction = 1000
-	defaultMaxIDBytes          = 255
+	defaultMaxIDBytes       = 255
 )
 
 // Coordinator is the transaction coordinator of a single broker (Kafka's
