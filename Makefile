@@ -85,8 +85,9 @@ fuzz:
 ## lab: every lab of the chapter, against an in-process broker: the classic
 ## protocol's, then the consumer protocol's (KIP-848), then the record labs
 ## (exercise 1's replay, the zombie's commit with and without the fence, and
-## a zombie made by a fault on its heartbeats), then member identity (a
-## static member's restart and its fenced zombie).
+## a zombie made by a fault on its heartbeats, and the zombie with output, at
+## least once and exactly once), then member identity (a static member's
+## restart and its fenced zombie).
 lab: build
 	$(BIN)/minibroker lab rebalance
 	$(BIN)/minibroker lab fencing
@@ -95,6 +96,7 @@ lab: build
 	$(BIN)/minibroker lab fencing-848
 	$(BIN)/minibroker lab replay
 	$(BIN)/minibroker lab zombie
+	$(BIN)/minibroker lab exactly-once
 	$(BIN)/minibroker lab partition
 	$(BIN)/minibroker lab identity
 

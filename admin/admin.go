@@ -54,6 +54,9 @@ type Config struct {
 	// and the lag. Default: none; those offsets are null and those
 	// metrics absent.
 	Log Log
+	// Transactions is the transaction coordinator GET /v1/transactions
+	// lists. Default: none; the list is empty.
+	Transactions Transactions
 	// MaxPartitionSeries caps the partitions reported in
 	// minibroker_partition_log_end_offset: the first ones in topic and
 	// partition order. Default DefaultMaxPartitionSeries.
@@ -118,6 +121,7 @@ type Server struct {
 	offsetStats func() offsets.Stats
 	log         Log // nil: no log offsets
 	faults      *server.Faults
+	txns        Transactions // nil: no transactions listed
 	handler     http.Handler // the mux behind the guard
 
 	mu    sync.Mutex
@@ -141,6 +145,7 @@ func New(cfg Config) (*Server, error) {
 		offsetStats: cfg.OffsetStats,
 		log:         cfg.Log,
 		faults:      cfg.Faults,
+		txns:        cfg.Transactions,
 	}
 	if s.maxConns == 0 {
 		s.maxConns = DefaultMaxConnections
@@ -160,6 +165,7 @@ func New(cfg Config) (*Server, error) {
 	mux.HandleFunc("GET /v1/storage", s.handleStorage)
 	mux.HandleFunc("GET /v1/topics", s.handleTopics)
 	mux.HandleFunc("GET /v1/connections", s.handleConnections)
+	mux.HandleFunc("GET /v1/transactions", s.handleTransactions)
 	mux.HandleFunc("POST /v1/clock/advance", s.handleAdvance)
 	mux.HandleFunc("POST /v1/expire", s.handleExpire)
 	mux.HandleFunc("POST /v1/groups/{group}/members/{member}/expire", s.handleExpireMember)

@@ -162,6 +162,8 @@ type topicPartitionJSON struct {
 	Partition      int32  `json:"partition"`
 	LogStartOffset *int64 `json:"log_start_offset"`
 	LogEndOffset   *int64 `json:"log_end_offset"`
+	// LastStableOffset is what read_committed consumers read up to.
+	LastStableOffset *int64 `json:"last_stable_offset"`
 	// Bytes is what the partition's segment files hold, records not yet
 	// durable included.
 	Bytes          *int64              `json:"bytes"`
@@ -180,6 +182,7 @@ func (s *Server) handleTopics(w http.ResponseWriter, _ *http.Request) {
 			pj := topicPartitionJSON{Partition: p, FetchPositions: []fetchPositionJSON{}}
 			if st, ok := s.logOffsets(name, p); ok {
 				pj.LogStartOffset, pj.LogEndOffset, pj.Bytes = &st.LogStartOffset, &st.HighWatermark, &st.Bytes
+				pj.LastStableOffset = &st.LastStableOffset
 			}
 			for _, f := range snap.positions[assignor.TopicPartition{Topic: name, Partition: p}] {
 				pj.FetchPositions = append(pj.FetchPositions, positionJSON(f, snap.now))

@@ -119,16 +119,16 @@ func TestTopics(t *testing.T) {
 	require.Equal(t, http.StatusOK, code)
 	requireJSON(t, fmt.Sprintf(`{"now": "1970-01-01T00:00:00.007Z", "now_ms": 7, "topics": [
 		{"topic": "orders", "partitions": [
-			{"partition": 0, "log_start_offset": 0, "log_end_offset": 0, "bytes": 0, "fetch_positions": []},
-			{"partition": 1, "log_start_offset": 0, "log_end_offset": 0, "bytes": 0, "fetch_positions": []},
-			{"partition": 2, "log_start_offset": 0, "log_end_offset": 4, "bytes": %d, "fetch_positions": [
+			{"partition": 0, "log_start_offset": 0, "log_end_offset": 0, "last_stable_offset": 0, "bytes": 0, "fetch_positions": []},
+			{"partition": 1, "log_start_offset": 0, "log_end_offset": 0, "last_stable_offset": 0, "bytes": 0, "fetch_positions": []},
+			{"partition": 2, "log_start_offset": 0, "log_end_offset": 4, "last_stable_offset": 4, "bytes": %d, "fetch_positions": [
 				{"client_id": "another", "remote": "127.0.0.1:50002", "offset": 4, "time": "1970-01-01T00:00:00Z", "time_ms": 0, "age_ms": 7},
 				{"client_id": "reader", "remote": "127.0.0.1:50001", "offset": 1, "time": "1970-01-01T00:00:00Z", "time_ms": 0, "age_ms": 7}
 			]},
-			{"partition": 3, "log_start_offset": 0, "log_end_offset": 0, "bytes": 0, "fetch_positions": []}
+			{"partition": 3, "log_start_offset": 0, "log_end_offset": 0, "last_stable_offset": 0, "bytes": 0, "fetch_positions": []}
 		]},
 		{"topic": "payments", "partitions": [
-			{"partition": 0, "log_start_offset": 0, "log_end_offset": 0, "bytes": 0, "fetch_positions": []}
+			{"partition": 0, "log_start_offset": 0, "log_end_offset": 0, "last_stable_offset": 0, "bytes": 0, "fetch_positions": []}
 		]}
 	]}`, size), body)
 }

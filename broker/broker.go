@@ -35,6 +35,7 @@ import (
 	"github.com/minibroker/minibroker/offsets"
 	"github.com/minibroker/minibroker/records"
 	"github.com/minibroker/minibroker/server"
+	"github.com/minibroker/minibroker/txn"
 )
 
 // ErrRealClock is returned by Advance on a broker that runs on the system
@@ -56,6 +57,7 @@ type Broker struct {
 	coord   *coordinator.Coordinator
 	faults  *server.Faults
 	srv     *server.Server
+	txns    *txn.Coordinator
 
 	lock      *datadir.Dir // nil in memory; released once stopped
 	cancel    context.CancelFunc
@@ -154,12 +156,19 @@ func Start(ctx context.Context, cfg Config) (_ *Broker, err error) {
 		return nil, err
 	}
 	b.faults = server.NewFaults(b.logger)
+	if b.txns, err = openTransactions(cfg, b); err != nil {
+		return nil, err
+	}
+	cleanup = append(cleanup, b.txns.Close)
+	if recorder != nil {
+		recorder.Metrics().WatchTransactions(b.txns.Stats)
+	}
 	srvCfg := server.Config{
 		Coordinator: b.coord, Catalog: b.catalog, Log: b.log, Logger: b.logger, Advertise: cfg.Advertise,
 		AutoCreateTopics: !cfg.NoAutoCreateTopics, DefaultPartitions: cfg.DefaultPartitions, MaxFetchBytes: cfg.MaxFetchBytes,
 		MaxFrameBytes: cfg.MaxFrameBytes, MaxInFlightBytes: cfg.MaxInFlightBytes, ExpiryInterval: expiry, MaxFetchWait: cfg.MaxFetchWait,
 		MaxConnections: cfg.MaxConnections, IdleTimeout: cfg.IdleTimeout, FrameReadTimeout: cfg.FrameReadTimeout,
-		TLS: cfg.TLS, Faults: b.faults, SASLUsers: cfg.SASLUsers,
+		TLS: cfg.TLS, Faults: b.faults, SASLUsers: cfg.SASLUsers, Transactions: b.txns,
 	}
 	if recorder != nil {
 		srvCfg.Observer = recorder
@@ -176,7 +185,7 @@ func Start(ctx context.Context, cfg Config) (_ *Broker, err error) {
 	if recorder != nil {
 		adm, err = admin.New(admin.Config{
 			Coordinator: b.coord, Catalog: b.catalog, Recorder: recorder, Clock: b.clock, Logger: b.logger,
-			Token: cfg.AdminToken, OffsetStats: b.store.Stats, Log: b.log, Faults: b.faults,
+			Token: cfg.AdminToken, OffsetStats: b.store.Stats, Log: b.log, Faults: b.faults, Transactions: b.txns,
 		})
 		if err != nil {
 			return nil, err
@@ -232,6 +241,9 @@ func (b *Broker) serve(ctx context.Context, cfg Config, srv *server.Server, adm 
 		var all []error
 		for err := range errs {
 			all = append(all, err)
+		}
+		if err := b.txns.Close(); err != nil {
+			all = append(all, fmt.Errorf("close transaction log: %w", err))
 		}
 		if err := b.store.Close(); err != nil {
 			all = append(all, fmt.Errorf("flush offsets: %w", err))

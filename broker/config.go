@@ -78,6 +78,12 @@ type Config struct {
 	// them for ever, as the chapter does. Flag --offsets-retention.
 	OffsetsRetention time.Duration
 
+	// TransactionMaxTimeout caps the transaction timeout a producer may
+	// ask for (Kafka's transaction.max.timeout.ms); larger gets
+	// INVALID_TRANSACTION_TIMEOUT. Default txn.DefaultMaxTimeout (15
+	// min). Flag --transaction-max-timeout.
+	TransactionMaxTimeout time.Duration
+
 	// Per-member and per-group metadata limits, as coordinator.Config
 	// documents them.
 	MaxMemberMetadataBytes int
@@ -142,6 +148,9 @@ const (
 func (cfg *Config) Validate() error {
 	if cfg.ExpiryInterval < 0 {
 		return fmt.Errorf("broker: ExpiryInterval %v must not be negative", cfg.ExpiryInterval)
+	}
+	if cfg.TransactionMaxTimeout < 0 {
+		return fmt.Errorf("broker: TransactionMaxTimeout %v must not be negative", cfg.TransactionMaxTimeout)
 	}
 	coordCfg := coordinator.Config{Clock: clock.System{}, ConsumerSessionTimeout: cfg.ConsumerSessionTimeout,
 		ConsumerHeartbeatInterval: cfg.ConsumerHeartbeatInterval, OffsetsRetention: cfg.OffsetsRetention}

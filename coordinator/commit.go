@@ -74,55 +74,66 @@ func (c *Coordinator) CommitMember(req CommitRequest) error {
 }
 
 func (c *Coordinator) enqueueGroupCommit(req CommitRequest) (func() error, error) {
+	if err := c.validateCommit(req); err != nil {
+		return nil, err
+	}
+	return c.enqueue(req.Group, req.Entries)
+}
+
+// validateCommit is the one place a member's commit is fenced: the
+// chapter's checks in the chapter's order for a classic group, the
+// consumer-group rules for a KIP-848 one. OffsetCommit and
+// TxnOffsetCommit (txn_commit.go) both run it. Called with mu held.
+func (c *Coordinator) validateCommit(req CommitRequest) error {
 	group, memberID, generation := req.Group, req.MemberID, req.Generation
 	g := c.groups[group]
 	if g == nil {
-		return nil, fmt.Errorf("%w: unknown group %q", ErrUnknownMemberID, group)
+		return fmt.Errorf("%w: unknown group %q", ErrUnknownMemberID, group)
 	}
 	if g.typ == ConsumerGroup {
-		return c.enqueueConsumerCommit(g, req)
+		return c.validateConsumerCommit(g, req)
 	}
 	if err := checkIdentity(g, memberID, req.InstanceID); err != nil {
-		return nil, err
+		return err
 	}
 	if g.state != Stable {
-		return nil, fmt.Errorf("%w: group %q is %s", ErrRebalanceInProgress, group, g.state)
+		return fmt.Errorf("%w: group %q is %s", ErrRebalanceInProgress, group, g.state)
 	}
 	if generation != g.generation {
-		return nil, fmt.Errorf("%w: %d, group %q is at %d", ErrIllegalGeneration, generation, group, g.generation)
+		return fmt.Errorf("%w: %d, group %q is at %d", ErrIllegalGeneration, generation, group, g.generation)
 	}
 	if _, ok := g.members[memberID]; !ok {
-		return nil, fmt.Errorf("%w: %q is not in group %q", ErrUnknownMemberID, memberID, group)
+		return fmt.Errorf("%w: %q is not in group %q", ErrUnknownMemberID, memberID, group)
 	}
 	for _, e := range req.Entries {
 		tp := assignor.TopicPartition{Topic: e.Topic, Partition: e.Partition}
 		if owner := g.owner[tp]; owner != memberID {
-			return nil, fmt.Errorf("%w: %q does not own %s in generation %d", ErrNotPartitionOwner, memberID, tp, g.generation)
+			return fmt.Errorf("%w: %q does not own %s in generation %d", ErrNotPartitionOwner, memberID, tp, g.generation)
 		}
 	}
-	return c.enqueue(group, req.Entries)
+	return nil
 }
 
-// enqueueConsumerCommit applies CommitMember's consumer-group rules.
+// validateConsumerCommit applies CommitMember's consumer-group rules.
 // Called with mu held.
-func (c *Coordinator) enqueueConsumerCommit(g *group, req CommitRequest) (func() error, error) {
+func (c *Coordinator) validateConsumerCommit(g *group, req CommitRequest) error {
 	m := g.members[req.MemberID]
 	if m == nil {
-		return nil, fmt.Errorf("%w: %q is not in consumer group %q", ErrUnknownMemberID, req.MemberID, g.id)
+		return fmt.Errorf("%w: %q is not in consumer group %q", ErrUnknownMemberID, req.MemberID, g.id)
 	}
 	if req.NoMemberEpoch {
-		return nil, fmt.Errorf("%w: OffsetCommit v9 or later must be used by members of consumer group %q", ErrUnsupportedVersion, g.id)
+		return fmt.Errorf("%w: OffsetCommit v9 or later must be used by members of consumer group %q", ErrUnsupportedVersion, g.id)
 	}
 	if req.Generation != m.epoch {
-		return nil, fmt.Errorf("%w: %d, member %q is at epoch %d", ErrStaleMemberEpoch, req.Generation, m.id, m.epoch)
+		return fmt.Errorf("%w: %d, member %q is at epoch %d", ErrStaleMemberEpoch, req.Generation, m.id, m.epoch)
 	}
 	for _, e := range req.Entries {
 		tp := assignor.TopicPartition{Topic: e.Topic, Partition: e.Partition}
 		if owner := g.owner[tp]; owner != m.id {
-			return nil, fmt.Errorf("%w: %q does not own %s at member epoch %d", ErrNotPartitionOwner, m.id, tp, m.epoch)
+			return fmt.Errorf("%w: %q does not own %s at member epoch %d", ErrNotPartitionOwner, m.id, tp, m.epoch)
 		}
 	}
-	return c.enqueue(g.id, req.Entries)
+	return nil
 }
 
 // CommitDirect stores offsets for a consumer with a manual assignment: no
@@ -146,12 +157,7 @@ func (c *Coordinator) CommitDirect(group string, entries []offsets.Entry) error 
 }
 
 func (c *Coordinator) enqueueDirectCommit(group string, entries []offsets.Entry) (func() error, error) {
-	for _, e := range entries {
-		if !c.partitionExists(e.Topic, e.Partition) {
-			return nil, fmt.Errorf("%w: %s-%d", ErrUnknownTopic, e.Topic, e.Partition)
-		}
-	}
-	if err := c.validateEntries(entries); err != nil {
+	if err := c.validateDirect(entries); err != nil {
 		return nil, err
 	}
 	if len(entries) == 0 {
@@ -168,6 +174,18 @@ func (c *Coordinator) enqueueDirectCommit(group string, entries []offsets.Entry)
 		c.retainAt(group, c.clock.Now().Add(c.retention))
 	}
 	return c.track(group, c.store.Enqueue(group, c.stamp(entries))), nil
+}
+
+// validateDirect checks a commit that names no member: every partition
+// must exist, and the entries must pass the offsets rules. Called with mu
+// held.
+func (c *Coordinator) validateDirect(entries []offsets.Entry) error {
+	for _, e := range entries {
+		if !c.partitionExists(e.Topic, e.Partition) {
+			return fmt.Errorf("%w: %s-%d", ErrUnknownTopic, e.Topic, e.Partition)
+		}
+	}
+	return c.validateEntries(entries)
 }
 
 // enqueue validates entries and fixes their place in the store's order.

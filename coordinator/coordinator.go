@@ -196,6 +196,10 @@ type Coordinator struct {
 
 	mu     sync.Mutex
 	groups map[string]*group // guarded by mu
+	// staged and expireHooks serve transactions (txn_commit.go). Guarded
+	// by mu.
+	staged      txnStaged
+	expireHooks []func()
 	// known holds the name of every group: those in groups and those
 	// known only by committed offsets (or by a commit on its way to the
 	// store). It is what MaxGroups counts. Guarded by mu; a group leaves

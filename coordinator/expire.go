@@ -55,7 +55,9 @@ func (c *Coordinator) ExpireStep() ExpiryResult {
 		}
 		return cmp.Compare(a.MemberID, b.MemberID)
 	})
-	return ExpiryResult{Members: expired, Offsets: c.finishSweep(sweep)}
+	res := ExpiryResult{Members: expired, Offsets: c.finishSweep(sweep)}
+	c.runExpireHooks()
+	return res
 }
 
 // expireMembers removes the members and pending ids whose deadlines are

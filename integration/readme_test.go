@@ -151,7 +151,7 @@ func minibrokerHelp(t *testing.T, bin string, sub ...string) []string {
 }
 
 // labs are the names "minibroker lab" accepts.
-var labs = []string{"rebalance", "fencing", "expiry", "rebalance-848", "fencing-848", "replay", "zombie", "partition", "identity"}
+var labs = []string{"rebalance", "fencing", "expiry", "rebalance-848", "fencing-848", "replay", "zombie", "exactly-once", "partition", "identity"}
 
 // TestReadmeCommandsAreExercised: every README command is one that make
 // test exercises, with names and flags that exist.

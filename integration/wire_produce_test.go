@@ -61,7 +61,7 @@ func TestWireProduceRejectsBadBatches(t *testing.T) {
 		{"over max message bytes", 9, batchOfSize(t, wireMaxMessageBytes+1), codeMessageTooLarge},
 		{"decompresses past 64 x max message bytes", 9, zstdBatch(t, string(make([]byte, 200<<10))), codeMessageTooLarge},
 		{"control batch", 9, edited(good, func(b []byte) { b[batchOffAttributes+1] |= 0x20 }), codeInvalidRecord},
-		{"transactional batch", 9, edited(good, func(b []byte) { b[batchOffAttributes+1] |= 0x10 }), codeTransactionalIDAuthorizationFailed},
+		{"transactional batch without a producer id", 9, edited(good, func(b []byte) { b[batchOffAttributes+1] |= 0x10 }), codeInvalidRecord},
 		{"log append time", 9, edited(good, func(b []byte) { b[batchOffAttributes+1] |= 0x08 }), codeInvalidTimestamp},
 		{"timestamp two hours ahead", 9, timedBatch(now+2*time.Hour.Milliseconds(), []int64{0}, "late"), codeInvalidTimestamp},
 		{"max timestamp above the records'", 9, edited(good, func(b []byte) {
@@ -140,19 +140,13 @@ func TestWireProduceRequestLevelRefusals(t *testing.T) {
 		a := produceAnswers(t, c, produceRequest(9, acks, "orders", partBatch{0, valuesBatch("a")}, partBatch{1, valuesBatch("b")}))
 		assert.Equal(t, []int16{codeInvalidRequiredAcks, codeInvalidRequiredAcks}, []int16{a[0].ErrorCode, a[1].ErrorCode}, "acks %d", acks)
 	}
-	req := produceRequest(9, -1, "orders", partBatch{0, valuesBatch("a")}, partBatch{1, valuesBatch("b")})
-	txn := "tx"
-	req.TransactionID = &txn
-	a := produceAnswers(t, c, req)
-	assert.Equal(t, []int16{codeTransactionalIDAuthorizationFailed, codeTransactionalIDAuthorizationFailed}, []int16{a[0].ErrorCode, a[1].ErrorCode})
-
 	ps := fetchPartitions(t, c, fetchRequest(12, 0, fetchAt{"orders", 0, 0}, fetchAt{"orders", 1, 0}))
 	assert.Equal(t, int64(0), ps["orders-0"].HighWatermark, "nothing stored")
 	assert.Equal(t, int64(0), ps["orders-1"].HighWatermark, "nothing stored")
 
-	req = produceRequest(9, 1, "orders", partBatch{0, valuesBatch("kept")}, partBatch{9, valuesBatch("x")})
+	req := produceRequest(9, 1, "orders", partBatch{0, valuesBatch("kept")}, partBatch{9, valuesBatch("x")})
 	req.Topics = append(req.Topics, kmsg.ProduceRequestTopic{Topic: "nope", Partitions: []kmsg.ProduceRequestTopicPartition{{Partition: 0, Records: valuesBatch("y")}}})
-	a = produceAnswers(t, c, req)
+	a := produceAnswers(t, c, req)
 	assert.Equal(t, []int16{codeNone, codeUnknownTopicOrPartition, codeUnknownTopicOrPartition}, []int16{a[0].ErrorCode, a[1].ErrorCode, a[2].ErrorCode})
 	assert.Equal(t, int64(0), a[0].BaseOffset, "acks 1 is answered with its offset too")
 	md := do[*kmsg.MetadataResponse](t, c, metadataRequest(12, []string{"nope"}))

@@ -64,9 +64,9 @@ func TestWireInitProducerID(t *testing.T) {
 	id := "tx"
 	txn.Version, txn.TransactionalID, txn.TransactionTimeoutMillis = 4, &id, 60000
 	resp = do[*kmsg.InitProducerIDResponse](t, c, txn)
-	assert.Equal(t, codeTransactionalIDAuthorizationFailed, resp.ErrorCode)
-	assert.Equal(t, int64(-1), resp.ProducerID)
-	assert.Equal(t, int16(-1), resp.ProducerEpoch)
+	assert.Equal(t, codeNone, resp.ErrorCode, "a transactional id gets a producer id of its own")
+	assert.Equal(t, int16(0), resp.ProducerEpoch)
+	note(resp.ProducerID, "a transactional id")
 	require.NoError(t, first.Close())
 
 	second := startBroker(t, func(cfg *broker.Config) { cfg.DataDir = dir })

@@ -299,12 +299,13 @@ func TestWireAdvertisedVersions(t *testing.T) {
 		"DeleteGroups": "0-2", "OffsetDelete": "0-0",
 		"SASLHandshake": "0-1", "SASLAuthenticate": "0-2", "DescribeCluster": "0-2",
 		"Produce": "3-12", "InitProducerID": "0-4",
+		"AddPartitionsToTxn": "0-3", "AddOffsetsToTxn": "0-3", "EndTxn": "0-3", "TxnOffsetCommit": "0-3",
 		"ConsumerGroupHeartbeat": "0-1", "ConsumerGroupDescribe": "0-1",
 	}, got)
 }
 
 // TestWireUnsupportedVersionsClose: a version just outside the table, or
-// an API we do not implement (the transaction APIs), closes the
+// an API we do not implement (WriteTxnMarkers, AddPartitionsToTxn v4+), closes the
 // connection, as Kafka does.
 func TestWireUnsupportedVersionsClose(t *testing.T) {
 	t.Parallel()
@@ -317,7 +318,10 @@ func TestWireUnsupportedVersionsClose(t *testing.T) {
 	initPID := kmsg.NewPtrInitProducerIDRequest()
 	initPID.Version = 5
 	txn := kmsg.NewPtrAddPartitionsToTxnRequest()
-	txn.Version, txn.TransactionalID = 0, "tx"
+	txn.Version = 4
+	markers := kmsg.NewPtrWriteTxnMarkersRequest()
+	endV5 := kmsg.NewPtrEndTxnRequest()
+	endV5.Version, endV5.TransactionalID = 5, "tx"
 	cgh := kmsg.NewPtrConsumerGroupHeartbeatRequest()
 	cgh.Version, cgh.Group = 2, "g"
 	tests := []struct {
@@ -332,7 +336,9 @@ func TestWireUnsupportedVersionsClose(t *testing.T) {
 		{"Produce v2", produce(2)},
 		{"Produce v13", produce(13)},
 		{"InitProducerId v5", initPID},
-		{"AddPartitionsToTxn", txn},
+		{"AddPartitionsToTxn v4", txn},
+		{"WriteTxnMarkers", markers},
+		{"EndTxn v5", endV5},
 		{"ConsumerGroupHeartbeat v2", cgh},
 	}
 	for _, tc := range tests {

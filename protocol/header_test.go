@@ -132,7 +132,7 @@ func TestDecodeRequestErrors(t *testing.T) {
 		{"offset fetch v0 below min", headerBytes(9, 0, 1, nil, nil), ErrUnsupportedVersion, &UnsupportedVersionError{Key: 9, Version: 0}},
 		{"produce v2 below min", headerBytes(0, 2, 1, nil, nil), ErrUnsupportedVersion, &UnsupportedVersionError{Key: 0, Version: 2}},
 		{"produce v13 above max", headerBytes(0, 13, 1, nil, nil), ErrUnsupportedVersion, &UnsupportedVersionError{Key: 0, Version: 13}},
-		{"add partitions to txn not implemented", headerBytes(24, 0, 1, nil, nil), ErrUnsupportedVersion, &UnsupportedVersionError{Key: 24, Version: 0}},
+		{"write txn markers not implemented", headerBytes(27, 0, 1, nil, nil), ErrUnsupportedVersion, &UnsupportedVersionError{Key: 27, Version: 0}},
 		{"api versions v99", headerBytes(18, 99, 1, ptr("c"), []byte{0, 0xde, 0xad}), ErrUnsupportedVersion, &UnsupportedVersionError{Key: 18, Version: 99}},
 		{"header v2 without tags", hb4[:len(hb4)-len(heartbeat(4, 9).AppendTo(nil))-1], ErrMalformedHeader, nil},
 		{"header v2 tags truncated", headerBytes(12, 4, 1, nil, []byte{1, 0, 5, 'a'}), ErrMalformedHeader, nil},
@@ -162,8 +162,8 @@ func TestUnsupportedVersionErrorMessage(t *testing.T) {
 		"protocol: ApiVersions (key 18) v99: supported versions are 0-4")
 	assert.EqualError(t, &UnsupportedVersionError{Key: 0, Version: 13},
 		"protocol: Produce (key 0) v13: supported versions are 3-12")
-	assert.EqualError(t, &UnsupportedVersionError{Key: 24, Version: 0},
-		"protocol: AddPartitionsToTxn (key 24) v0: API not supported")
+	assert.EqualError(t, &UnsupportedVersionError{Key: 27, Version: 0},
+		"protocol: WriteTxnMarkers (key 27) v0: API not supported")
 }
 
 func TestUnsupportedAPIVersionsResponse(t *testing.T) {

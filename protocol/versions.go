@@ -12,7 +12,8 @@ type VersionRange struct {
 // section 4), sorted by key. It is never modified: callers get copies. Not
 // listed, so never advertised: the versions that name topics only by id
 // (Produce v13+, Fetch v13+, OffsetCommit and OffsetFetch v10+) and
-// whatever needs transactions. Produce v3+ is advertised beside Fetch v4+:
+// transaction.version 2 (EndTxn v5: clients then add partitions to their
+// transactions themselves). Produce v3+ is advertised beside Fetch v4+:
 // librdkafka enables record batches (and fetches at all) only when it
 // sees both. ConsumerGroupHeartbeat v1 is what makes kgo use the KIP-848
 // protocol (with kgo.ServerSideBalancer; docs/design.md section 9).
@@ -37,6 +38,10 @@ var supportedVersions = [...]VersionRange{
 	{Key: 18, Min: 0, Max: 4}, // ApiVersions; v5 adds ClusterID/NodeID
 	{Key: 19, Min: 0, Max: 7}, // CreateTopics
 	{Key: 22, Min: 0, Max: 4}, // InitProducerId; v5 adds transaction.version 2
+	{Key: 24, Min: 0, Max: 3}, // AddPartitionsToTxn; v4+ is broker to broker (KIP-890)
+	{Key: 25, Min: 0, Max: 3}, // AddOffsetsToTxn; v4 adds TRANSACTION_ABORTABLE
+	{Key: 26, Min: 0, Max: 3}, // EndTxn; v4 TRANSACTION_ABORTABLE, v5 transaction.version 2: not served
+	{Key: 28, Min: 0, Max: 3}, // TxnOffsetCommit; v3 carries generation and member id (KIP-447)
 	{Key: 36, Min: 0, Max: 2}, // SaslAuthenticate; v1 session lifetime, v2 flexible
 	{Key: 42, Min: 0, Max: 2}, // DeleteGroups; v3 adds error messages
 	{Key: 47, Min: 0, Max: 0}, // OffsetDelete (KIP-496)

@@ -29,6 +29,10 @@ func TestSupportedVersionsTable(t *testing.T) {
 		{Key: int16(kmsg.ApiVersions), Min: 0, Max: 4},
 		{Key: int16(kmsg.CreateTopics), Min: 0, Max: 7},
 		{Key: int16(kmsg.InitProducerID), Min: 0, Max: 4},
+		{Key: int16(kmsg.AddPartitionsToTxn), Min: 0, Max: 3},
+		{Key: int16(kmsg.AddOffsetsToTxn), Min: 0, Max: 3},
+		{Key: int16(kmsg.EndTxn), Min: 0, Max: 3},
+		{Key: int16(kmsg.TxnOffsetCommit), Min: 0, Max: 3},
 		{Key: int16(kmsg.SASLAuthenticate), Min: 0, Max: 2},
 		{Key: int16(kmsg.DeleteGroups), Min: 0, Max: 2},
 		{Key: int16(kmsg.OffsetDelete), Min: 0, Max: 0},
@@ -85,7 +89,11 @@ func TestSupported(t *testing.T) {
 		{"init producer id min", 22, 0, true},
 		{"init producer id max", 22, 4, true},
 		{"init producer id v5 transaction version 2", 22, 5, false},
-		{"add partitions to txn", 24, 0, false},
+		{"add partitions to txn", 24, 3, true},
+		{"add partitions to txn v4 broker to broker", 24, 4, false},
+		{"end txn v5 transaction version 2", 26, 5, false},
+		{"end txn v3", 26, 3, true},
+		{"write txn markers", 27, 0, false},
 		{"consumer group heartbeat v0", 68, 0, true},
 		{"consumer group heartbeat v1", 68, 1, true},
 		{"consumer group heartbeat v2", 68, 2, false},
@@ -111,7 +119,7 @@ func TestVersionsFor(t *testing.T) {
 	require.True(t, ok)
 	assert.Equal(t, VersionRange{Key: 0, Min: 3, Max: 12}, got)
 
-	got, ok = VersionsFor(int16(kmsg.AddPartitionsToTxn))
-	assert.False(t, ok, "transactions are not implemented")
+	got, ok = VersionsFor(int16(kmsg.WriteTxnMarkers))
+	assert.False(t, ok, "markers are written by the broker itself, never asked for")
 	assert.Equal(t, VersionRange{}, got)
 }

@@ -28,6 +28,18 @@
 // partition's file and memory (log end, producer state) go back to the
 // durable end; other partitions are unaffected.
 //
+// # Transactions
+//
+// A transactional batch opens its producer's transaction on the
+// partition; a marker (AppendMarker, control.go) closes it. Each
+// partition keeps its open transactions, those whose marker is not yet
+// durable, and its aborted ones (lso.go). The last stable offset is the
+// first offset of the oldest transaction not durably ended, else the high
+// watermark; ReadCommittedAlloc stops there and reports the aborted
+// transactions of the range read. Which batches may be appended is the
+// transaction coordinator's business (package txn); this package only
+// keeps what the log says. The recovery walk rebuilds all of it.
+//
 // # Recovery
 //
 // Open walks every segment by batch headers (index, timestamps, producer

@@ -60,9 +60,11 @@ var ErrUnknownProducerID = errors.New("unknown producer id")
 // Kafka: INVALID_TIMESTAMP (LogValidator.validateTimestamp).
 var ErrInvalidTimestamp = errors.New("invalid timestamp")
 
-// ErrTransactional is a transactional batch. Transactions are out of
-// scope; the server answers TRANSACTIONAL_ID_AUTHORIZATION_FAILED.
-var ErrTransactional = errors.New("transactional batches are not supported")
+// ErrTransactional is a transactional batch in a produce request that
+// names no transactional id; the server answers
+// TRANSACTIONAL_ID_AUTHORIZATION_FAILED, as Kafka's KafkaApis does. The
+// records package does not return it itself.
+var ErrTransactional = errors.New("transactional batch without a transactional id")
 
 // ErrStorage is a failure to write or sync a partition's files. The
 // append that gets it was not stored: the partition's files and memory were

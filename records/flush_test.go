@@ -150,7 +150,7 @@ func TestSyncFailureRollsBack(t *testing.T) {
 	require.Equal(t, durable, fileSize(t, seg), "cut back to the durable end")
 	st, err := l.PartitionStats("t", 0)
 	require.NoError(t, err)
-	require.Equal(t, PartitionStats{HighWatermark: 2, LogEndOffset: 2, Bytes: durable, Segments: 1, Producers: 1}, st)
+	require.Equal(t, PartitionStats{HighWatermark: 2, LastStableOffset: 2, LogEndOffset: 2, Bytes: durable, Segments: 1, Producers: 1}, st)
 	require.Equal(t, int64(1), l.Stats().StorageErrors)
 
 	ffs.set(&ffs.sync, nil)

@@ -43,6 +43,7 @@ type partition struct {
 	durable     durablePoint  // guarded by mu: what the last flush made durable
 	bytes       int64         // guarded by mu: sum of segment sizes
 	producers   producerState // guarded by mu
+	txns        txnState      // guarded by mu
 	open        *flushGroup   // guarded by mu: appends since the last flush took them; nil if none
 	inflight    *flushGroup   // guarded by mu: appends a running flush is syncing; nil if none
 	inflightEnd int64         // guarded by mu: offset after inflight's appends
@@ -91,7 +92,15 @@ func (p *partition) append(b Batch) (*Pending, error) {
 	if err := p.usable(); err != nil {
 		return nil, err
 	}
-	if h.idempotent() {
+	commit, err := b.markerCommit()
+	if err != nil {
+		return nil, err
+	}
+	if h.control() {
+		if err := p.producers.checkMarker(h); err != nil {
+			return nil, fmt.Errorf("partition %s: %w", p, err)
+		}
+	} else if h.idempotent() {
 		dup, err := p.producers.check(h)
 		if err != nil {
 			return nil, fmt.Errorf("partition %s: %w", p, err)
@@ -119,9 +128,13 @@ func (p *partition) append(b Batch) (*Pending, error) {
 	seg.track(pos, h)
 	p.bytes += size
 	p.logEnd = h.nextOffset()
-	if h.idempotent() {
+	switch {
+	case h.control():
+		p.producers.marker(h, true)
+	case h.idempotent():
 		p.producers.update(h, true)
 	}
+	p.txns.track(h, commit, false)
 	if p.open == nil {
 		p.open = newFlushGroup()
 	}
@@ -237,6 +250,7 @@ func (p *partition) rollback(cause error) {
 	d.seg.maxTS, d.seg.maxTSOffset = d.maxTS, d.maxTSOffset
 	p.logEnd = d.end
 	p.producers.rollback(d.end)
+	p.txns.rollback(d.end)
 	p.needDirSync = true
 	if p.open != nil {
 		p.open.finish(cause)
@@ -292,6 +306,7 @@ func (p *partition) endSync(j *syncJob) {
 		p.hw.Store(j.target.end)
 		p.l.changes.Add(1)
 		p.producers.durable(j.target.end)
+		p.txns.durable(j.target.end)
 		if p.failed != nil {
 			cause := p.failed
 			p.failed = nil

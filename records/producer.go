@@ -144,7 +144,7 @@ func (ps *producerState) check(h *header) (*batchMeta, error) {
 		}
 		return nil, nil
 	}
-	if e.epoch != noEpoch && !inSequence(e.last().lastSeq, h.baseSequence) {
+	if e.epoch != noEpoch && e.n > 0 && !inSequence(e.last().lastSeq, h.baseSequence) {
 		return nil, fmt.Errorf("%w: producer %d: sequence %d does not follow %d",
 			ErrOutOfOrderSequence, h.producerID, h.baseSequence, e.last().lastSeq)
 	}

@@ -25,6 +25,12 @@ type ReadResult struct {
 	HighWatermark int64
 	// LogStartOffset is the first offset the log holds.
 	LogStartOffset int64
+	// LastStableOffset is the first offset of the oldest transaction not
+	// durably ended, else the high watermark (lso.go).
+	LastStableOffset int64
+	// Aborted lists, for a read_committed read (ReadCommittedAlloc), the
+	// aborted transactions of the range read, oldest marker first.
+	Aborted []AbortedTxn
 }
 
 // Read returns whole stored batches starting with the one that holds
@@ -38,7 +44,7 @@ type ReadResult struct {
 // error; below the log start or above the high watermark it returns
 // ErrOffsetOutOfRange (with the offsets filled in).
 func (l *Log) Read(topic string, partition int32, offset int64, maxBytes int32, atLeastOne bool, buf []byte) (ReadResult, error) {
-	return l.read(topic, partition, offset, maxBytes, atLeastOne, buf[:0], nil)
+	return l.read(topic, partition, offset, maxBytes, atLeastOne, buf[:0], nil, false)
 }
 
 // ReadAlloc is Read into a buffer from alloc, which is asked only once
@@ -48,17 +54,31 @@ func (l *Log) Read(topic string, partition int32, offset int64, maxBytes int32, 
 // next segment (the bytes read so far are copied over). A server that
 // reuses its buffers sizes each to the read this way.
 func (l *Log) ReadAlloc(topic string, partition int32, offset int64, maxBytes int32, atLeastOne bool, alloc func(n int) []byte) (ReadResult, error) {
-	return l.read(topic, partition, offset, maxBytes, atLeastOne, nil, alloc)
+	return l.read(topic, partition, offset, maxBytes, atLeastOne, nil, alloc, false)
 }
 
-func (l *Log) read(topic string, partition int32, offset int64, maxBytes int32, atLeastOne bool, out []byte, alloc func(int) []byte) (ReadResult, error) {
+// ReadCommittedAlloc is ReadAlloc at isolation level read_committed:
+// nothing at or past the last stable offset, and the aborted
+// transactions of the range read (Kafka's FetchIsolation.TXN_COMMITTED).
+func (l *Log) ReadCommittedAlloc(topic string, partition int32, offset int64, maxBytes int32, atLeastOne bool, alloc func(n int) []byte) (ReadResult, error) {
+	return l.read(topic, partition, offset, maxBytes, atLeastOne, nil, alloc, true)
+}
+
+func (l *Log) read(topic string, partition int32, offset int64, maxBytes int32, atLeastOne bool, out []byte, alloc func(int) []byte, committed bool) (ReadResult, error) {
 	p, err := l.partition(topic, partition)
 	if err != nil {
 		return ReadResult{}, err
 	}
 	sp := l.getScratch()
 	defer l.scratch.Put(sp)
-	return p.read(offset, int64(maxBytes), atLeastOne, readOut{buf: out, alloc: alloc}, *sp)
+	o := readOut{buf: out, alloc: alloc, committed: committed}
+	res, err := p.read(offset, int64(maxBytes), atLeastOne, o, *sp)
+	if err == nil && o.committed {
+		p.mu.Lock()
+		res.Aborted = p.txns.abortedIn(offset, res.LastStableOffset)
+		p.mu.Unlock()
+	}
+	return res, err
 }
 
 // readOut is where a read puts what it reads: buf, grown by append or
@@ -66,6 +86,9 @@ func (l *Log) read(topic string, partition int32, offset int64, maxBytes int32, 
 type readOut struct {
 	buf   []byte
 	alloc func(n int) []byte // nil: append's growth
+
+	committed bool  // read_committed: stop at the last stable offset
+	stop      int64 // no batch at or past this offset (set by read)
 }
 
 // grow returns buf with n more bytes of length, the old ones kept.
@@ -96,18 +119,19 @@ type readPlan struct {
 
 // plan finds the segment holding offset, with the result's offsets. ok is
 // false at or past the high watermark.
-func (p *partition) plan(offset int64) (rp readPlan, res ReadResult, ok bool, err error) {
+func (p *partition) plan(offset, stop int64) (rp readPlan, res ReadResult, ok bool, err error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.closed {
 		return rp, res, false, ErrClosed
 	}
 	res.HighWatermark, res.LogStartOffset = p.durable.end, p.segments[0].base
+	res.LastStableOffset = p.txns.lso(res.HighWatermark)
 	if offset < res.LogStartOffset || offset > res.HighWatermark {
 		return rp, res, false, fmt.Errorf("%w: partition %s: offset %d outside [%d, %d]",
 			ErrOffsetOutOfRange, p, offset, res.LogStartOffset, res.HighWatermark)
 	}
-	if offset == res.HighWatermark {
+	if offset == res.HighWatermark || stop >= 0 && offset >= stop {
 		return rp, res, false, nil
 	}
 	i := sort.Search(len(p.segments), func(i int) bool { return p.segments[i].base > offset }) - 1
@@ -123,12 +147,19 @@ func (p *partition) plan(offset int64) (rp readPlan, res ReadResult, ok bool, er
 // It continues into the next segment while the budget allows.
 func (p *partition) read(offset, maxBytes int64, atLeastOne bool, out readOut, scratch []byte) (ReadResult, error) {
 	var res ReadResult
+	out.stop = -1
 	for first := true; ; first = false {
-		rp, r, ok, err := p.plan(offset)
+		rp, r, ok, err := p.plan(offset, out.stop)
 		if first {
 			res = r
 			if err != nil {
 				return res, err
+			}
+			if out.committed {
+				out.stop = r.LastStableOffset
+				if offset >= out.stop {
+					break
+				}
 			}
 		}
 		if err != nil || !ok {
@@ -228,6 +259,10 @@ func (p *partition) readSegment(rp readPlan, offset, budget int64, atLeastOne bo
 			break
 		}
 		hb := parseHeader(b)
+		if out.stop >= 0 && hb.baseOffset >= out.stop {
+			out.buf = buf[:old+int(k)]
+			return k, next, false, nil
+		}
 		if sum := checksum(b[:size]); sum != hb.crc {
 			if k == 0 {
 				out.buf = buf[:old]

@@ -129,8 +129,10 @@ func (p *partition) walk(s *segment, w *fileScanner, full bool, maxPID *int64) (
 			}
 		}
 		s.track(pos, &h)
+		if err := p.recoverTxn(w, pos, &h); err != nil {
+			return pos, batches, "", err
+		}
 		if h.idempotent() {
-			p.producers.update(&h, false)
 			*maxPID = max(*maxPID, h.producerID)
 		}
 		pos += h.size()

@@ -32,6 +32,7 @@ func (p *partition) retain() []*segment {
 	p.segments = slices.Delete(p.segments, 0, n)
 	p.bytes = bytes
 	p.logStart.Store(p.segments[0].base)
+	p.txns.retain(p.segments[0].base)
 	p.l.stats.segmentsDeleted.Add(int64(n))
 	return drop
 }

@@ -41,7 +41,7 @@ func TestRetentionBytes(t *testing.T) {
 	write(3) // segment 12: 12b - 3b >= 6b+1, segment 3 goes
 	st, err := l.PartitionStats("t", 0)
 	require.NoError(t, err)
-	require.Equal(t, PartitionStats{LogStartOffset: 6, HighWatermark: 15, LogEndOffset: 15, Bytes: 9 * b, Segments: 3}, st)
+	require.Equal(t, PartitionStats{LogStartOffset: 6, HighWatermark: 15, LastStableOffset: 15, LogEndOffset: 15, Bytes: 9 * b, Segments: 3}, st)
 	require.Equal(t, []string{segmentName(6), segmentName(9), segmentName(12)}, segmentFiles(t, dir))
 	require.Equal(t, int64(2), l.Stats().SegmentsDeleted)
 	require.NoError(t, l.Close())

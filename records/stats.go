@@ -62,11 +62,13 @@ func (l *Log) Stats() Stats {
 type PartitionStats struct {
 	LogStartOffset int64 // first offset held
 	HighWatermark  int64 // offset after the last durable record: what readers see
-	LogEndOffset   int64 // offset after the last record written, durable or not
-	Bytes          int64 // bytes in segment files
-	Segments       int   // segment files
-	Producers      int   // idempotent producers remembered
-	Waiters        int   // long polls (Waiters) waiting on the partition
+	// LastStableOffset is what read_committed readers see up to (lso.go).
+	LastStableOffset int64
+	LogEndOffset     int64 // offset after the last record written, durable or not
+	Bytes            int64 // bytes in segment files
+	Segments         int   // segment files
+	Producers        int   // idempotent producers remembered
+	Waiters          int   // long polls (Waiters) waiting on the partition
 	// Broken is why the partition refuses appends until restart, or "".
 	Broken string
 }
@@ -81,6 +83,7 @@ func (l *Log) PartitionStats(topic string, partition int32) (PartitionStats, err
 	st := PartitionStats{
 		LogStartOffset: p.logStart.Load(), HighWatermark: p.hw.Load(), LogEndOffset: p.logEnd,
 		Bytes: p.bytes, Segments: len(p.segments), Producers: len(p.producers.m),
+		LastStableOffset: p.txns.lso(p.durable.end),
 	}
 	if p.broken != nil {
 		st.Broken = fmt.Sprint(p.broken)

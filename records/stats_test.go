@@ -33,7 +33,7 @@ func TestStats(t *testing.T) {
 	require.Equal(t, int64(2), observed.Load())
 	ps, err := l.PartitionStats("t", 0)
 	require.NoError(t, err)
-	require.Equal(t, PartitionStats{HighWatermark: 4, LogEndOffset: 4, Bytes: int64(len(raw)), Segments: 1, Producers: 1}, ps)
+	require.Equal(t, PartitionStats{HighWatermark: 4, LastStableOffset: 4, LogEndOffset: 4, Bytes: int64(len(raw)), Segments: 1, Producers: 1}, ps)
 
 	w := l.Watch(WatchOffset{Topic: "t", Partition: 0, Offset: 4}, WatchOffset{Topic: "t", Partition: 1, Offset: 2})
 	ps, err = l.PartitionStats("t", 0)

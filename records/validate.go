@@ -42,7 +42,7 @@ func newValidator(cfg Config) *validator {
 // Kafka 4 does (ProduceRequest.validateRecords,
 // UnifiedLog.analyzeAndValidateRecords, LogValidator), and returns the
 // batch for Append. Errors wrap ErrInvalidRecord, ErrCorruptMessage,
-// ErrMessageTooLarge, ErrInvalidTimestamp or ErrTransactional, with the
+// ErrMessageTooLarge or ErrInvalidTimestamp, with the
 // rule broken. It reads the bytes in place: only compressed records are
 // decompressed, through a fixed window.
 //
@@ -105,8 +105,8 @@ func (v *validator) validate(raw []byte) (Batch, error) {
 	if h.idempotent() && h.baseSequence < 0 {
 		return Batch{}, fmt.Errorf("%w: invalid sequence number %d in record batch with producer id %d", ErrInvalidRecord, h.baseSequence, h.producerID)
 	}
-	if h.transactional() {
-		return Batch{}, fmt.Errorf("%w: producer id %d", ErrTransactional, h.producerID)
+	if h.transactional() && !h.idempotent() {
+		return Batch{}, fmt.Errorf("%w: transactional batch without a producer id", ErrInvalidRecord)
 	}
 	if c := h.codec(); c > CodecZstd {
 		return Batch{}, fmt.Errorf("%w: unknown compression codec %d", ErrCorruptMessage, c)

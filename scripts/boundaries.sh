@@ -17,7 +17,7 @@ fail() {
 deps() { go list -deps "./$1" | grep -E "^$mod/" | grep -v "^$mod/$1\$" || true; }
 
 # The core knows nothing of the wire.
-for pkg in assignor clock coordinator offsets records; do
+for pkg in assignor clock coordinator offsets records txn; do
 	[ -d "$pkg" ] || continue
 	bad=$(go list -deps "./$pkg" | grep -E "franz-go/pkg/(kgo|kerr|kfake)|^net$|^net/http$|^$mod/(server|protocol|broker|admin)$" || true)
 	[ -z "$bad" ] || fail "$pkg/ imports $(echo $bad)"
@@ -56,8 +56,8 @@ if go list -deps ./cmd/minibroker | grep -q "franz-go/pkg/kfake"; then
 fi
 
 # The coordinator and the assignor read time only through the injected Clock.
-if grep -nE 'time\.(Now|Sleep|After|Tick|NewTimer|NewTicker)\(' $(ls coordinator/*.go assignor/*.go | grep -v _test.go); then
-	fail "coordinator/ and assignor/ read time only through the injected Clock"
+if grep -nE 'time\.(Now|Sleep|After|Tick|NewTimer|NewTicker)\(' $(ls coordinator/*.go assignor/*.go txn/*.go | grep -v _test.go); then
+	fail "coordinator/, assignor/ and txn/ read time only through the injected Clock"
 fi
 [ $status -eq 0 ] && echo "boundaries: ok"
 exit $status

@@ -85,6 +85,11 @@ func handlers() map[kmsg.Key]api {
 		kmsg.SASLAuthenticate: {typed((*Server).handleSASLAuthenticate), 0},
 		kmsg.DescribeCluster:  {typed((*Server).handleDescribeCluster), 0},
 
+		kmsg.AddPartitionsToTxn: {typed((*Server).handleAddPartitionsToTxn), 0},
+		kmsg.AddOffsetsToTxn:    {typed((*Server).handleAddOffsetsToTxn), 0},
+		kmsg.EndTxn:             {typed((*Server).handleEndTxn), 0},
+		kmsg.TxnOffsetCommit:    {typed((*Server).handleTxnOffsetCommit), 0},
+
 		kmsg.ConsumerGroupHeartbeat: {typed((*Server).handleConsumerGroupHeartbeat), 0},
 		kmsg.ConsumerGroupDescribe:  {typed((*Server).handleConsumerGroupDescribe), largeAnswer},
 	}

@@ -162,6 +162,29 @@ func fuzzSeed(key, version int16) kmsg.Request {
 		r.IncludeClusterAuthorizedOperations = true
 		r.SetVersion(version)
 		return r
+	case int16(kmsg.AddPartitionsToTxn):
+		r := kmsg.NewPtrAddPartitionsToTxnRequest()
+		r.TransactionalID, r.ProducerID, r.ProducerEpoch = "tx", 1, 0
+		r.Topics = []kmsg.AddPartitionsToTxnRequestTopic{{Topic: "orders", Partitions: []int32{0, 9}}}
+		r.SetVersion(version)
+		return r
+	case int16(kmsg.AddOffsetsToTxn):
+		r := kmsg.NewPtrAddOffsetsToTxnRequest()
+		r.TransactionalID, r.ProducerID, r.ProducerEpoch, r.Group = "tx", 1, 0, "g"
+		r.SetVersion(version)
+		return r
+	case int16(kmsg.EndTxn):
+		r := kmsg.NewPtrEndTxnRequest()
+		r.TransactionalID, r.ProducerID, r.ProducerEpoch, r.Commit = "tx", 1, 0, true
+		r.SetVersion(version)
+		return r
+	case int16(kmsg.TxnOffsetCommit):
+		r := kmsg.NewPtrTxnOffsetCommitRequest()
+		r.TransactionalID, r.ProducerID, r.ProducerEpoch = "tx", 1, 0
+		r.Group, r.MemberID, r.Generation = "g", "c-000001", 1
+		r.Topics = []kmsg.TxnOffsetCommitRequestTopic{{Topic: "orders", Partitions: []kmsg.TxnOffsetCommitRequestTopicPartition{{Partition: 0, Offset: 5, LeaderEpoch: -1}}}}
+		r.SetVersion(version)
+		return r
 	case int16(kmsg.ConsumerGroupDescribe):
 		r := kmsg.NewPtrConsumerGroupDescribeRequest()
 		r.Groups = []string{"k", "g", "nope"}

@@ -9,6 +9,7 @@ import (
 	"github.com/minibroker/minibroker/internal/catalog"
 	"github.com/minibroker/minibroker/offsets"
 	"github.com/minibroker/minibroker/records"
+	"github.com/minibroker/minibroker/txn"
 )
 
 // errorCodes is the only map from errors to Kafka codes, checked in order
@@ -67,10 +68,23 @@ var errorCodes = [...]struct {
 	{records.ErrInvalidProducerEpoch, kerr.InvalidProducerEpoch},
 	{records.ErrInvalidTimestamp, kerr.InvalidTimestamp},
 	{records.ErrUnknownProducerID, kerr.InvalidProducerIDMapping},
-	// Transactions are out of scope. The code is not retriable, so a
-	// transactional producer stops at once and says why; the broker logs
-	// the refusal at Warn (docs/behavior-matrix.md).
+	// A transactional batch in a produce that names no transactional id,
+	// as Kafka's KafkaApis answers it.
 	{records.ErrTransactional, kerr.TransactionalIDAuthorizationFailed},
+	// Transactions (package txn). ErrProduceFenced wraps ErrFenced, so it
+	// comes first; txnCode answers INVALID_PRODUCER_EPOCH for ErrFenced
+	// below v2 of the transaction APIs.
+	{txn.ErrProduceFenced, kerr.InvalidProducerEpoch},
+	{txn.ErrFenced, kerr.ProducerFenced},
+	{txn.ErrInvalidTransactionalID, kerr.InvalidRequest},
+	{txn.ErrInvalidTimeout, kerr.InvalidTransactionTimeout},
+	{txn.ErrProducerIDMapping, kerr.InvalidProducerIDMapping},
+	{txn.ErrInvalidTxnState, kerr.InvalidTxnState},
+	{txn.ErrConcurrentTransactions, kerr.ConcurrentTransactions},
+	{txn.ErrTooManyTransactionalIDs, kerr.PolicyViolation},
+	{txn.ErrTooManyGroups, kerr.PolicyViolation},
+	{txn.ErrStorage, kerr.KafkaStorageError},
+	{txn.ErrClosed, kerr.CoordinatorNotAvailable},
 	{records.ErrStorage, kerr.KafkaStorageError},
 	{records.ErrClosed, kerr.NotLeaderForPartition},
 	// Only Open returns it; mapped so that every sentinel has a code.

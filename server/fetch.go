@@ -16,8 +16,10 @@ package server
 // with what there is then, as Kafka's DelayedFetch does. An error on any
 // partition answers at once, as Kafka does.
 //
-// v4 adds the last stable offset (here the high watermark: there are no
-// transactions); v5 the log start offset; v7 fetch sessions (KIP-227): we
+// v4 adds the isolation level and the last stable offset: read_committed
+// (1) reads no batch at or past the partition's last stable offset and
+// gets the aborted transactions of the range it reads, read_uncommitted
+// (0) reads to the high watermark; both learn the LSO. v5 the log start offset; v7 fetch sessions (KIP-227): we
 // answer session id 0, which tells clients to send full requests; v9
 // current leader epochs (there is one leader, at epoch 0: not checked);
 // v11 racks; v12 is flexible. Before it reads from disk, a fetch reserves
@@ -197,9 +199,16 @@ func (s *Server) fetchOnce(r *request, req *kmsg.FetchRequest, resp *kmsg.FetchR
 			}
 			room := max(maxBytes-total, 0)
 			limit := int32(min(int64(p.PartitionMaxBytes), room))
-			res, err := s.log.ReadAlloc(t.Topic, p.Partition, p.FetchOffset, limit, oneBatch && total == 0, s.readBuffer)
+			read := s.log.ReadAlloc
+			if req.IsolationLevel == readCommitted {
+				read = s.log.ReadCommittedAlloc
+			}
+			res, err := read(t.Topic, p.Partition, p.FetchOffset, limit, oneBatch && total == 0, s.readBuffer)
 			res.Records = s.holdRead(r, res.Records)
-			rp.HighWatermark, rp.LastStableOffset, rp.LogStartOffset = res.HighWatermark, res.HighWatermark, res.LogStartOffset
+			rp.HighWatermark, rp.LastStableOffset, rp.LogStartOffset = res.HighWatermark, res.LastStableOffset, res.LogStartOffset
+			if req.IsolationLevel == readCommitted && err == nil {
+				rp.AbortedTransactions = abortedTransactions(res.Aborted)
+			}
 			if err != nil {
 				r.setCode(&rp.ErrorCode, s.code(err))
 				// records logs a corrupt batch itself, rate-limited.
@@ -267,4 +276,18 @@ func outputBytes(n int64) int64 {
 		return int64(c)
 	}
 	return n
+}
+
+// readCommitted is the isolation level of Fetch and ListOffsets that
+// reads only what transactions committed.
+const readCommitted = 1
+
+// abortedTransactions is a Fetch's list of aborted transactions (never
+// null for read_committed, as Kafka answers).
+func abortedTransactions(aborted []records.AbortedTxn) []kmsg.FetchResponseTopicPartitionAbortedTransaction {
+	out := make([]kmsg.FetchResponseTopicPartitionAbortedTransaction, 0, len(aborted))
+	for _, a := range aborted {
+		out = append(out, kmsg.FetchResponseTopicPartitionAbortedTransaction{ProducerID: a.ProducerID, FirstOffset: a.FirstOffset})
+	}
+	return out
 }

@@ -2,8 +2,8 @@ package server
 
 // FindCoordinator (key 10), versions 0-6.
 //
-// This broker coordinates every group (and, were we asked, every
-// transactional id). v0-3 take one key and answer one node; v1 adds the
+// This broker coordinates every group and every transactional id (key
+// type 1: the transaction coordinator, package txn). v0-3 take one key and answer one node; v1 adds the
 // key type; v3 is flexible; v4 (KIP-699) batches keys and answers one entry
 // per key; v6 adds share-group keys, treated the same.
 

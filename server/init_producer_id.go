@@ -6,28 +6,32 @@ package server
 // handed out before, even across restarts, and epoch 0, as Kafka's
 // transaction coordinator answers a null transactional id whatever id and
 // epoch the request carries (v3+, KIP-360). v1 and v3 add nothing we use;
-// v2 is flexible; v4 (KIP-588) is what kgo sends. A transactional id gets
-// TRANSACTIONAL_ID_AUTHORIZATION_FAILED: transactions are out of scope,
-// and that code is not retriable, so the producer reports it at once
-// instead of retrying (docs/behavior-matrix.md).
+// v2 is flexible; v4 (KIP-588) is what kgo sends. A transactional id
+// goes to the transaction coordinator (package txn): the same id gets the
+// same producer id at epoch + 1, fencing older epochs, after aborting an
+// open transaction; a timeout over --transaction-max-timeout is
+// INVALID_TRANSACTION_TIMEOUT; an empty id INVALID_REQUEST. With v3+ a
+// producer that names its current producer id and epoch (KIP-360) must
+// name the id's current or last one, else PRODUCER_FENCED.
 
 import (
-	"fmt"
 	"sync"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
-
-	"github.com/minibroker/minibroker/records"
 )
 
 func (s *Server) handleInitProducerID(r *request, req *kmsg.InitProducerIDRequest) kmsg.Response {
 	resp := req.ResponseKind().(*kmsg.InitProducerIDResponse)
 	resp.ProducerID, resp.ProducerEpoch = -1, -1
 	if req.TransactionalID != nil {
-		err := fmt.Errorf("%w: transactional id %q", records.ErrTransactional, *req.TransactionalID)
-		r.logger.Warn("transactional producer refused: transactions are not supported", "transactional_id", *req.TransactionalID, "client", r.clientID)
-		r.setCode(&resp.ErrorCode, s.code(err))
+		timeout := time.Duration(req.TransactionTimeoutMillis) * time.Millisecond
+		id, epoch, err := s.txns.InitProducerID(*req.TransactionalID, timeout, req.ProducerID, req.ProducerEpoch)
+		if err != nil {
+			r.setCode(&resp.ErrorCode, s.code(err))
+			return resp
+		}
+		resp.ProducerID, resp.ProducerEpoch = id, epoch
 		return resp
 	}
 	id, epoch, err := s.log.InitProducerID()

@@ -22,10 +22,20 @@ func TestInitProducerID(t *testing.T) {
 		seen[resp.ProducerID] = true
 	}
 	txn := "t"
-	resp := call[*kmsg.InitProducerIDResponse](e, "p", &kmsg.InitProducerIDRequest{Version: 4, TransactionalID: &txn, ProducerID: -1, ProducerEpoch: -1})
-	assert.Equal(t, kerr.TransactionalIDAuthorizationFailed.Code, resp.ErrorCode)
-	assert.Equal(t, int64(-1), resp.ProducerID)
-	require.Len(t, e.logs.Find("transactional producer refused: transactions are not supported"), 1)
+	first := call[*kmsg.InitProducerIDResponse](e, "p", &kmsg.InitProducerIDRequest{Version: 4, TransactionalID: &txn, TransactionTimeoutMillis: 60000, ProducerID: -1, ProducerEpoch: -1})
+	require.Zero(t, first.ErrorCode)
+	assert.False(t, seen[first.ProducerID], "a transactional id gets a producer id of its own")
+	assert.Zero(t, first.ProducerEpoch)
+	again := call[*kmsg.InitProducerIDResponse](e, "p", &kmsg.InitProducerIDRequest{Version: 4, TransactionalID: &txn, TransactionTimeoutMillis: 60000, ProducerID: -1, ProducerEpoch: -1})
+	require.Zero(t, again.ErrorCode)
+	assert.Equal(t, first.ProducerID, again.ProducerID)
+	assert.Equal(t, int16(1), again.ProducerEpoch)
+	// KIP-360: naming a producer id and epoch the id does not hold.
+	wrong := call[*kmsg.InitProducerIDResponse](e, "p", &kmsg.InitProducerIDRequest{Version: 4, TransactionalID: &txn, TransactionTimeoutMillis: 60000, ProducerID: first.ProducerID + 1, ProducerEpoch: 1})
+	assert.Equal(t, kerr.ProducerFenced.Code, wrong.ErrorCode)
+	assert.Equal(t, int64(-1), wrong.ProducerID)
+	long := call[*kmsg.InitProducerIDResponse](e, "p", &kmsg.InitProducerIDRequest{Version: 4, TransactionalID: &txn, TransactionTimeoutMillis: 16 * 60000, ProducerID: -1, ProducerEpoch: -1})
+	assert.Equal(t, kerr.InvalidTransactionTimeout.Code, long.ErrorCode, "over the 15 minute default maximum")
 }
 
 // TestEveryInterval lets the first line through, holds back the ones

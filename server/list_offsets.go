@@ -7,8 +7,8 @@ package server
 // timestamp, and a timestamp t >= 0 for the first record whose timestamp
 // is at least t (offset -1 when there is none). v0 answers a list of
 // old-style offsets (just the one); v1 a single offset and timestamp; v2
-// adds the isolation level (read_committed reads as read_uncommitted:
-// there are no transactions); v4 leader epochs (0: one leader); v6 is
+// adds the isolation level (read_committed: latest is the last stable
+// offset, the first offset of the oldest open transaction); v4 leader epochs (0: one leader); v6 is
 // flexible. An unknown topic or partition gets UNKNOWN_TOPIC_OR_PARTITION;
 // another negative timestamp, or -3 before v7, INVALID_REQUEST. A request
 // with a timestamp lookup reserves, before it reads, one stored batch and
@@ -46,7 +46,7 @@ func (s *Server) handleListOffsets(r *request, req *kmsg.ListOffsetsRequest) kms
 		for _, p := range t.Partitions {
 			rp := kmsg.NewListOffsetsResponseTopicPartition()
 			rp.Partition = p.Partition
-			offset, ts, err := s.listOffset(req.Version, t.Topic, p.Partition, p.Timestamp)
+			offset, ts, err := s.listOffset(req.Version, req.IsolationLevel == readCommitted, t.Topic, p.Partition, p.Timestamp)
 			if err != nil {
 				r.setCode(&rp.ErrorCode, s.code(err))
 				offset, ts = -1, -1
@@ -78,7 +78,7 @@ func looksUpTimes(req *kmsg.ListOffsetsRequest) bool {
 
 // listOffset answers one partition's lookup: the offset and, for the
 // timestamp lookups, the timestamp found (-1 otherwise).
-func (s *Server) listOffset(version int16, topic string, partition int32, ts int64) (offset, timestamp int64, err error) {
+func (s *Server) listOffset(version int16, committed bool, topic string, partition int32, ts int64) (offset, timestamp int64, err error) {
 	if !s.partitionExists(topic, partition) {
 		return 0, 0, fmt.Errorf("%w: %s-%d", records.ErrUnknownPartition, topic, partition)
 	}
@@ -87,6 +87,9 @@ func (s *Server) listOffset(version int16, topic string, partition int32, ts int
 		start, hw, err := s.log.Offsets(topic, partition)
 		if ts == listEarliest {
 			return start, -1, err
+		}
+		if committed && err == nil {
+			hw, err = s.log.LastStableOffset(topic, partition)
 		}
 		return hw, -1, err
 	case ts == listMaxTimestamp && version >= 7:

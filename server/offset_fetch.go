@@ -4,7 +4,9 @@ package server
 //
 // v1 fetches named partitions of one group; v2 adds a top-level error code
 // and null topics meaning "every committed offset"; v5 leader epochs; v6 is
-// flexible; v7 RequireStable (nothing is ever unstable here); v8 batches
+// flexible; v7 RequireStable: a partition for which an open transaction
+// holds staged offsets (TxnOffsetCommit) answers UNSTABLE_OFFSET_COMMIT
+// with offset -1, the others as usual, as Kafka does; v8 batches
 // groups; v9 adds member id and epoch, ignored for classic groups as Kafka
 // does. A partition with no commit, of an unknown group or an unknown
 // topic, answers offset -1 with NONE, as Kafka's coordinator does.
@@ -21,6 +23,7 @@ type fetchedPartition struct {
 	offset      int64
 	leaderEpoch int32
 	metadata    *string
+	code        int16 // UNSTABLE_OFFSET_COMMIT (txn_offset_commit.go), else 0
 }
 
 // fetchedTopic is one answered topic.
@@ -29,7 +32,7 @@ type fetchedTopic struct {
 	partitions []fetchedPartition
 }
 
-func (s *Server) handleOffsetFetch(_ *request, req *kmsg.OffsetFetchRequest) kmsg.Response {
+func (s *Server) handleOffsetFetch(r *request, req *kmsg.OffsetFetchRequest) kmsg.Response {
 	resp := req.ResponseKind().(*kmsg.OffsetFetchResponse)
 	if req.Version < 8 {
 		var topics map[string][]int32
@@ -41,12 +44,14 @@ func (s *Server) handleOffsetFetch(_ *request, req *kmsg.OffsetFetchRequest) kms
 			order = append(order, t.Topic)
 			topics[t.Topic] = append(topics[t.Topic], t.Partitions...)
 		}
-		for _, ft := range s.fetchOffsets(req.Group, order, topics) {
+		for _, ft := range s.stable(req.Group, req.RequireStable, s.fetchOffsets(req.Group, order, topics)) {
 			rt := kmsg.OffsetFetchResponseTopic{Topic: ft.topic}
 			for _, fp := range ft.partitions {
-				rt.Partitions = append(rt.Partitions, kmsg.OffsetFetchResponseTopicPartition{
+				rp := kmsg.OffsetFetchResponseTopicPartition{
 					Partition: fp.partition, Offset: fp.offset, LeaderEpoch: fp.leaderEpoch, Metadata: fp.metadata,
-				})
+				}
+				r.setCode(&rp.ErrorCode, fp.code)
+				rt.Partitions = append(rt.Partitions, rp)
 			}
 			resp.Topics = append(resp.Topics, rt)
 		}
@@ -63,12 +68,14 @@ func (s *Server) handleOffsetFetch(_ *request, req *kmsg.OffsetFetchRequest) kms
 			}
 		}
 		rg := kmsg.OffsetFetchResponseGroup{Group: g.Group}
-		for _, ft := range s.fetchOffsets(g.Group, order, topics) {
+		for _, ft := range s.stable(g.Group, req.RequireStable, s.fetchOffsets(g.Group, order, topics)) {
 			rt := kmsg.OffsetFetchResponseGroupTopic{Topic: ft.topic}
 			for _, fp := range ft.partitions {
-				rt.Partitions = append(rt.Partitions, kmsg.OffsetFetchResponseGroupTopicPartition{
+				rp := kmsg.OffsetFetchResponseGroupTopicPartition{
 					Partition: fp.partition, Offset: fp.offset, LeaderEpoch: fp.leaderEpoch, Metadata: fp.metadata,
-				})
+				}
+				r.setCode(&rp.ErrorCode, fp.code)
+				rt.Partitions = append(rt.Partitions, rp)
 			}
 			rg.Topics = append(rg.Topics, rt)
 		}

@@ -11,16 +11,19 @@ package server
 // only its own partition. An answer goes out once every accepted batch is
 // durable (fdatasync, one flush round for the whole request). acks 0 gets
 // no answer, and a failed acks-0 produce closes the connection, as Kafka
-// does: there is no other way to tell the producer. Transactions are out
-// of scope: a transactional produce gets
-// TRANSACTIONAL_ID_AUTHORIZATION_FAILED (docs/behavior-matrix.md). The
-// request's timeout is not used: a batch is durable or failed as soon as
-// its flush round ends. A request holding compressed batches reserves of
-// the budget, while it validates them, what the largest one's
-// decompression holds (records.DecodeBytes, at most records.DecoderBytes):
-// they are validated one at a time, and a batch that would need more than
-// that bound is MESSAGE_TOO_LARGE (a raw snappy block above 8 MiB) or
-// CORRUPT_MESSAGE (a zstd window above 8 MiB).
+// does: there is no other way to tell the producer. A transactional
+// batch is appended only if its producer's transaction (the request's
+// transactional id) has added the partition: otherwise INVALID_TXN_STATE
+// and nothing stored; a stale epoch INVALID_PRODUCER_EPOCH, an unknown
+// id or another producer id INVALID_PRODUCER_ID_MAPPING; without a
+// transactional id TRANSACTIONAL_ID_AUTHORIZATION_FAILED, as Kafka's
+// KafkaApis answers. The request's timeout is not used: a batch is
+// durable or failed as soon as its flush round ends. A request holding
+// compressed batches reserves of the budget, while it validates them, what
+// the largest one's decompression holds (records.DecodeBytes, at most
+// records.DecoderBytes): they are validated one at a time, and a batch
+// that would need more than that bound is MESSAGE_TOO_LARGE (a raw snappy
+// block above 8 MiB) or CORRUPT_MESSAGE (a zstd window above 8 MiB).
 
 import (
 	"errors"
@@ -45,10 +48,7 @@ type appending struct {
 func (s *Server) handleProduce(r *request, req *kmsg.ProduceRequest) kmsg.Response {
 	resp := req.ResponseKind().(*kmsg.ProduceResponse)
 	var requestErr error
-	switch {
-	case req.TransactionID != nil:
-		requestErr = fmt.Errorf("%w: transactional id %q: transactions are not supported", records.ErrTransactional, *req.TransactionID)
-	case req.Acks != 0 && req.Acks != 1 && req.Acks != -1:
+	if req.Acks != 0 && req.Acks != 1 && req.Acks != -1 {
 		requestErr = fmt.Errorf("%w: acks %d, want -1, 0 or 1", kerr.InvalidRequiredAcks, req.Acks)
 	}
 	if requestErr == nil {
@@ -68,7 +68,7 @@ func (s *Server) handleProduce(r *request, req *kmsg.ProduceRequest) kmsg.Respon
 			rp := &rt.Partitions[i]
 			*rp = kmsg.NewProduceResponseTopicPartition()
 			rp.Partition = p.Partition
-			pending, err := s.appendBatch(req.Version, t.Topic, p.Partition, p.Records, requestErr)
+			pending, err := s.appendBatch(req.Version, req.TransactionID, t.Topic, p.Partition, p.Records, requestErr)
 			if err != nil {
 				s.produceFailed(r, rp, err)
 				failed = true
@@ -109,7 +109,7 @@ func decodeBytes(req *kmsg.ProduceRequest) int64 {
 }
 
 // appendBatch validates one partition's records and appends them.
-func (s *Server) appendBatch(version int16, topic string, partition int32, raw []byte, requestErr error) (*records.Pending, error) {
+func (s *Server) appendBatch(version int16, txnID *string, topic string, partition int32, raw []byte, requestErr error) (*records.Pending, error) {
 	if requestErr != nil {
 		return nil, requestErr
 	}
@@ -125,7 +125,20 @@ func (s *Server) appendBatch(version int16, topic string, partition int32, raw [
 	if err != nil {
 		return nil, err
 	}
-	return s.log.Append(topic, partition, batch)
+	if !batch.Transactional() {
+		return s.log.Append(topic, partition, batch)
+	}
+	pid, epoch := batch.Producer()
+	if txnID == nil {
+		return nil, fmt.Errorf("%w: producer %d", records.ErrTransactional, pid)
+	}
+	var pending *records.Pending
+	err = s.txns.Produce(*txnID, pid, epoch, records.TopicPartition{Topic: topic, Partition: partition}, func() error {
+		var err error
+		pending, err = s.log.Append(topic, partition, batch)
+		return err
+	})
+	return pending, err
 }
 
 // produceFailed answers one partition with err's code and, v8+, its

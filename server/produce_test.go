@@ -94,11 +94,6 @@ func TestProduceRequestLevelRefusals(t *testing.T) {
 	for _, p := range resp.Topics[0].Partitions {
 		assert.Equal(t, kerr.InvalidRequiredAcks.Code, p.ErrorCode)
 	}
-	req = produceRequest(9, "orders", map[int32][]byte{0: batch("x")})
-	txn := "payments-app"
-	req.TransactionID = &txn
-	resp = call[*kmsg.ProduceResponse](e, "p", req)
-	assert.Equal(t, kerr.TransactionalIDAuthorizationFailed.Code, resp.Topics[0].Partitions[0].ErrorCode)
 	resp = call[*kmsg.ProduceResponse](e, "p", produceRequest(9, "nope", map[int32][]byte{0: batch("x")}))
 	assert.Equal(t, kerr.UnknownTopicOrPartition.Code, resp.Topics[0].Partitions[0].ErrorCode)
 	resp = call[*kmsg.ProduceResponse](e, "p", produceRequest(9, "orders", map[int32][]byte{9: batch("x")}))

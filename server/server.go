@@ -14,10 +14,12 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/minibroker/minibroker/clock"
 	"github.com/minibroker/minibroker/coordinator"
 	"github.com/minibroker/minibroker/internal/catalog"
 	"github.com/minibroker/minibroker/protocol"
 	"github.com/minibroker/minibroker/records"
+	"github.com/minibroker/minibroker/txn"
 )
 
 // Config configures a Server. Zero fields mean the default.
@@ -57,6 +59,10 @@ type Config struct {
 	// Observer is told about requests, commits, connections and fencing
 	// rejections (observe.go). Default: nobody.
 	Observer Observer
+	// Transactions is the transaction coordinator. Default: one in memory
+	// on the system clock, its timeouts run by the coordinator's expiry
+	// step.
+	Transactions *txn.Coordinator
 
 	// MaxConnections caps the connections served at once. A connection
 	// accepted beyond it is closed at once and logged (at most one Warn a
@@ -197,6 +203,7 @@ type Server struct {
 	faults       *Faults
 	pidErrors    everyInterval // rate-limits InitProducerId failures in the log
 	sasl         *saslUsers    // nil: SASL off
+	txns         *txn.Coordinator
 
 	mu       sync.Mutex
 	conns    map[net.Conn]struct{} // guarded by mu
@@ -247,6 +254,15 @@ func New(cfg Config) (*Server, error) {
 	}
 	if s.observer == nil {
 		s.observer = nopObserver{}
+	}
+	s.txns = cfg.Transactions
+	if s.txns == nil {
+		t, err := txn.New(txn.Config{Clock: clock.System{}, Partitions: cfg.Log, Offsets: cfg.Coordinator, Logger: s.logger})
+		if err != nil {
+			return nil, err
+		}
+		cfg.Coordinator.OnExpire(func() { t.Expire() })
+		s.txns = t
 	}
 	s.handlers = handlers()
 	s.faults = cfg.Faults

@@ -12,7 +12,7 @@ import (
 	labs "github.com/minibroker/minibroker/tools/lab"
 )
 
-const labUsage = `usage: minibroker lab rebalance|fencing|expiry|rebalance-848|fencing-848|replay|zombie|partition|identity [--broker ADDR [--admin ADDR]]
+const labUsage = `usage: minibroker lab rebalance|fencing|expiry|rebalance-848|fencing-848|replay|zombie|exactly-once|partition|identity [--broker ADDR [--admin ADDR]]
 
 Runs one of the chapter's experiments over a real TCP socket and prints each
 step with the Kafka requests sent and the answers received. rebalance,
@@ -23,7 +23,9 @@ member learns of a rebalance from its next heartbeat's answer. replay and
 zombie put ten records in a partition and read them back: replay is
 exercise 1 (a crash between processing and commit, and the successor that
 processes the same records again), zombie counts what the generation fence
-saves when a paused owner wakes up and commits. partition cuts a stock kgo
+saves when a paused owner wakes up and commits, and exactly-once runs the
+zombie with output, plainly and in transactions (KIP-447), and counts the
+duplicates a read_committed reader finds downstream. partition cuts a stock kgo
 consumer off from its group with a fault that drops its heartbeats: it
 goes on fetching and processing while its lease runs out, the other
 member takes its partition, and its commit is fenced. identity asks the chapter's
@@ -37,7 +39,7 @@ temporary data dir, manual clock), so the output is the same on every run.
 --broker ADDR runs any lab but expiry against a running minibroker instead;
 member ids then depend on that broker. The lab touches nothing of yours
 there: it creates a topic of its own (lab-orders, or lab-<run>-payments
-for replay and zombie) and uses groups named lab-NAME-<run>, which it deletes
+for replay, zombie and exactly-once, which also makes its output topic) and uses groups named lab-NAME-<run>, which it deletes
 at the end, with their offsets; its topic stays, since minibroker has no
 DeleteTopics; identity uses lab-identity-orders, in process too. The expiry lab moves the broker's manual clock and runs its
 expiry step from inside the process, so it has no --broker form. With

@@ -68,6 +68,7 @@ type serveFlags struct {
 
 	// Offsets retention: 0 keeps offsets and groups for ever.
 	offsetsRetention time.Duration
+	txnMaxTimeout    time.Duration
 
 	// TLS: the file names as given, and the configuration built from them
 	// (nil: plaintext).
@@ -136,6 +137,7 @@ func parseServeFlags(args []string, stderr io.Writer) (*serveFlags, error) {
 	fs.DurationVar(&f.maxSession, "max-session-timeout", coordinator.DefaultMaxSessionTimeout, "largest session timeout a member may ask for")
 	fs.DurationVar(&f.consumerSession, "consumer-session-timeout", coordinator.DefaultConsumerSessionTimeout, "session of every KIP-848 consumer group member (Kafka's group.consumer.session.timeout.ms)")
 	fs.DurationVar(&f.consumerInterval, "consumer-heartbeat-interval", coordinator.DefaultConsumerHeartbeatInterval, "heartbeat interval KIP-848 members are told to keep; below --consumer-session-timeout (Kafka's group.consumer.heartbeat.interval.ms)")
+	fs.DurationVar(&f.txnMaxTimeout, "transaction-max-timeout", 15*time.Minute, "the longest transaction timeout a producer may ask for (Kafka's transaction.max.timeout.ms); longer gets INVALID_TRANSACTION_TIMEOUT")
 	fs.DurationVar(&f.offsetsRetention, "offsets-retention", 0, "how long an Empty group's committed offsets are kept before the expiry step removes them and deletes the group (Kafka's offsets.retention.minutes); 0 keeps them for ever")
 	fs.DurationVar(&f.expiryInterval, "expiry-interval", 100*time.Millisecond, "real clock: how often the expiry step runs")
 	fs.StringVar(&f.clock, "clock", "real", "real|manual; with manual, time and expiry move only on request")
@@ -184,6 +186,8 @@ func parseServeFlags(args []string, stderr io.Writer) (*serveFlags, error) {
 		return nil, fmt.Errorf("--min-session-timeout (%v) must be positive and at most --max-session-timeout (%v)", f.minSession, f.maxSession)
 	case f.consumerInterval <= 0 || f.consumerSession <= f.consumerInterval:
 		return nil, fmt.Errorf("--consumer-heartbeat-interval (%v) must be positive and below --consumer-session-timeout (%v)", f.consumerInterval, f.consumerSession)
+	case f.txnMaxTimeout <= 0:
+		return nil, fmt.Errorf("--transaction-max-timeout must be positive, got %v", f.txnMaxTimeout)
 	case f.offsetsRetention < 0:
 		return nil, fmt.Errorf("--offsets-retention must not be negative, got %v", f.offsetsRetention)
 	case f.expiryInterval <= 0:
@@ -303,8 +307,8 @@ func (f *serveFlags) config(logger *slog.Logger) broker.Config {
 		ManualClock: f.clock == "manual", ExpiryInterval: f.expiryInterval,
 		MinSessionTimeout: f.minSession, MaxSessionTimeout: f.maxSession,
 		ConsumerSessionTimeout: f.consumerSession, ConsumerHeartbeatInterval: f.consumerInterval,
-		OffsetsRetention: f.offsetsRetention,
-		MaxGroupSize:     f.maxGroupSize, MaxGroups: f.maxGroups, MaxMetadataBytes: f.maxMetadataBytes, MaxIDBytes: f.maxIDBytes,
+		OffsetsRetention: f.offsetsRetention, TransactionMaxTimeout: f.txnMaxTimeout,
+		MaxGroupSize: f.maxGroupSize, MaxGroups: f.maxGroups, MaxMetadataBytes: f.maxMetadataBytes, MaxIDBytes: f.maxIDBytes,
 		MaxFrameBytes: int32(f.maxFrameBytes), MaxInFlightBytes: f.maxInFlight, MaxConnections: f.maxConnections,
 		MaxMemberMetadataBytes: f.maxMemberMeta, MaxGroupMetadataBytes: f.maxGroupMeta,
 		IdleTimeout: f.idleTimeout, FrameReadTimeout: f.frameReadTimeout,

@@ -8,7 +8,9 @@
 // ListOffsets): replay is exercise 1, a consumer's position against the
 // group's committed offset across a crash; zombie counts the records a
 // paused owner's commit makes the group process again, with the generation
-// fence and without it. partition is the zombie a fault makes: two stock
+// fence and without it; exactly-once (KIP-98, KIP-447) gives the zombie
+// output, plain and then transactional, and counts the duplicates a
+// read_committed reader finds downstream. partition is the zombie a fault makes: two stock
 // kgo consumers, one of whose heartbeats the broker drops (broker.Fault,
 // or POST /v1/faults against a broker in another process).
 //

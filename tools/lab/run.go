@@ -16,12 +16,18 @@ var ErrUnknownLab = errors.New("unknown lab")
 
 // Names returns the labs, in the order `make lab` runs them.
 func Names() []string {
-	return []string{"rebalance", "fencing", "expiry", "rebalance-848", "fencing-848", "replay", "zombie", "partition", "identity"}
+	return []string{"rebalance", "fencing", "expiry", "rebalance-848", "fencing-848", "replay", "zombie", "exactly-once", "partition", "identity"}
 }
 
 // recordLab reports whether a lab produces records and reads them back:
 // such a lab needs a partition of its own, empty when it starts.
-func recordLab(name string) bool { return name == "replay" || name == "zombie" }
+func recordLab(name string) bool {
+	return name == "replay" || name == "zombie" || name == "exactly-once"
+}
+
+// outputTopic is the exactly-once lab's output topic of two partitions,
+// one per run: named like its group.
+func outputTopic(group string) string { return group + "-out" }
 
 // recordTopic is the one-partition topic of the record labs (payments on
 // the in-process broker, which starts empty on every run).
@@ -95,6 +101,9 @@ func RunWith(ctx context.Context, name string, w io.Writer, opts Options) error 
 		if name == "identity" {
 			topics = map[string]int32{IdentityTopic: 4}
 		}
+		if name == "exactly-once" {
+			topics[outputTopic(names.Group(name))] = 2
+		}
 		if err := EnsureTopics(ctx, addr, topics); err != nil {
 			return err
 		}
@@ -124,6 +133,11 @@ func RunWith(ctx context.Context, name string, w io.Writer, opts Options) error 
 			return errors.Join(err, b.Close())
 		}
 	}
+	if name == "exactly-once" {
+		if err := EnsureTopics(ctx, b.Addr(), map[string]int32{outputTopic(names.Group(name)): 2}); err != nil {
+			return errors.Join(err, b.Close())
+		}
+	}
 	err = runOn(ctx, name, w, b, b.Addr(), names, &localFaults{b: b})
 	return errors.Join(err, b.Close())
 }
@@ -140,6 +154,8 @@ func runOn(ctx context.Context, name string, w io.Writer, b *broker.Broker, addr
 		return Replay(ctx, w, newClockRun(b), addr, group, TP(names.RunTopic(recordTopic), 0))
 	case "zombie":
 		return Zombie(ctx, w, newClockRun(b), addr, group, TP(names.RunTopic(recordTopic), 0))
+	case "exactly-once":
+		return ExactlyOnce(ctx, w, newClockRun(b), addr, group, names.RunTopic(recordTopic), outputTopic(group))
 	case "rebalance":
 		return Rebalance(ctx, w, addr, group, orders)
 	case "fencing":

@@ -2,7 +2,10 @@ package lab
 
 import (
 	"bytes"
+	"context"
 	"regexp"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -32,14 +35,14 @@ func TestLabRunExpiryNeedsInProcessBroker(t *testing.T) {
 // by waiting for the broker's expiry step on the real clock.
 func TestLabAgainstRunningBroker(t *testing.T) {
 	t.Parallel()
-	b, err := broker.Start(testContext(t), broker.Config{Topics: map[string]int32{"orders": 2}})
+	b, err := broker.Start(context.Background(), broker.Config{Topics: map[string]int32{"orders": 2}}) // outlives each lab's 10 s context
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, b.Close()) })
 	user := dialUser(t, b.Addr())
 	userCommit(t, user, "billing", "orders", 1, 7)
 
 	wire := []string{"rebalance", "fencing", "rebalance-848", "fencing-848", "identity"}
-	for _, name := range append(append(wire, wire...), "replay", "zombie") {
+	for _, name := range append(append(wire, wire...), "replay", "zombie", "exactly-once") {
 		var out bytes.Buffer
 		require.NoError(t, Run(testContext(t), name, &out, b.Addr()), "lab %s:\n%s", name, out.String())
 		m := regexp.MustCompile(`group (lab-` + regexp.QuoteMeta(name) + `-([0-9a-z]+))[, -]`).FindStringSubmatch(out.String())
@@ -48,14 +51,19 @@ func TestLabAgainstRunningBroker(t *testing.T) {
 		if name == "identity" {
 			topic = IdentityTopic
 		}
+		topics := topic
 		if recordLab(name) {
 			topic = "lab-" + m[2] + "-payments"
+			topics = topic
 			require.Contains(t, out.String(), "expiry step (the broker's own): removed a-")
+		}
+		if name == "exactly-once" {
+			topics = strings.Join(slices.Sorted(slices.Values([]string{topic, outputTopic(m[1])})), ", ")
 		}
 		require.Contains(t, out.String(), topic+"-0", "the lab uses its own topic")
 		require.NotContains(t, out.String(), " orders-", "nor the user's")
 		require.Regexp(t, `\nlab: deleted (1 group|[2-9] groups) of run `+m[2]+`, with their committed offsets\.\n`+
-			`lab: topics `+topic+` stay on the broker \(minibroker has no DeleteTopics\); a new data dir starts without them\.\n$`, out.String())
+			`lab: topics `+regexp.QuoteMeta(topics)+` stay on the broker \(minibroker has no DeleteTopics\); a new data dir starts without them\.\n$`, out.String())
 	}
 	counts := b.Catalog().Counts()
 	require.Equal(t, int32(2), counts["orders"])
@@ -64,10 +72,14 @@ func TestLabAgainstRunningBroker(t *testing.T) {
 	delete(counts, "lab-orders")
 	require.Equal(t, int32(4), counts[IdentityTopic], "the identity lab's own topic")
 	delete(counts, IdentityTopic)
-	require.Len(t, counts, 2, "one topic per record lab run")
+	require.Len(t, counts, 4, "one topic per record lab run, and exactly-once's output")
 	for name, n := range counts {
-		require.Regexp(t, `^lab-[0-9a-z]+-payments$`, name)
-		require.Equal(t, int32(1), n)
+		require.Regexp(t, `^lab-([0-9a-z]+-payments|exactly-once-[0-9a-z]+-out)$`, name)
+		want := int32(1)
+		if strings.HasSuffix(name, "-out") {
+			want = 2
+		}
+		require.Equal(t, want, n, name)
 	}
 	groups := b.Coordinator().Groups()
 	require.Len(t, groups, 1, "every lab group is deleted: %v", groups)

@@ -1,0 +1,380 @@
+package txn
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	"sync"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/minibroker/minibroker/offsets"
+	"github.com/minibroker/minibroker/records"
+)
+
+// Clock is the coordinator's only source of time: transaction ages and
+// timeouts are measured with it, and only Expire acts on them.
+type Clock interface {
+	Now() time.Time
+}
+
+// Partitions is what the coordinator needs of the partition logs.
+// *records.Log implements it.
+type Partitions interface {
+	// InitProducerID hands out a producer id never handed out before.
+	InitProducerID() (int64, int16, error)
+	// AppendMarker writes a transaction marker to one partition.
+	AppendMarker(topic string, partition int32, m records.Marker) (*records.Pending, error)
+	// OpenTransactions lists the transactions the logs hold open.
+	OpenTransactions() map[records.TopicPartition][]records.OpenTxn
+}
+
+// Offsets is what the coordinator needs of the group coordinator, which
+// stages transactional offset commits (TxnOffsetCommit).
+// *coordinator.Coordinator implements it.
+type Offsets interface {
+	// TxnStaged returns the offsets producerID staged for group.
+	TxnStaged(group string, producerID int64) []offsets.Entry
+	// EndTxnOffsets makes entries the group's committed offsets (commit)
+	// durably, or discards them (abort), and forgets what producerID
+	// staged for group.
+	EndTxnOffsets(group string, producerID int64, entries []offsets.Entry, commit bool) error
+}
+
+// Config configures a Coordinator. Zero fields mean the default.
+type Config struct {
+	// Clock is the time source. Required.
+	Clock Clock
+	// Partitions holds the partition logs. Required.
+	Partitions Partitions
+	// Offsets stages and applies transactional offset commits. Required.
+	Offsets Offsets
+	// Dir is where the transaction log lives (JournalFile); "" keeps
+	// transactions in memory.
+	Dir string
+	// MaxTimeout caps the transaction timeout a producer may ask for
+	// (Kafka's transaction.max.timeout.ms). Default DefaultMaxTimeout.
+	MaxTimeout time.Duration
+	// MaxTransactionalIDs caps the transactional ids held: a new one
+	// beyond it gets ErrTooManyTransactionalIDs. Kafka expires idle ids
+	// after transactional.id.expiration.ms instead. Default
+	// DefaultMaxTransactionalIDs.
+	MaxTransactionalIDs int
+	// MaxIDBytes bounds a transactional id, as group ids are bounded.
+	// Default 255.
+	MaxIDBytes int
+	// Logger receives one Info event per transaction the broker aborts.
+	Logger *slog.Logger
+}
+
+// Defaults for Config's zero fields.
+const (
+	DefaultMaxTimeout          = 15 * time.Minute
+	DefaultMaxTransactionalIDs = 100_000
+	// MaxGroupsPerTransaction bounds the groups one transaction may add
+	// (AddOffsetsToTxn), so that a producer cannot grow one without bound.
+	MaxGroupsPerTransaction = 1000
+	defaultMaxIDBytes       = 255
+)
+
+// Coordinator is the transaction coordinator of a single broker (Kafka's
+// TransactionCoordinator with its TransactionStateManager). Every state
+// change happens under one mutex; durable writes of a transaction's end
+// (journal, markers, offsets) happen outside it while the transaction's
+// Prepare state keeps other requests for it out (CONCURRENT_TRANSACTIONS).
+type Coordinator struct {
+	cfg     Config
+	journal *journal
+
+	mu     sync.Mutex
+	txns   map[string]*txn
+	byPID  map[int64]*txn
+	closed bool
+	stats  Stats
+}
+
+// Stats counts transactions since the coordinator was opened.
+type Stats struct {
+	Open      int   // transactions Ongoing now
+	Committed int64 // transactions committed
+	Aborted   int64 // transactions aborted, for any reason
+	TimedOut  int64 // of those, aborted by the expiry step
+}
+
+// New opens the coordinator: it replays the transaction log, completes
+// every transaction whose decision is durable, and aborts (bumping the
+// producer's epoch) every transaction that was open, so that none is left
+// half visible. Open transactions the partition logs hold for producers
+// the log does not know get abort markers too.
+func New(cfg Config) (*Coordinator, error) {
+	if cfg.Clock == nil || cfg.Partitions == nil || cfg.Offsets == nil {
+		return nil, errors.New("txn: Config.Clock, Partitions and Offsets are required")
+	}
+	if cfg.MaxTimeout < 0 || cfg.MaxTransactionalIDs < 0 || cfg.MaxIDBytes < 0 {
+		return nil, errors.New("txn: limits must not be negative")
+	}
+	if cfg.MaxTimeout == 0 {
+		cfg.MaxTimeout = DefaultMaxTimeout
+	}
+	if cfg.MaxTransactionalIDs == 0 {
+		cfg.MaxTransactionalIDs = DefaultMaxTransactionalIDs
+	}
+	if cfg.MaxIDBytes == 0 {
+		cfg.MaxIDBytes = defaultMaxIDBytes
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	j, entries, err := openJournal(cfg.Dir, cfg.Logger)
+	if err != nil {
+		return nil, err
+	}
+	c := &Coordinator{cfg: cfg, journal: j, txns: map[string]*txn{}, byPID: map[int64]*txn{}}
+	if err := c.recover(entries); err != nil {
+		_ = j.close()
+		return nil, err
+	}
+	return c, nil
+}
+
+// Close closes the transaction log.
+func (c *Coordinator) Close() error {
+	c.mu.Lock()
+	c.closed = true
+	c.mu.Unlock()
+	return c.journal.close()
+}
+
+// checkID applies the group id rules to a transactional id, and Kafka's
+// own: it must not be empty.
+func (c *Coordinator) checkID(id string) error {
+	switch {
+	case id == "":
+		return fmt.Errorf("%w: empty", ErrInvalidTransactionalID)
+	case len(id) > c.cfg.MaxIDBytes:
+		return fmt.Errorf("%w: %d bytes, limit %d", ErrInvalidTransactionalID, len(id), c.cfg.MaxIDBytes)
+	case !utf8.ValidString(id):
+		return fmt.Errorf("%w: %q is not UTF-8", ErrInvalidTransactionalID, id)
+	}
+	for _, r := range id {
+		if unicode.IsControl(r) {
+			return fmt.Errorf("%w: %q holds a control character", ErrInvalidTransactionalID, id)
+		}
+	}
+	return nil
+}
+
+// InitProducerID answers InitProducerId with a transactional id (Kafka's
+// handleInitProducerId): a new id gets a new producer id at epoch 0; a
+// known one keeps its producer id at epoch + 1 (a new producer id once
+// the epoch is exhausted), which fences every older epoch. An open
+// transaction is aborted first, at a bumped epoch, so the answer is then
+// epoch + 2. With expectPID >= 0 (KIP-360) the caller must hold the
+// current producer id and the current or the last epoch, else ErrFenced.
+// The answer is given once the new epoch is durable.
+func (c *Coordinator) InitProducerID(id string, timeout time.Duration, expectPID int64, expectEpoch int16) (int64, int16, error) {
+	if err := c.checkID(id); err != nil {
+		return -1, -1, err
+	}
+	if timeout <= 0 || timeout > c.cfg.MaxTimeout {
+		return -1, -1, fmt.Errorf("%w: %v, must be in (0, %v]", ErrInvalidTimeout, timeout, c.cfg.MaxTimeout)
+	}
+	for {
+		c.mu.Lock()
+		if c.closed {
+			c.mu.Unlock()
+			return -1, -1, ErrClosed
+		}
+		t := c.txns[id]
+		if t == nil {
+			defer c.mu.Unlock()
+			return c.initNew(id, timeout)
+		}
+		if expectPID >= 0 && (expectPID != t.pid || expectEpoch != t.epoch && expectEpoch != t.lastEpoch) {
+			c.mu.Unlock()
+			return -1, -1, fmt.Errorf("%w: producer %d epoch %d, transactional id %q holds producer %d epoch %d",
+				ErrFenced, expectPID, expectEpoch, id, t.pid, t.epoch)
+		}
+		switch {
+		case t.busy || t.state == PrepareCommit || t.state == PrepareAbort:
+			c.mu.Unlock()
+			return -1, -1, fmt.Errorf("%w: %q is %s", ErrConcurrentTransactions, id, t.state)
+		case t.state == Ongoing:
+			d := c.abortLocked(t)
+			c.mu.Unlock()
+			c.cfg.Logger.Info("transaction aborted: a new producer initialized its transactional id", "transactional_id", id, "producer_id", t.pid, "epoch", d.Epoch)
+			if err := c.finish(t, d); err != nil {
+				return -1, -1, err
+			}
+			continue
+		}
+		defer c.mu.Unlock()
+		return c.bumpLocked(t, timeout)
+	}
+}
+
+// initNew hands out a producer id to a new transactional id. Called with
+// mu held.
+func (c *Coordinator) initNew(id string, timeout time.Duration) (int64, int16, error) {
+	if len(c.txns) >= c.cfg.MaxTransactionalIDs {
+		return -1, -1, fmt.Errorf("%w: %d held", ErrTooManyTransactionalIDs, len(c.txns))
+	}
+	pid, _, err := c.cfg.Partitions.InitProducerID()
+	if err != nil {
+		return -1, -1, fmt.Errorf("%w: %w", ErrStorage, err)
+	}
+	e := entry{Kind: kindInit, ID: id, PID: pid, Epoch: 0, LastEpoch: -1, TimeoutMs: timeout.Milliseconds()}
+	if err := c.journal.append(e); err != nil {
+		return -1, -1, err
+	}
+	now := c.cfg.Clock.Now()
+	t := &txn{id: id, pid: pid, epoch: 0, lastEpoch: -1, timeout: timeout, state: Empty, updated: now}
+	c.txns[id], c.byPID[pid] = t, t
+	return pid, 0, nil
+}
+
+// bumpLocked gives a known transactional id its next epoch. Called with
+// mu held.
+func (c *Coordinator) bumpLocked(t *txn, timeout time.Duration) (int64, int16, error) {
+	pid, epoch, last := t.pid, t.epoch+1, t.epoch
+	if t.epoch >= math.MaxInt16-1 { // Kafka's isProducerEpochExhausted
+		var err error
+		if pid, _, err = c.cfg.Partitions.InitProducerID(); err != nil {
+			return -1, -1, fmt.Errorf("%w: %w", ErrStorage, err)
+		}
+		epoch, last = 0, -1
+	}
+	e := entry{Kind: kindInit, ID: t.id, PID: pid, Epoch: epoch, LastEpoch: last, TimeoutMs: timeout.Milliseconds()}
+	if err := c.journal.append(e); err != nil {
+		return -1, -1, err
+	}
+	if pid != t.pid {
+		delete(c.byPID, t.pid)
+		c.byPID[pid] = t
+	}
+	t.pid, t.epoch, t.lastEpoch, t.timeout = pid, epoch, last, timeout
+	t.state, t.updated = Empty, c.cfg.Clock.Now()
+	t.reset()
+	return pid, epoch, nil
+}
+
+// lookupLocked finds the transaction a request names and checks its
+// producer id and epoch. Called with mu held.
+func (c *Coordinator) lookupLocked(id string, pid int64, epoch int16) (*txn, error) {
+	if c.closed {
+		return nil, ErrClosed
+	}
+	t := c.txns[id]
+	if t == nil {
+		return nil, fmt.Errorf("%w: unknown transactional id %q", ErrProducerIDMapping, id)
+	}
+	if t.pid != pid {
+		return nil, fmt.Errorf("%w: %q holds producer %d, not %d", ErrProducerIDMapping, id, t.pid, pid)
+	}
+	if t.fenced(epoch) {
+		return nil, fmt.Errorf("%w: epoch %d, %q is at epoch %d", ErrFenced, epoch, id, t.epoch)
+	}
+	return t, nil
+}
+
+// beginLocked moves a transaction to Ongoing, durably when it starts
+// now. Called with mu held.
+func (c *Coordinator) beginLocked(t *txn) error {
+	switch t.state {
+	case PrepareCommit, PrepareAbort:
+		return fmt.Errorf("%w: %q is %s", ErrConcurrentTransactions, t.id, t.state)
+	case Ongoing:
+		return nil
+	}
+	if t.busy {
+		return fmt.Errorf("%w: %q is completing", ErrConcurrentTransactions, t.id)
+	}
+	if err := c.journal.append(entry{Kind: kindBegin, ID: t.id, PID: t.pid, Epoch: t.epoch}); err != nil {
+		return err
+	}
+	now := c.cfg.Clock.Now()
+	t.state, t.started, t.updated = Ongoing, now, now
+	t.reset()
+	t.parts, t.groups = map[records.TopicPartition]struct{}{}, map[string]struct{}{}
+	return nil
+}
+
+// AddPartitions adds partitions to the producer's transaction, beginning
+// it if none is open (AddPartitionsToTxn). The caller has checked that
+// every partition exists.
+func (c *Coordinator) AddPartitions(id string, pid int64, epoch int16, parts []records.TopicPartition) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	t, err := c.lookupLocked(id, pid, epoch)
+	if err != nil {
+		return err
+	}
+	if err := c.beginLocked(t); err != nil {
+		return err
+	}
+	for _, tp := range parts {
+		t.parts[tp] = struct{}{}
+	}
+	t.updated = c.cfg.Clock.Now()
+	return nil
+}
+
+// AddOffsets adds a group to the producer's transaction, beginning it if
+// none is open (AddOffsetsToTxn): its TxnOffsetCommits are then accepted.
+func (c *Coordinator) AddOffsets(id string, pid int64, epoch int16, group string) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	t, err := c.lookupLocked(id, pid, epoch)
+	if err != nil {
+		return err
+	}
+	if _, ok := t.groups[group]; !ok && t.state == Ongoing && len(t.groups) >= MaxGroupsPerTransaction {
+		return fmt.Errorf("%w: %d already", ErrTooManyGroups, len(t.groups))
+	}
+	if err := c.beginLocked(t); err != nil {
+		return err
+	}
+	t.groups[group] = struct{}{}
+	t.updated = c.cfg.Clock.Now()
+	return nil
+}
+
+// StageOffsets runs stage, the group coordinator's validation and staging
+// of a TxnOffsetCommit, once the producer is known to hold an Ongoing
+// transaction that added group; under the lock, so the transaction cannot
+// end between the check and the staging.
+func (c *Coordinator) StageOffsets(id string, pid int64, epoch int16, group string, stage func() error) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	t, err := c.lookupLocked(id, pid, epoch)
+	if err != nil {
+		return err
+	}
+	if _, ok := t.groups[group]; !ok || t.state != Ongoing {
+		return fmt.Errorf("%w: group %q was not added to the transaction of %q (%s)", ErrInvalidTxnState, group, id, t.state)
+	}
+	return stage()
+}
+
+// Produce runs write, the append of a transactional batch to tp, once the
+// batch's producer is known to hold an Ongoing transaction that added tp;
+// under the lock, so that no marker can be written between the check and
+// the append. A stale epoch is ErrProduceFenced, a partition not added
+// ErrInvalidTxnState.
+func (c *Coordinator) Produce(id string, pid int64, epoch int16, tp records.TopicPartition, write func() error) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	t, err := c.lookupLocked(id, pid, epoch)
+	if errors.Is(err, ErrFenced) {
+		return fmt.Errorf("%w: %w", ErrProduceFenced, err)
+	}
+	if err != nil {
+		return err
+	}
+	if _, ok := t.parts[tp]; !ok || t.state != Ongoing {
+		return fmt.Errorf("%w: partition %s is not in the transaction of %q (%s)", ErrInvalidTxnState, tp, id, t.state)
+	}
+	return write()
+}

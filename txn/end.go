@@ -1,0 +1,219 @@
+package txn
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/minibroker/minibroker/offsets"
+	"github.com/minibroker/minibroker/records"
+)
+
+// EndTxn commits or aborts the producer's transaction (Kafka's
+// handleEndTransaction): the decision is made durable in the transaction
+// log, then a marker is written to every partition of the transaction and
+// the staged offsets are applied (commit) or discarded (abort); it
+// returns once all of that is durable. A retry of a decision already
+// completed is nil; the other decision then is ErrInvalidTxnState, and so
+// is EndTxn with no transaction begun. While another request completes
+// the transaction: ErrConcurrentTransactions. A completion that failed
+// (storage) leaves the transaction in its Prepare state; the next EndTxn
+// with the same decision, or the expiry step, completes it.
+func (c *Coordinator) EndTxn(id string, pid int64, epoch int16, commit bool) error {
+	c.mu.Lock()
+	t, err := c.lookupLocked(id, pid, epoch)
+	if err != nil {
+		c.mu.Unlock()
+		return err
+	}
+	want := map[bool]State{true: CompleteCommit, false: CompleteAbort}[commit]
+	switch t.state {
+	case Ongoing:
+	case PrepareCommit, PrepareAbort:
+		if t.busy || (t.state == PrepareCommit) != commit {
+			c.mu.Unlock()
+			return fmt.Errorf("%w: %q is %s", ErrConcurrentTransactions, id, t.state)
+		}
+		d := t.decision
+		t.busy = true
+		c.mu.Unlock()
+		return c.complete(t, d)
+	case want:
+		c.mu.Unlock()
+		return nil
+	default:
+		c.mu.Unlock()
+		return fmt.Errorf("%w: %q is %s, no transaction to %s", ErrInvalidTxnState, id, t.state, map[bool]string{true: "commit", false: "abort"}[commit])
+	}
+	d := c.prepareLocked(t, commit, t.epoch)
+	c.mu.Unlock()
+	return c.finish(t, d)
+}
+
+// prepareLocked moves an Ongoing transaction to its Prepare state and
+// returns the decision to log: the partitions to mark, and for a commit
+// the offsets staged. Called with mu held.
+func (c *Coordinator) prepareLocked(t *txn, commit bool, epoch int16) *entry {
+	d := &entry{Kind: kindEnd, ID: t.id, PID: t.pid, Epoch: epoch, Commit: commit}
+	d.Partitions = slices.SortedFunc(maps.Keys(t.parts), func(a, b records.TopicPartition) int {
+		if c := strings.Compare(a.Topic, b.Topic); c != 0 {
+			return c
+		}
+		return int(a.Partition - b.Partition)
+	})
+	d.Offsets = map[string][]offsets.Entry{}
+	for _, g := range slices.Sorted(maps.Keys(t.groups)) {
+		var staged []offsets.Entry
+		if commit {
+			staged = c.cfg.Offsets.TxnStaged(g, t.pid)
+		}
+		d.Offsets[g] = staged
+	}
+	t.state = PrepareAbort
+	if commit {
+		t.state = PrepareCommit
+	}
+	t.decision, t.busy, t.updated = d, true, c.cfg.Clock.Now()
+	return d
+}
+
+// abortLocked starts an abort of t that the broker decided (a new
+// producer, a timeout, a restart): the epoch is bumped, which fences the
+// producer that held the transaction. Called with mu held.
+func (c *Coordinator) abortLocked(t *txn) *entry {
+	if t.epoch < 1<<15-1 {
+		t.lastEpoch, t.epoch = t.epoch, t.epoch+1
+	}
+	return c.prepareLocked(t, false, t.epoch)
+}
+
+// finish logs a decision, then completes it. If the log refuses it, the
+// transaction goes back to Ongoing (an abort the broker started keeps
+// its bumped epoch in memory; the log holds the old one, which a restart
+// bumps again).
+func (c *Coordinator) finish(t *txn, d *entry) error {
+	if err := c.journal.append(*d); err != nil {
+		c.mu.Lock()
+		t.busy, t.state, t.decision = false, Ongoing, nil
+		c.mu.Unlock()
+		return err
+	}
+	return c.complete(t, d)
+}
+
+// complete writes a durable decision's markers and offsets, then logs it
+// done. Called with t.busy set, without mu.
+func (c *Coordinator) complete(t *txn, d *entry) error {
+	err := c.writeMarkers(d)
+	if err == nil {
+		for _, g := range slices.Sorted(maps.Keys(d.Offsets)) {
+			if err = c.cfg.Offsets.EndTxnOffsets(g, d.PID, d.Offsets[g], d.Commit); err != nil {
+				err = fmt.Errorf("%w: offsets of group %q: %w", ErrStorage, g, err)
+				break
+			}
+		}
+	}
+	if err == nil {
+		err = c.journal.append(entry{Kind: kindDone, ID: d.ID, PID: d.PID, Epoch: d.Epoch, Commit: d.Commit})
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	t.busy = false
+	if err != nil {
+		c.cfg.Logger.Error("transaction not completed; it will be retried", "transactional_id", t.id, "commit", d.Commit, "err", err)
+		return err
+	}
+	t.state, t.updated = CompleteAbort, c.cfg.Clock.Now()
+	if d.Commit {
+		t.state = CompleteCommit
+		c.stats.Committed++
+	} else {
+		c.stats.Aborted++
+	}
+	t.reset()
+	return nil
+}
+
+// writeMarkers writes d's marker to every partition of the transaction
+// and waits until all are durable.
+func (c *Coordinator) writeMarkers(d *entry) error {
+	m := records.Marker{ProducerID: d.PID, ProducerEpoch: d.Epoch, Commit: d.Commit,
+		Timestamp: c.cfg.Clock.Now().UnixMilli()}
+	var pending []*records.Pending
+	var errs []error
+	for _, tp := range d.Partitions {
+		p, err := c.cfg.Partitions.AppendMarker(tp.Topic, tp.Partition, m)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		pending = append(pending, p)
+	}
+	for _, p := range pending {
+		if _, err := p.Wait(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("%w: markers: %w", ErrStorage, err)
+	}
+	return nil
+}
+
+// Expired is one transaction the expiry step aborted.
+type Expired struct {
+	TransactionalID string
+	ProducerID      int64
+	Epoch           int16 // the new epoch, which fences the producer
+}
+
+// Expire aborts every Ongoing transaction open longer than its timeout
+// (strictly, as sessions expire), bumping its producer's epoch, and
+// retries completions that failed; it returns the aborted transactions,
+// sorted by transactional id. Nothing times out except inside this step.
+func (c *Coordinator) Expire() []Expired {
+	now := c.cfg.Clock.Now()
+	type job struct {
+		t     *txn
+		d     *entry
+		fresh bool
+	}
+	var jobs []job
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return nil
+	}
+	for _, id := range slices.Sorted(maps.Keys(c.txns)) {
+		t := c.txns[id]
+		switch {
+		case t.busy:
+		case t.state == Ongoing && now.Sub(t.started) > t.timeout:
+			d := c.abortLocked(t)
+			c.stats.TimedOut++
+			jobs = append(jobs, job{t: t, d: d, fresh: true})
+		case t.state == PrepareCommit || t.state == PrepareAbort:
+			t.busy = true
+			jobs = append(jobs, job{t: t, d: t.decision})
+		}
+	}
+	c.mu.Unlock()
+	var out []Expired
+	for _, j := range jobs {
+		var err error
+		if j.fresh {
+			c.cfg.Logger.Info("transaction timed out; aborted", "transactional_id", j.t.id, "producer_id", j.d.PID, "epoch", j.d.Epoch)
+			err = c.finish(j.t, j.d)
+			out = append(out, Expired{TransactionalID: j.t.id, ProducerID: j.d.PID, Epoch: j.d.Epoch})
+		} else {
+			err = c.complete(j.t, j.d)
+		}
+		if err != nil {
+			c.cfg.Logger.Error("expiry step: transaction not completed", "transactional_id", j.t.id, "err", err)
+		}
+	}
+	c.compact()
+	return out
+}

@@ -1,0 +1,220 @@
+package txn
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+
+	"github.com/minibroker/minibroker/internal/atomicfile"
+	"github.com/minibroker/minibroker/offsets"
+	"github.com/minibroker/minibroker/records"
+)
+
+// JournalFile is the transaction log's name in the data directory.
+const JournalFile = "transactions.log"
+
+// A journal record on disk: the payload's length and its CRC-32C, both
+// big endian, then the payload (JSON). A record is appended with one
+// write and made durable with fdatasync before the change it describes
+// is acknowledged. Replay stops at the first record that is short or
+// fails its CRC: a torn tail, cut off (and logged) at Open. A record
+// torn in the middle of the file cannot happen (every record is synced
+// before the next is written), so damage there is indistinguishable from
+// a torn tail and treated the same way.
+const (
+	frameBytes       = 8
+	maxPayloadBytes  = 64 << 20
+	compactOverBytes = 4 << 20 // the expiry step rewrites a journal larger than this
+)
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// entry is one journal record.
+type entry struct {
+	Kind      string `json:"k"` // kindInit, kindBegin, kindEnd, kindDone
+	ID        string `json:"id"`
+	PID       int64  `json:"pid"`
+	Epoch     int16  `json:"epoch"`
+	TimeoutMs int64  `json:"timeout_ms,omitempty"`
+	Commit    bool   `json:"commit,omitempty"`
+	// LastEpoch is the epoch before the broker bumped it (kindInit).
+	LastEpoch  int16                      `json:"last_epoch,omitempty"`
+	Partitions []records.TopicPartition   `json:"partitions,omitempty"`
+	Offsets    map[string][]offsets.Entry `json:"offsets,omitempty"`
+}
+
+const (
+	kindInit  = "init"  // a transactional id's producer id, epoch and timeout
+	kindBegin = "begin" // a transaction started
+	kindEnd   = "end"   // its decision, with what completing it takes
+	kindDone  = "done"  // the decision is applied everywhere
+)
+
+// journal is the durable transaction log. nil-file journals (in memory)
+// accept every append and keep nothing.
+type journal struct {
+	mu     sync.Mutex
+	path   string
+	f      *os.File // nil in memory
+	size   int64
+	closed bool
+	logger *slog.Logger
+}
+
+// openJournal reads the journal under dir and returns it with its
+// records, cutting a torn tail. dir "" is a journal in memory.
+func openJournal(dir string, logger *slog.Logger) (*journal, []entry, error) {
+	j := &journal{logger: logger}
+	if dir == "" {
+		return j, nil, nil
+	}
+	j.path = filepath.Join(dir, JournalFile)
+	f, err := os.OpenFile(j.path, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%w: %w", ErrStorage, err)
+	}
+	data, err := io.ReadAll(f)
+	if err != nil {
+		_ = f.Close()
+		return nil, nil, fmt.Errorf("%w: read %s: %w", ErrStorage, j.path, err)
+	}
+	entries, good := decodeJournal(data)
+	if good < int64(len(data)) {
+		logger.Warn("torn tail cut off the transaction log", "file", j.path, "from", good, "to", len(data))
+		if err := f.Truncate(good); err != nil {
+			_ = f.Close()
+			return nil, nil, fmt.Errorf("%w: truncate %s: %w", ErrStorage, j.path, err)
+		}
+		if err := f.Sync(); err != nil {
+			_ = f.Close()
+			return nil, nil, fmt.Errorf("%w: sync %s: %w", ErrStorage, j.path, err)
+		}
+	}
+	j.f, j.size = f, good
+	return j, entries, nil
+}
+
+// decodeJournal returns the whole, sound records of data and the length
+// of the prefix they fill.
+func decodeJournal(data []byte) ([]entry, int64) {
+	var out []entry
+	pos := 0
+	for len(data)-pos >= frameBytes {
+		n := binary.BigEndian.Uint32(data[pos:])
+		sum := binary.BigEndian.Uint32(data[pos+4:])
+		if n > maxPayloadBytes || int64(len(data)-pos-frameBytes) < int64(n) {
+			break
+		}
+		payload := data[pos+frameBytes : pos+frameBytes+int(n)]
+		if crc32.Checksum(payload, castagnoli) != sum {
+			break
+		}
+		var e entry
+		if err := json.Unmarshal(payload, &e); err != nil || !e.valid() {
+			break
+		}
+		out = append(out, e)
+		pos += frameBytes + int(n)
+	}
+	return out, int64(pos)
+}
+
+func (e *entry) valid() bool {
+	switch e.Kind {
+	case kindInit, kindBegin, kindEnd, kindDone:
+		return e.ID != "" && e.PID >= 0
+	}
+	return false
+}
+
+// encode frames one record.
+func (e *entry) encode(dst []byte) []byte {
+	payload, err := json.Marshal(e)
+	if err != nil {
+		panic(fmt.Sprintf("txn: journal entry: %v", err)) // plain data: cannot fail
+	}
+	dst = binary.BigEndian.AppendUint32(dst, uint32(len(payload)))
+	dst = binary.BigEndian.AppendUint32(dst, crc32.Checksum(payload, castagnoli))
+	return append(dst, payload...)
+}
+
+// append writes records and returns once they are durable. On a failure
+// the file is cut back to where it was, so memory and disk agree.
+func (j *journal) append(es ...entry) error {
+	if j.f == nil {
+		return nil
+	}
+	var buf []byte
+	for i := range es {
+		buf = es[i].encode(buf)
+	}
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.closed {
+		return ErrClosed
+	}
+	if _, err := j.f.WriteAt(buf, j.size); err != nil {
+		_ = j.f.Truncate(j.size)
+		return fmt.Errorf("%w: write %s: %w", ErrStorage, j.path, err)
+	}
+	if err := j.f.Sync(); err != nil {
+		_ = j.f.Truncate(j.size)
+		return fmt.Errorf("%w: sync %s: %w", ErrStorage, j.path, err)
+	}
+	j.size += int64(len(buf))
+	return nil
+}
+
+// large reports whether the journal should be rewritten.
+func (j *journal) large() bool {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.f != nil && j.size > compactOverBytes
+}
+
+// rewrite replaces the journal with es, atomically (a new file, synced,
+// renamed over the old one, the directory synced).
+func (j *journal) rewrite(es []entry) error {
+	if j.f == nil {
+		return nil
+	}
+	var buf []byte
+	for i := range es {
+		buf = es[i].encode(buf)
+	}
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.closed {
+		return ErrClosed
+	}
+	if err := atomicfile.Write(atomicfile.OS{}, j.path, buf); err != nil {
+		return fmt.Errorf("%w: rewrite %s: %w", ErrStorage, j.path, err)
+	}
+	f, err := os.OpenFile(j.path, os.O_RDWR, 0o644)
+	if err != nil {
+		return fmt.Errorf("%w: reopen %s: %w", ErrStorage, j.path, err)
+	}
+	_ = j.f.Close()
+	j.f, j.size = f, int64(len(buf))
+	return nil
+}
+
+func (j *journal) close() error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.f == nil || j.closed {
+		return nil
+	}
+	j.closed = true
+	if err := j.f.Close(); err != nil && !errors.Is(err, os.ErrClosed) {
+		return err
+	}
+	return nil
+}
