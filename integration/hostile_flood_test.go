@@ -144,7 +144,10 @@ func TestHostileConnectionFlood(t *testing.T) {
 				return
 			case <-tick.C:
 			}
-			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+			// 5 s tells a heartbeat starved behind the flood (it would wait
+			// out the 5-minute timeouts) from a slow machine; how fast
+			// the heartbeats are is logged, not asserted.
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 			start := time.Now()
 			resp, err := good.Request(ctx, heartbeatRequest(4, "g", member.MemberID, member.Generation))
 			cancel()
@@ -209,7 +212,7 @@ func TestHostileConnectionFlood(t *testing.T) {
 	// The good client was served all along.
 	seen := heartbeats.Load()
 	eventually(t, func() bool { return heartbeats.Load() >= seen+5 }, "heartbeats go on during the flood")
-	assert.Zero(t, failures.Load(), "no heartbeat failed or took over a second")
+	assert.Zero(t, failures.Load(), "no heartbeat failed or waited 5 s")
 	t.Logf("%d heartbeats, slowest %v", heartbeats.Load(), time.Duration(slowest.Load()).Round(time.Microsecond))
 
 	stdin.Close()

@@ -55,6 +55,34 @@ func (s *Server) answerFault(r *request, req kmsg.Request, f *Fault) kmsg.Respon
 			resp.Coordinators = append(resp.Coordinators, c)
 		}
 		return resp
+	case *kmsg.AddPartitionsToTxnRequest: // v0-3: partition codes only
+		resp := req.ResponseKind().(*kmsg.AddPartitionsToTxnResponse)
+		for _, t := range req.Topics {
+			rt := kmsg.NewAddPartitionsToTxnResponseTopic()
+			rt.Topic = t.Topic
+			for _, p := range t.Partitions {
+				rp := kmsg.NewAddPartitionsToTxnResponseTopicPartition()
+				rp.Partition = p
+				r.setCode(&rp.ErrorCode, f.Err)
+				rt.Partitions = append(rt.Partitions, rp)
+			}
+			resp.Topics = append(resp.Topics, rt)
+		}
+		return resp
+	case *kmsg.TxnOffsetCommitRequest: // partition codes only
+		resp := req.ResponseKind().(*kmsg.TxnOffsetCommitResponse)
+		for _, t := range req.Topics {
+			rt := kmsg.NewTxnOffsetCommitResponseTopic()
+			rt.Topic = t.Topic
+			for _, p := range t.Partitions {
+				rp := kmsg.NewTxnOffsetCommitResponseTopicPartition()
+				rp.Partition = p.Partition
+				r.setCode(&rp.ErrorCode, f.Err)
+				rt.Partitions = append(rt.Partitions, rp)
+			}
+			resp.Topics = append(resp.Topics, rt)
+		}
+		return resp
 	}
 	// The rest have a top-level ErrorCode (hasErrorCode); the answer's
 	// other fields keep Kafka's defaults (generation -1, producer id -1).

@@ -45,7 +45,7 @@ func TestLabCommandUsageErrors(t *testing.T) {
 		{"unreachable broker", []string{"fencing", "--broker", "127.0.0.1:1"}, 1, "connection refused"},
 		{"help", []string{"-h"}, 0, "--broker ADDR"},
 		{"help names the consumer-protocol labs", []string{"-h"}, 0, "rebalance-848|fencing-848"},
-		{"help names the record labs", []string{"-h"}, 0, "|replay|zombie|partition"},
+		{"help names the record labs", []string{"-h"}, 0, "|replay|zombie|exactly-once|partition|identity"},
 		{"unreachable broker, consumer protocol", []string{"rebalance-848", "--broker", "127.0.0.1:1"}, 1, "connection refused"},
 	}
 	for _, tc := range cases {
