@@ -43,3 +43,37 @@ func TestTxnOffsetCommitStagesUntilEndTxn(t *testing.T) {
 	require.Zero(t, got.ErrorCode)
 	require.Equal(t, int64(7), got.Offset)
 }
+
+// TestTxnOffsetCommitFencedInstance: a TxnOffsetCommit v3 is asked "who
+// are you?" first, as an OffsetCommit is: the replaced run of static
+// member a, naming its instance, is FENCED_INSTANCE_ID; without the
+// instance id it is an unknown member; the current run's commit is
+// staged. Nothing the fenced ones sent is staged.
+func TestTxnOffsetCommitFencedInstance(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	old, current := e.staticRestart("g")
+	pid, epoch := e.txnInit("tx")
+	aoReq := kmsg.NewPtrAddOffsetsToTxnRequest()
+	aoReq.Version, aoReq.TransactionalID, aoReq.ProducerID, aoReq.ProducerEpoch, aoReq.Group = 3, "tx", pid, epoch, "g"
+	require.Zero(t, call[*kmsg.AddOffsetsToTxnResponse](e, "p", aoReq).ErrorCode)
+	a := "a"
+	commit := func(member string, instance *string) int16 {
+		req := kmsg.NewPtrTxnOffsetCommitRequest()
+		req.Version, req.TransactionalID, req.ProducerID, req.ProducerEpoch = 3, "tx", pid, epoch
+		req.Group, req.MemberID, req.InstanceID, req.Generation = "g", member, instance, 1
+		req.Topics = []kmsg.TxnOffsetCommitRequestTopic{{Topic: "orders", Partitions: []kmsg.TxnOffsetCommitRequestTopicPartition{{Partition: 0, Offset: 7, LeaderEpoch: -1}}}}
+		return call[*kmsg.TxnOffsetCommitResponse](e, "p", req).Topics[0].Partitions[0].ErrorCode
+	}
+	fetch := func() int16 {
+		req := kmsg.NewPtrOffsetFetchRequest()
+		req.Version, req.Group, req.RequireStable = 7, "g", true
+		req.Topics = []kmsg.OffsetFetchRequestTopic{{Topic: "orders", Partitions: []int32{0}}}
+		return call[*kmsg.OffsetFetchResponse](e, "c", req).Topics[0].Partitions[0].ErrorCode
+	}
+	require.Equal(t, kerr.FencedInstanceID.Code, commit(old, &a))
+	require.Equal(t, kerr.UnknownMemberID.Code, commit(old, nil))
+	require.Zero(t, fetch(), "nothing staged for partition 0")
+	require.Zero(t, commit(current, &a))
+	require.Equal(t, kerr.UnstableOffsetCommit.Code, fetch(), "the current run's offset is staged")
+}
