@@ -41,14 +41,7 @@ func (s *Server) handleOffsetCommit(r *request, req *kmsg.OffsetCommitRequest) k
 	var entries []offsets.Entry
 	for _, t := range req.Topics {
 		for _, p := range t.Partitions {
-			e := offsets.Entry{Topic: t.Topic, Partition: p.Partition, Offset: p.Offset, LeaderEpoch: offsets.NoLeaderEpoch}
-			if p.Metadata != nil {
-				e.Metadata = *p.Metadata
-			}
-			if req.Version >= 6 {
-				e.LeaderEpoch = p.LeaderEpoch
-			}
-			entries = append(entries, e)
+			entries = append(entries, commitEntry(t.Topic, p.Partition, p.Offset, p.Metadata, p.LeaderEpoch, req.Version >= 6))
 		}
 	}
 	start := time.Now()
@@ -75,4 +68,18 @@ func (s *Server) handleOffsetCommit(r *request, req *kmsg.OffsetCommitRequest) k
 		resp.Topics = append(resp.Topics, rt)
 	}
 	return resp
+}
+
+// commitEntry is one partition of an OffsetCommit or a TxnOffsetCommit
+// as the offset store keeps it; withEpoch says the request's version
+// carries the leader epoch (OffsetCommit v6+, TxnOffsetCommit v2+).
+func commitEntry(topic string, partition int32, offset int64, metadata *string, leaderEpoch int32, withEpoch bool) offsets.Entry {
+	e := offsets.Entry{Topic: topic, Partition: partition, Offset: offset, LeaderEpoch: offsets.NoLeaderEpoch}
+	if metadata != nil {
+		e.Metadata = *metadata
+	}
+	if withEpoch {
+		e.LeaderEpoch = leaderEpoch
+	}
+	return e
 }

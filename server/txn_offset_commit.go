@@ -35,14 +35,7 @@ func (s *Server) handleTxnOffsetCommit(r *request, req *kmsg.TxnOffsetCommitRequ
 	var entries []offsets.Entry
 	for _, t := range req.Topics {
 		for _, p := range t.Partitions {
-			e := offsets.Entry{Topic: t.Topic, Partition: p.Partition, Offset: p.Offset, LeaderEpoch: offsets.NoLeaderEpoch}
-			if p.Metadata != nil {
-				e.Metadata = *p.Metadata
-			}
-			if req.Version >= 2 {
-				e.LeaderEpoch = p.LeaderEpoch
-			}
-			entries = append(entries, e)
+			entries = append(entries, commitEntry(t.Topic, p.Partition, p.Offset, p.Metadata, p.LeaderEpoch, req.Version >= 2))
 		}
 	}
 	cr := coordinator.CommitRequest{Group: req.Group, MemberID: req.MemberID, Generation: req.Generation, Entries: entries,
