@@ -32,6 +32,7 @@ import (
 	"github.com/minibroker/minibroker/coordinator"
 	"github.com/minibroker/minibroker/internal/catalog"
 	"github.com/minibroker/minibroker/internal/datadir"
+	"github.com/minibroker/minibroker/internal/topics"
 	"github.com/minibroker/minibroker/offsets"
 	"github.com/minibroker/minibroker/records"
 	"github.com/minibroker/minibroker/server"
@@ -54,6 +55,7 @@ type Broker struct {
 	store   offsetStore
 	log     *records.Log
 	coord   *coordinator.Coordinator
+	topics  *topics.Admin
 	faults  *server.Faults
 
 	lock      *datadir.Dir // nil in memory; released once stopped
@@ -152,13 +154,17 @@ func Start(ctx context.Context, cfg Config) (_ *Broker, err error) {
 	if b.coord, err = coordinator.New(coordCfg); err != nil {
 		return nil, err
 	}
+	b.topics = &topics.Admin{Catalog: b.catalog, Log: b.log, Coordinator: b.coord, Logger: b.logger}
+	if err := b.topics.Finish(); err != nil {
+		return nil, err
+	}
 	b.faults = server.NewFaults(b.logger)
 	srvCfg := server.Config{
 		Coordinator: b.coord, Catalog: b.catalog, Log: b.log, Logger: b.logger, Advertise: cfg.Advertise,
 		AutoCreateTopics: !cfg.NoAutoCreateTopics, DefaultPartitions: cfg.DefaultPartitions, MaxFetchBytes: cfg.MaxFetchBytes,
 		MaxFrameBytes: cfg.MaxFrameBytes, MaxInFlightBytes: cfg.MaxInFlightBytes, ExpiryInterval: expiry, MaxFetchWait: cfg.MaxFetchWait,
 		MaxConnections: cfg.MaxConnections, IdleTimeout: cfg.IdleTimeout, FrameReadTimeout: cfg.FrameReadTimeout,
-		TLS: cfg.TLS, Faults: b.faults,
+		TLS: cfg.TLS, Faults: b.faults, Topics: b.topics,
 	}
 	if recorder != nil {
 		srvCfg.Observer = recorder
@@ -171,7 +177,7 @@ func Start(ctx context.Context, cfg Config) (_ *Broker, err error) {
 	if recorder != nil {
 		adm, err = admin.New(admin.Config{
 			Coordinator: b.coord, Catalog: b.catalog, Recorder: recorder, Clock: b.clock, Logger: b.logger,
-			Token: cfg.AdminToken, OffsetStats: b.store.Stats, Log: b.log, Faults: b.faults,
+			Token: cfg.AdminToken, OffsetStats: b.store.Stats, Log: b.log, Faults: b.faults, Topics: b.topics,
 		})
 		if err != nil {
 			return nil, err
@@ -302,6 +308,15 @@ func (b *Broker) Catalog() *catalog.Catalog { return b.catalog }
 // CreateTopic adds a topic, as CreateTopics does over the wire.
 func (b *Broker) CreateTopic(name string, partitions int32) error {
 	_, err := b.catalog.Create(name, partitions)
+	return err
+}
+
+// DeleteTopic deletes a topic, as DeleteTopics does over the wire: its
+// catalog entry, logs and committed offsets, and a new generation for
+// the groups that subscribe to it. An unknown topic is an error wrapping
+// catalog.ErrUnknownTopic.
+func (b *Broker) DeleteTopic(name string) error {
+	_, err := b.topics.Delete(name)
 	return err
 }
 

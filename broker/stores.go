@@ -8,6 +8,7 @@ import (
 
 	"github.com/minibroker/minibroker/admin"
 	"github.com/minibroker/minibroker/internal/catalog"
+	"github.com/minibroker/minibroker/internal/topics"
 	"github.com/minibroker/minibroker/offsets"
 	"github.com/minibroker/minibroker/records"
 )
@@ -47,6 +48,9 @@ func openCatalog(cfg Config, logger *slog.Logger, log *records.Log) (*catalog.Ca
 			}
 		}})
 	if err != nil {
+		return nil, err
+	}
+	if err := topics.FinishLogs(cat, log, logger); err != nil {
 		return nil, err
 	}
 	if cfg.DataDir != "" {

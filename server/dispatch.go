@@ -36,6 +36,7 @@ func handlers() map[kmsg.Key]handler {
 		kmsg.DescribeGroups:  typed((*Server).handleDescribeGroups),
 		kmsg.ListGroups:      typed((*Server).handleListGroups),
 		kmsg.CreateTopics:    typed((*Server).handleCreateTopics),
+		kmsg.DeleteTopics:    typed((*Server).handleDeleteTopics),
 		kmsg.ListOffsets:     typed((*Server).handleListOffsets),
 		kmsg.Fetch:           typed((*Server).handleFetch),
 		kmsg.Produce:         typed((*Server).handleProduce),

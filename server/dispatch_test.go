@@ -113,6 +113,8 @@ func fuzzSeed(key, version int16) kmsg.Request {
 		return r
 	case int16(kmsg.CreateTopics):
 		return createRequest(version, false, createTopic("invoices", 3, 1), createTopic("orders", 1, 1))
+	case int16(kmsg.DeleteTopics):
+		return deleteByName(version, "payments", "nope", "../x")
 	case int16(kmsg.ListOffsets):
 		r := kmsg.NewPtrListOffsetsRequest()
 		r.Topics = []kmsg.ListOffsetsRequestTopic{{Topic: "orders", Partitions: []kmsg.ListOffsetsRequestTopicPartition{{Partition: 0, Timestamp: -1}}}}
