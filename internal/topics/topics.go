@@ -29,8 +29,9 @@ type Admin struct {
 	Logger      *slog.Logger // nil: discard
 }
 
-// step is a test's hook after each step of a delete ("journaled",
-// "logs", "offsets"); the crash test kills the process there.
+// step is a test's hook before a delete ("start") and after each of its
+// steps ("journaled", "logs", "offsets"); the crash test kills the
+// process there.
 var step = func(string) {}
 
 // Delete deletes topic name: the catalog's journal line (from then on the
@@ -45,6 +46,7 @@ func (a *Admin) Delete(name string) (catalog.Topic, error) {
 	if !catalog.ValidTopicName(name) {
 		return catalog.Topic{}, fmt.Errorf("%w: %q", catalog.ErrInvalidTopic, name)
 	}
+	step("start")
 	t, err := a.Catalog.Delete(name)
 	if err != nil {
 		return catalog.Topic{}, err
