@@ -6,6 +6,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/minibroker/minibroker/protocol"
@@ -189,6 +190,24 @@ var versionCases = map[kmsg.Key]versionCase{
 		assert.Equal(t, []kmsg.OffsetDeleteResponseTopic{{Topic: "orders", Partitions: []kmsg.OffsetDeleteResponseTopicPartition{{Partition: 0}}}}, resp.Topics)
 		assert.Equal(t, map[string]int64{"orders-0": -1, "orders-1": 4}, fetchOffsets(t, c, group, tp{"orders", 0, 0}, tp{"orders", 1, 0}))
 	},
+	kmsg.DeleteTopics: func(t *testing.T, c *protocol.Client, v int16, group string) {
+		ensureTopic(t, c, group, 2)
+		produceValues(t, c, group, 1, "a")
+		req := kmsg.NewPtrDeleteTopicsRequest()
+		req.Version = v
+		if v >= 6 {
+			rt := kmsg.NewDeleteTopicsRequestTopic()
+			rt.Topic = kmsg.StringPtr(group)
+			req.Topics = []kmsg.DeleteTopicsRequestTopic{rt}
+		} else {
+			req.TopicNames = []string{group}
+		}
+		for i, want := range []int16{codeNone, kerr.UnknownTopicOrPartition.Code} {
+			resp := do[*kmsg.DeleteTopicsResponse](t, c, req)
+			require.Len(t, resp.Topics, 1)
+			assert.Equal(t, want, resp.Topics[0].ErrorCode, "delete %d", i+1)
+		}
+	},
 	kmsg.Fetch: func(t *testing.T, c *protocol.Client, v int16, group string) {
 		ensureTopic(t, c, group)
 		produceValues(t, c, group, 0, "a", "b")
@@ -267,7 +286,7 @@ func TestWireAdvertisedVersions(t *testing.T) {
 		"ApiVersions": "0-4", "Metadata": "0-12", "FindCoordinator": "0-6", "JoinGroup": "0-9", "SyncGroup": "0-5",
 		"Heartbeat": "0-4", "LeaveGroup": "0-5", "OffsetCommit": "0-9", "OffsetFetch": "1-9", "DescribeGroups": "0-5",
 		"ListGroups": "0-5", "CreateTopics": "0-7", "ListOffsets": "0-7", "Fetch": "4-12",
-		"DeleteGroups": "0-2", "OffsetDelete": "0-0",
+		"DeleteGroups": "0-2", "OffsetDelete": "0-0", "DeleteTopics": "1-6",
 		"Produce": "3-12", "InitProducerID": "0-4",
 		"ConsumerGroupHeartbeat": "0-1", "ConsumerGroupDescribe": "0-1",
 	}, got)
@@ -298,6 +317,7 @@ func TestWireUnsupportedVersionsClose(t *testing.T) {
 		{"Fetch v3", func() kmsg.Request { r := kmsg.NewPtrFetchRequest(); r.Version = 3; return r }()},
 		{"OffsetFetch v0", func() kmsg.Request { r := kmsg.NewPtrOffsetFetchRequest(); r.Version, r.Group = 0, "g"; return r }()},
 		{"Metadata v13", metadataRequest(13, nil)},
+		{"DeleteTopics v0", func() kmsg.Request { r := kmsg.NewPtrDeleteTopicsRequest(); r.Version = 0; return r }()},
 		{"DeleteGroups v3", deleteGroupsRequest(3, "g")},
 		{"Produce v2", produce(2)},
 		{"Produce v13", produce(13)},
