@@ -94,3 +94,74 @@ func TestKadmDeleteTopicUnderConsumer(t *testing.T) {
 		require.Zero(t, o.Offset, "%s-%d: an empty log", o.Topic, o.Partition)
 	})
 }
+
+// TestKadmCreatePartitionsUnderConsumer: kadm adds partitions to a topic
+// two kgo members consume. The group moves to a new generation with the
+// reason "partitions added", the members own all the partitions between
+// them, and records produced to the new partitions are consumed. Fewer or
+// equal partitions, and a count past the broker's cap (100,000 in all), are
+// INVALID_PARTITIONS; ValidateOnly changes nothing.
+func TestKadmCreatePartitionsUnderConsumer(t *testing.T) {
+	t.Parallel()
+	b := startBroker(t, kgoConfig(t, map[string]int32{"orders": 2}))
+	adm := b.admin(t)
+	ctx := kadmCtx(t)
+	m1 := newKgoMember(t, b, "a", kgoMemberConfig{Group: "g", Topics: []string{"orders"}})
+	m2 := newKgoMember(t, b, "b", kgoMemberConfig{Group: "g", Topics: []string{"orders"}})
+	before := waitKgoConverged(t, b, "g", "orders", 2, m1, m2)
+
+	checked, err := adm.ValidateCreatePartitions(ctx, 3, "orders")
+	require.NoError(t, err)
+	require.NoError(t, checked["orders"].Err)
+	n, _ := b.Catalog().Partitions("orders")
+	require.Equal(t, int32(2), n, "validate only")
+
+	added, err := adm.CreatePartitions(ctx, 3, "orders")
+	require.NoError(t, err)
+	require.NoError(t, added["orders"].Err)
+	after := waitKgoConverged(t, b, "g", "orders", 5, m1, m2)
+	require.Greater(t, after, before)
+	reasons := []string{}
+	for _, r := range b.Logs.Find("rebalance complete") {
+		if r.Attrs["group"] == "g" {
+			reasons = append(reasons, r.Attrs["reason"])
+		}
+	}
+	require.Contains(t, reasons, "partitions added")
+
+	produced := kgoProduceAll(t, b, "orders", "new", 40)
+	want := 0
+	for p, recs := range produced {
+		if p >= 2 {
+			want += len(recs)
+		}
+	}
+	require.NotZero(t, want, "some records went to the new partitions")
+	kgoEventually(t, kgoWait, func() string {
+		got := 0
+		for _, m := range []*kgoMember{m1, m2} {
+			for _, r := range m.Records() {
+				if (strings.HasPrefix(r, "2@") || strings.HasPrefix(r, "3@") || strings.HasPrefix(r, "4@")) && strings.Contains(r, ":new-") {
+					got++
+				}
+			}
+		}
+		if got < want {
+			return "the new partitions' records are not all consumed yet"
+		}
+		return ""
+	})
+
+	same, err := adm.UpdatePartitions(ctx, 5, "orders")
+	require.NoError(t, err)
+	require.ErrorIs(t, same["orders"].Err, kerr.InvalidPartitions)
+	fewer, err := adm.UpdatePartitions(ctx, 1, "orders")
+	require.NoError(t, err)
+	require.ErrorIs(t, fewer["orders"].Err, kerr.InvalidPartitions)
+	huge, err := adm.UpdatePartitions(ctx, 100_001, "orders")
+	require.NoError(t, err)
+	require.ErrorIs(t, huge["orders"].Err, kerr.InvalidPartitions, "past the broker's cap of 100,000 partitions in all")
+	require.Contains(t, huge["orders"].ErrMessage, "limit 100000")
+	n, _ = b.Catalog().Partitions("orders")
+	require.Equal(t, int32(5), n)
+}

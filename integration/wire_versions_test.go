@@ -190,6 +190,18 @@ var versionCases = map[kmsg.Key]versionCase{
 		assert.Equal(t, []kmsg.OffsetDeleteResponseTopic{{Topic: "orders", Partitions: []kmsg.OffsetDeleteResponseTopicPartition{{Partition: 0}}}}, resp.Topics)
 		assert.Equal(t, map[string]int64{"orders-0": -1, "orders-1": 4}, fetchOffsets(t, c, group, tp{"orders", 0, 0}, tp{"orders", 1, 0}))
 	},
+	kmsg.CreatePartitions: func(t *testing.T, c *protocol.Client, v int16, group string) {
+		ensureTopic(t, c, group, 1)
+		req := kmsg.NewPtrCreatePartitionsRequest()
+		req.Version = v
+		req.Topics = []kmsg.CreatePartitionsRequestTopic{{Topic: group, Count: 3}}
+		for i, want := range []int16{codeNone, kerr.InvalidPartitions.Code} {
+			resp := do[*kmsg.CreatePartitionsResponse](t, c, req)
+			require.Len(t, resp.Topics, 1)
+			assert.Equal(t, want, resp.Topics[0].ErrorCode, "add %d", i+1)
+		}
+		produceValues(t, c, group, 2, "on the new partition")
+	},
 	kmsg.DeleteTopics: func(t *testing.T, c *protocol.Client, v int16, group string) {
 		ensureTopic(t, c, group, 2)
 		produceValues(t, c, group, 1, "a")
@@ -286,7 +298,7 @@ func TestWireAdvertisedVersions(t *testing.T) {
 		"ApiVersions": "0-4", "Metadata": "0-12", "FindCoordinator": "0-6", "JoinGroup": "0-9", "SyncGroup": "0-5",
 		"Heartbeat": "0-4", "LeaveGroup": "0-5", "OffsetCommit": "0-9", "OffsetFetch": "1-9", "DescribeGroups": "0-5",
 		"ListGroups": "0-5", "CreateTopics": "0-7", "ListOffsets": "0-7", "Fetch": "4-12",
-		"DeleteGroups": "0-2", "OffsetDelete": "0-0", "DeleteTopics": "1-6",
+		"DeleteGroups": "0-2", "OffsetDelete": "0-0", "DeleteTopics": "1-6", "CreatePartitions": "0-3",
 		"Produce": "3-12", "InitProducerID": "0-4",
 		"ConsumerGroupHeartbeat": "0-1", "ConsumerGroupDescribe": "0-1",
 	}, got)

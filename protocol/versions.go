@@ -37,6 +37,7 @@ var supportedVersions = [...]VersionRange{
 	{Key: 19, Min: 0, Max: 7}, // CreateTopics
 	{Key: 20, Min: 1, Max: 6}, // DeleteTopics; v6 by topic id (Kafka 4 dropped v0)
 	{Key: 22, Min: 0, Max: 4}, // InitProducerId; v5 adds transaction.version 2
+	{Key: 37, Min: 0, Max: 3}, // CreatePartitions
 	{Key: 42, Min: 0, Max: 2}, // DeleteGroups; v3 adds error messages
 	{Key: 47, Min: 0, Max: 0}, // OffsetDelete (KIP-496)
 	{Key: 68, Min: 0, Max: 1}, // ConsumerGroupHeartbeat (KIP-848); v1 client-made member ids

@@ -113,6 +113,11 @@ func fuzzSeed(key, version int16) kmsg.Request {
 		return r
 	case int16(kmsg.CreateTopics):
 		return createRequest(version, false, createTopic("invoices", 3, 1), createTopic("orders", 1, 1))
+	case int16(kmsg.CreatePartitions):
+		r := kmsg.NewPtrCreatePartitionsRequest()
+		r.Topics = []kmsg.CreatePartitionsRequestTopic{{Topic: "orders", Count: 6}, {Topic: "payments", Count: 1}, {Topic: "nope", Count: 2}}
+		r.SetVersion(version)
+		return r
 	case int16(kmsg.DeleteTopics):
 		return deleteByName(version, "payments", "nope", "../x")
 	case int16(kmsg.ListOffsets):

@@ -88,6 +88,10 @@ type Config struct {
 	// not be saved: the broker deletes the partition logs again, so a
 	// failed Create leaves nothing on disk.
 	Abandon func(Topic)
+	// AbandonFrom, if set, runs for a topic whose new partitions
+	// (AddPartitions) Prepare made and that could not be saved: the
+	// broker deletes the partitions from the first number given on.
+	AbandonFrom func(t Topic, from int32)
 	// Logger receives the catalog's events (topics created, a version 1
 	// file upgraded). Default: discard.
 	Logger *slog.Logger
@@ -100,6 +104,7 @@ type Catalog struct {
 	maxPartitions int
 	prepare       func(Topic) error
 	abandon       func(Topic)
+	abandonFrom   func(Topic, int32)
 	logger        *slog.Logger
 
 	// create serializes Create, so that topics are saved in the order
@@ -122,6 +127,7 @@ func Open(cfg Config) (*Catalog, error) {
 		maxPartitions: cfg.MaxPartitions,
 		prepare:       cfg.Prepare,
 		abandon:       cfg.Abandon,
+		abandonFrom:   cfg.AbandonFrom,
 		logger:        cfg.Logger,
 		topics:        map[string]Topic{},
 		byID:          map[ID]string{},

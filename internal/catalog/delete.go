@@ -48,6 +48,13 @@ func (st *state) apply(e entry) error {
 		delete(st.topics, t.Name)
 		delete(st.ids, t.ID)
 		st.deleting[t.Name] = t.ID
+	case opPartitions:
+		old, ok := st.topics[t.Name]
+		if !ok || old.ID != t.ID || t.Partitions <= old.Partitions {
+			return fmt.Errorf("%d partitions for topic %q id %s, which the catalog does not have with fewer", t.Partitions, t.Name, t.ID)
+		}
+		old.Partitions = t.Partitions
+		st.topics[t.Name] = old
 	case opPurge:
 		if id, ok := st.deleting[t.Name]; !ok || id != t.ID {
 			return fmt.Errorf("purge of topic %q id %s, which is not being deleted", t.Name, t.ID)

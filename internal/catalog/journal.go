@@ -54,8 +54,9 @@ type journalEntry struct {
 
 // The journal's operations beside a create (delete.go).
 const (
-	opDelete = "delete"
-	opPurge  = "purge"
+	opDelete     = "delete"
+	opPurge      = "purge"
+	opPartitions = "partitions" // a new, larger partition count
 )
 
 // entry is one decoded journal line.
@@ -156,9 +157,9 @@ func decodeEntry(b []byte) (entry, error) {
 	switch {
 	case !ValidTopicName(e.Topic):
 		return entry{}, fmt.Errorf("topic %q: invalid name", e.Topic)
-	case e.Op != "" && e.Op != opDelete && e.Op != opPurge:
+	case e.Op != "" && e.Op != opDelete && e.Op != opPurge && e.Op != opPartitions:
 		return entry{}, fmt.Errorf("topic %q: unknown op %q", e.Topic, e.Op)
-	case e.Op == "" && e.Partitions < 1:
+	case (e.Op == "" || e.Op == opPartitions) && e.Partitions < 1:
 		return entry{}, fmt.Errorf("topic %q has %d partitions", e.Topic, e.Partitions)
 	}
 	return entry{op: e.Op, t: Topic{Name: e.Topic, Partitions: e.Partitions, ID: id}, seq: e.Seq}, nil

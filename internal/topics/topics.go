@@ -104,3 +104,20 @@ func (a *Admin) logger() *slog.Logger {
 	}
 	return a.Logger
 }
+
+// AddPartitions raises topic name's partition count to total (the
+// catalog saves it after the new partitions' logs exist) and gives a new
+// generation, reason "partitions added", to exactly the groups that
+// subscribe to it, whose assignment then covers the new partitions. With
+// validateOnly it only checks. It returns the topic as it is after.
+func (a *Admin) AddPartitions(name string, total int32, validateOnly bool) (catalog.Topic, error) {
+	if validateOnly {
+		return a.Catalog.CheckPartitions(name, total)
+	}
+	t, err := a.Catalog.AddPartitions(name, total)
+	if err != nil {
+		return catalog.Topic{}, err
+	}
+	a.Coordinator.TopicsChanged(coordinator.ReasonPartitionsAdded, name)
+	return t, nil
+}
