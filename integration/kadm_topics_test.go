@@ -165,3 +165,45 @@ func TestKadmCreatePartitionsUnderConsumer(t *testing.T) {
 	n, _ = b.Catalog().Partitions("orders")
 	require.Equal(t, int32(5), n)
 }
+
+// TestKadmDeleteRecordsUnderConsumer: kadm moves the log start of a
+// partition a kgo group has committed below; ListStartOffsets shows it,
+// a delete past the high watermark is OFFSET_OUT_OF_RANGE, and the kgo
+// member that then starts from the old commit is refused the deleted
+// offsets (OFFSET_OUT_OF_RANGE), resets to the new log start and
+// consumes from there: not one deleted record is served.
+func TestKadmDeleteRecordsUnderConsumer(t *testing.T) {
+	t.Parallel()
+	b := startBroker(t, kgoConfig(t, map[string]int32{"orders": 1}))
+	adm := b.admin(t)
+	ctx := kadmCtx(t)
+	kgoProduceAll(t, b, "orders", "v", 10)
+	offs := kadm.Offsets{}
+	offs.AddOffset("orders", 0, 2, -1)
+	require.NoError(t, adm.CommitAllOffsets(ctx, "g", offs))
+
+	del := kadm.Offsets{}
+	del.AddOffset("orders", 0, 6, -1)
+	deleted, err := adm.DeleteRecords(ctx, del)
+	require.NoError(t, err)
+	require.NoError(t, deleted["orders"][0].Err)
+	require.Equal(t, int64(6), deleted["orders"][0].LowWatermark)
+	starts, err := adm.ListStartOffsets(ctx, "orders")
+	require.NoError(t, err)
+	start, _ := starts.Lookup("orders", 0)
+	require.Equal(t, int64(6), start.Offset)
+	past := kadm.Offsets{}
+	past.AddOffset("orders", 0, 11, -1)
+	refused, err := adm.DeleteRecords(ctx, past)
+	require.NoError(t, err)
+	require.ErrorIs(t, refused["orders"][0].Err, kerr.OffsetOutOfRange)
+
+	m := newKgoMember(t, b, "a", kgoMemberConfig{Group: "g", Topics: []string{"orders"}})
+	kgoEventually(t, kgoWait, func() string {
+		if len(m.Records()) < 4 {
+			return "the member has not consumed the records left"
+		}
+		return ""
+	})
+	require.Equal(t, []string{"0@6:v-0006", "0@7:v-0007", "0@8:v-0008", "0@9:v-0009"}, m.Records())
+}

@@ -202,6 +202,17 @@ var versionCases = map[kmsg.Key]versionCase{
 		}
 		produceValues(t, c, group, 2, "on the new partition")
 	},
+	kmsg.DeleteRecords: func(t *testing.T, c *protocol.Client, v int16, group string) {
+		ensureTopic(t, c, group, 1)
+		produceValues(t, c, group, 0, "a", "b", "c")
+		req := kmsg.NewPtrDeleteRecordsRequest()
+		req.Version = v
+		req.Topics = []kmsg.DeleteRecordsRequestTopic{{Topic: group, Partitions: []kmsg.DeleteRecordsRequestTopicPartition{{Partition: 0, Offset: 2}}}}
+		resp := do[*kmsg.DeleteRecordsResponse](t, c, req)
+		require.Len(t, resp.Topics, 1)
+		assert.Equal(t, codeNone, resp.Topics[0].Partitions[0].ErrorCode)
+		assert.Equal(t, int64(2), resp.Topics[0].Partitions[0].LowWatermark)
+	},
 	kmsg.DeleteTopics: func(t *testing.T, c *protocol.Client, v int16, group string) {
 		ensureTopic(t, c, group, 2)
 		produceValues(t, c, group, 1, "a")
@@ -298,7 +309,7 @@ func TestWireAdvertisedVersions(t *testing.T) {
 		"ApiVersions": "0-4", "Metadata": "0-12", "FindCoordinator": "0-6", "JoinGroup": "0-9", "SyncGroup": "0-5",
 		"Heartbeat": "0-4", "LeaveGroup": "0-5", "OffsetCommit": "0-9", "OffsetFetch": "1-9", "DescribeGroups": "0-5",
 		"ListGroups": "0-5", "CreateTopics": "0-7", "ListOffsets": "0-7", "Fetch": "4-12",
-		"DeleteGroups": "0-2", "OffsetDelete": "0-0", "DeleteTopics": "1-6", "CreatePartitions": "0-3",
+		"DeleteGroups": "0-2", "OffsetDelete": "0-0", "DeleteTopics": "1-6", "CreatePartitions": "0-3", "DeleteRecords": "0-2",
 		"Produce": "3-12", "InitProducerID": "0-4",
 		"ConsumerGroupHeartbeat": "0-1", "ConsumerGroupDescribe": "0-1",
 	}, got)

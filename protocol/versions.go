@@ -36,6 +36,7 @@ var supportedVersions = [...]VersionRange{
 	{Key: 18, Min: 0, Max: 4}, // ApiVersions; v5 adds ClusterID/NodeID
 	{Key: 19, Min: 0, Max: 7}, // CreateTopics
 	{Key: 20, Min: 1, Max: 6}, // DeleteTopics; v6 by topic id (Kafka 4 dropped v0)
+	{Key: 21, Min: 0, Max: 2}, // DeleteRecords
 	{Key: 22, Min: 0, Max: 4}, // InitProducerId; v5 adds transaction.version 2
 	{Key: 37, Min: 0, Max: 3}, // CreatePartitions
 	{Key: 42, Min: 0, Max: 2}, // DeleteGroups; v3 adds error messages

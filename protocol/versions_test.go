@@ -28,6 +28,7 @@ func TestSupportedVersionsTable(t *testing.T) {
 		{Key: int16(kmsg.ApiVersions), Min: 0, Max: 4},
 		{Key: int16(kmsg.CreateTopics), Min: 0, Max: 7},
 		{Key: int16(kmsg.DeleteTopics), Min: 1, Max: 6},
+		{Key: int16(kmsg.DeleteRecords), Min: 0, Max: 2},
 		{Key: int16(kmsg.InitProducerID), Min: 0, Max: 4},
 		{Key: int16(kmsg.CreatePartitions), Min: 0, Max: 3},
 		{Key: int16(kmsg.DeleteGroups), Min: 0, Max: 2},

@@ -45,6 +45,7 @@ func handlers() map[kmsg.Key]handler {
 		kmsg.OffsetDelete:    typed((*Server).handleOffsetDelete),
 
 		kmsg.CreatePartitions: typed((*Server).handleCreatePartitions),
+		kmsg.DeleteRecords:    typed((*Server).handleDeleteRecords),
 
 		kmsg.ConsumerGroupHeartbeat: typed((*Server).handleConsumerGroupHeartbeat),
 		kmsg.ConsumerGroupDescribe:  typed((*Server).handleConsumerGroupDescribe),

@@ -118,6 +118,11 @@ func fuzzSeed(key, version int16) kmsg.Request {
 		r.Topics = []kmsg.CreatePartitionsRequestTopic{{Topic: "orders", Count: 6}, {Topic: "payments", Count: 1}, {Topic: "nope", Count: 2}}
 		r.SetVersion(version)
 		return r
+	case int16(kmsg.DeleteRecords):
+		r := kmsg.NewPtrDeleteRecordsRequest()
+		r.Topics = []kmsg.DeleteRecordsRequestTopic{{Topic: "orders", Partitions: []kmsg.DeleteRecordsRequestTopicPartition{{Partition: 0, Offset: -1}, {Partition: 9, Offset: 3}}}}
+		r.SetVersion(version)
+		return r
 	case int16(kmsg.DeleteTopics):
 		return deleteByName(version, "payments", "nope", "../x")
 	case int16(kmsg.ListOffsets):
