@@ -17,6 +17,7 @@ import (
 	"github.com/minibroker/minibroker/clock"
 	"github.com/minibroker/minibroker/coordinator"
 	"github.com/minibroker/minibroker/internal/catalog"
+	"github.com/minibroker/minibroker/internal/topics"
 	"github.com/minibroker/minibroker/offsets"
 	"github.com/minibroker/minibroker/server"
 )
@@ -64,6 +65,9 @@ type Config struct {
 	// Faults is the server's fault registry, for /v1/faults and the
 	// faults' metrics. Default: none; POST /v1/faults answers 404.
 	Faults *server.Faults
+	// Topics deletes topics for DELETE /v1/topics/{name}. Default: none;
+	// that route answers 404.
+	Topics *topics.Admin
 }
 
 // DefaultMaxConnections is Config.MaxConnections's default: a handful of
@@ -122,6 +126,7 @@ type Server struct {
 	log         Log // nil: no log offsets
 	faults      *server.Faults
 	txns        Transactions // nil: no transactions listed
+	topics      *topics.Admin
 	handler     http.Handler // the mux behind the guard
 
 	mu    sync.Mutex
@@ -146,6 +151,7 @@ func New(cfg Config) (*Server, error) {
 		log:         cfg.Log,
 		faults:      cfg.Faults,
 		txns:        cfg.Transactions,
+		topics:      cfg.Topics,
 	}
 	if s.maxConns == 0 {
 		s.maxConns = DefaultMaxConnections
@@ -171,6 +177,7 @@ func New(cfg Config) (*Server, error) {
 	mux.HandleFunc("POST /v1/groups/{group}/members/{member}/expire", s.handleExpireMember)
 	mux.HandleFunc("POST /v1/groups/{group}/rebalance", s.handleRebalance)
 	mux.HandleFunc("DELETE /v1/groups/{group}", s.handleDeleteGroup)
+	mux.HandleFunc("DELETE /v1/topics/{topic}", s.handleDeleteTopic)
 	mux.HandleFunc("POST /v1/faults", s.handleInjectFault)
 	mux.HandleFunc("GET /v1/faults", s.handleFaults)
 	mux.HandleFunc("DELETE /v1/faults/{id}", s.handleRemoveFault)

@@ -19,6 +19,7 @@ import (
 	"github.com/minibroker/minibroker/coordinator"
 	"github.com/minibroker/minibroker/internal/catalog"
 	"github.com/minibroker/minibroker/internal/testutil"
+	"github.com/minibroker/minibroker/internal/topics"
 	"github.com/minibroker/minibroker/offsets"
 	"github.com/minibroker/minibroker/records"
 	"github.com/minibroker/minibroker/server"
@@ -85,7 +86,8 @@ func newFixtureWith(t *testing.T, opts fixtureOptions) *fixture {
 	f.coord = coord
 	f.faults = server.NewFaults(logger)
 	f.srv, err = New(Config{Coordinator: coord, Catalog: cat, Recorder: rec, Clock: clk, Logger: logger, Token: opts.token,
-		Log: f.log, MaxPartitionSeries: opts.maxPartitions, Faults: f.faults})
+		Log: f.log, MaxPartitionSeries: opts.maxPartitions, Faults: f.faults,
+		Topics: &topics.Admin{Catalog: cat, Log: f.log, Coordinator: coord, Logger: logger}})
 	require.NoError(t, err)
 	return f
 }

@@ -32,6 +32,7 @@ import (
 	"github.com/minibroker/minibroker/coordinator"
 	"github.com/minibroker/minibroker/internal/catalog"
 	"github.com/minibroker/minibroker/internal/datadir"
+	"github.com/minibroker/minibroker/internal/topics"
 	"github.com/minibroker/minibroker/offsets"
 	"github.com/minibroker/minibroker/records"
 	"github.com/minibroker/minibroker/server"
@@ -55,6 +56,7 @@ type Broker struct {
 	store   offsetStore
 	log     *records.Log
 	coord   *coordinator.Coordinator
+	topics  *topics.Admin
 	faults  *server.Faults
 	srv     *server.Server
 	txns    *txn.Coordinator
@@ -155,6 +157,10 @@ func Start(ctx context.Context, cfg Config) (_ *Broker, err error) {
 	if b.coord, err = coordinator.New(coordCfg); err != nil {
 		return nil, err
 	}
+	b.topics = &topics.Admin{Catalog: b.catalog, Log: b.log, Coordinator: b.coord, Logger: b.logger}
+	if err := b.topics.Finish(); err != nil {
+		return nil, err
+	}
 	b.faults = server.NewFaults(b.logger)
 	if b.txns, err = openTransactions(cfg, b); err != nil {
 		return nil, err
@@ -168,7 +174,7 @@ func Start(ctx context.Context, cfg Config) (_ *Broker, err error) {
 		AutoCreateTopics: !cfg.NoAutoCreateTopics, DefaultPartitions: cfg.DefaultPartitions, MaxFetchBytes: cfg.MaxFetchBytes,
 		MaxFrameBytes: cfg.MaxFrameBytes, MaxInFlightBytes: cfg.MaxInFlightBytes, ExpiryInterval: expiry, MaxFetchWait: cfg.MaxFetchWait,
 		MaxConnections: cfg.MaxConnections, IdleTimeout: cfg.IdleTimeout, FrameReadTimeout: cfg.FrameReadTimeout,
-		TLS: cfg.TLS, Faults: b.faults, SASLUsers: cfg.SASLUsers, Transactions: b.txns,
+		TLS: cfg.TLS, Faults: b.faults, SASLUsers: cfg.SASLUsers, Transactions: b.txns, Topics: b.topics,
 	}
 	if recorder != nil {
 		srvCfg.Observer = recorder
@@ -185,7 +191,7 @@ func Start(ctx context.Context, cfg Config) (_ *Broker, err error) {
 	if recorder != nil {
 		adm, err = admin.New(admin.Config{
 			Coordinator: b.coord, Catalog: b.catalog, Recorder: recorder, Clock: b.clock, Logger: b.logger,
-			Token: cfg.AdminToken, OffsetStats: b.store.Stats, Log: b.log, Faults: b.faults, Transactions: b.txns,
+			Token: cfg.AdminToken, OffsetStats: b.store.Stats, Log: b.log, Faults: b.faults, Transactions: b.txns, Topics: b.topics,
 		})
 		if err != nil {
 			return nil, err
@@ -323,6 +329,15 @@ func (b *Broker) Catalog() *catalog.Catalog { return b.catalog }
 // CreateTopic adds a topic, as CreateTopics does over the wire.
 func (b *Broker) CreateTopic(name string, partitions int32) error {
 	_, err := b.catalog.Create(name, partitions)
+	return err
+}
+
+// DeleteTopic deletes a topic, as DeleteTopics does over the wire: its
+// catalog entry, logs and committed offsets, and a new generation for
+// the groups that subscribe to it. An unknown topic is an error wrapping
+// catalog.ErrUnknownTopic.
+func (b *Broker) DeleteTopic(name string) error {
+	_, err := b.topics.Delete(name)
 	return err
 }
 

@@ -8,6 +8,7 @@ import (
 
 	"github.com/minibroker/minibroker/admin"
 	"github.com/minibroker/minibroker/internal/catalog"
+	"github.com/minibroker/minibroker/internal/topics"
 	"github.com/minibroker/minibroker/offsets"
 	"github.com/minibroker/minibroker/records"
 )
@@ -38,15 +39,14 @@ const LogsDir = "logs"
 // them again if the catalog cannot be saved (Abandon).
 func openCatalog(cfg Config, logger *slog.Logger, log *records.Log) (*catalog.Catalog, error) {
 	cat, err := catalog.Open(catalog.Config{Dir: cfg.DataDir, Logger: logger,
-		Prepare: func(t catalog.Topic) error { return log.CreatePartitions(t.Name, t.Partitions) },
-		Abandon: func(t catalog.Topic) {
-			for i := range t.Partitions {
-				if err := log.RemovePartition(records.TopicPartition{Topic: t.Name, Partition: i}); err != nil {
-					logger.Warn("partition of a topic not saved not removed", "topic", t.Name, "partition", i, "err", err)
-				}
-			}
-		}})
+		Prepare:     func(t catalog.Topic) error { return log.CreatePartitions(t.Name, t.Partitions) },
+		Abandon:     func(t catalog.Topic) { removeFrom(log, logger, t, 0) },
+		AbandonFrom: func(t catalog.Topic, from int32) { removeFrom(log, logger, t, from) },
+	})
 	if err != nil {
+		return nil, err
+	}
+	if err := topics.FinishLogs(cat, log, logger); err != nil {
 		return nil, err
 	}
 	if cfg.DataDir != "" {
@@ -67,6 +67,16 @@ func openCatalog(cfg Config, logger *slog.Logger, log *records.Log) (*catalog.Ca
 		}
 	}
 	return cat, nil
+}
+
+// removeFrom removes t's partitions from number from on, which a create
+// or a partition add that could not be saved made.
+func removeFrom(log *records.Log, logger *slog.Logger, t catalog.Topic, from int32) {
+	for i := from; i < t.Partitions; i++ {
+		if err := log.RemovePartition(records.TopicPartition{Topic: t.Name, Partition: i}); err != nil {
+			logger.Warn("partition of a topic not saved not removed", "topic", t.Name, "partition", i, "err", err)
+		}
+	}
 }
 
 // openOffsets opens the offsets store of the data dir, or one in memory.

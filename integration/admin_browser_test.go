@@ -260,3 +260,33 @@ func adminPageWithScript(t *testing.T, b *testBroker, script string) string {
 	t.Cleanup(front.Close)
 	return front.URL + "/"
 }
+
+// TestAdminBrowserDeletesTopic: each topic on the page has a delete
+// button; clicking it (confirming the dialog) sends DELETE
+// /v1/topics/{name} through the guard, the topic is gone from the
+// catalog and its logs, and the page's next read of the topics no longer
+// lists it.
+func TestAdminBrowserDeletesTopic(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs chromium")
+	}
+	t.Parallel()
+	b := startBroker(t, adminConfig())
+	payments, ok := b.Catalog().Lookup("payments")
+	require.True(t, ok)
+	front := adminPageWithScript(t, b, `
+window.confirm = () => true;
+const clicker = setInterval(() => {
+  const b = document.querySelector('[data-delete-topic="payments"]');
+  if (b) { clearInterval(clicker); b.click(); }
+}, 50);`)
+
+	html := adminChromium(t, "--virtual-time-budget=5000", "--dump-dom", front)
+	_, ok = b.Catalog().Lookup("payments")
+	require.False(t, ok, "the click deleted the topic; page:\n%s", adminTail(html, 6000))
+	_, err := b.Log().PartitionStats("payments", 0)
+	require.Error(t, err, "its logs are gone")
+	require.Contains(t, html, "DELETE /v1/topics/payments \u2192 200 {\"topic\":\"payments\",\"topic_id\":\""+payments.ID.String()+"\",\"partitions\":2,\"deleted\":true}")
+	require.NotContains(t, html, `<tr data-topic="payments">`, "the next read no longer lists it")
+	require.Contains(t, html, `<tr data-topic="orders">`)
+}

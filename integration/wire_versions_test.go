@@ -218,6 +218,47 @@ var versionCases = map[kmsg.Key]versionCase{
 		assert.Equal(t, int32(0), resp.Brokers[0].NodeID)
 		assert.Equal(t, int32(math.MinInt32), resp.ClusterAuthorizedOperations)
 	},
+	kmsg.CreatePartitions: func(t *testing.T, c *protocol.Client, v int16, group string) {
+		ensureTopic(t, c, group, 1)
+		req := kmsg.NewPtrCreatePartitionsRequest()
+		req.Version = v
+		req.Topics = []kmsg.CreatePartitionsRequestTopic{{Topic: group, Count: 3}}
+		for i, want := range []int16{codeNone, kerr.InvalidPartitions.Code} {
+			resp := do[*kmsg.CreatePartitionsResponse](t, c, req)
+			require.Len(t, resp.Topics, 1)
+			assert.Equal(t, want, resp.Topics[0].ErrorCode, "add %d", i+1)
+		}
+		produceValues(t, c, group, 2, "on the new partition")
+	},
+	kmsg.DeleteRecords: func(t *testing.T, c *protocol.Client, v int16, group string) {
+		ensureTopic(t, c, group, 1)
+		produceValues(t, c, group, 0, "a", "b", "c")
+		req := kmsg.NewPtrDeleteRecordsRequest()
+		req.Version = v
+		req.Topics = []kmsg.DeleteRecordsRequestTopic{{Topic: group, Partitions: []kmsg.DeleteRecordsRequestTopicPartition{{Partition: 0, Offset: 2}}}}
+		resp := do[*kmsg.DeleteRecordsResponse](t, c, req)
+		require.Len(t, resp.Topics, 1)
+		assert.Equal(t, codeNone, resp.Topics[0].Partitions[0].ErrorCode)
+		assert.Equal(t, int64(2), resp.Topics[0].Partitions[0].LowWatermark)
+	},
+	kmsg.DeleteTopics: func(t *testing.T, c *protocol.Client, v int16, group string) {
+		ensureTopic(t, c, group, 2)
+		produceValues(t, c, group, 1, "a")
+		req := kmsg.NewPtrDeleteTopicsRequest()
+		req.Version = v
+		if v >= 6 {
+			rt := kmsg.NewDeleteTopicsRequestTopic()
+			rt.Topic = kmsg.StringPtr(group)
+			req.Topics = []kmsg.DeleteTopicsRequestTopic{rt}
+		} else {
+			req.TopicNames = []string{group}
+		}
+		for i, want := range []int16{codeNone, kerr.UnknownTopicOrPartition.Code} {
+			resp := do[*kmsg.DeleteTopicsResponse](t, c, req)
+			require.Len(t, resp.Topics, 1)
+			assert.Equal(t, want, resp.Topics[0].ErrorCode, "delete %d", i+1)
+		}
+	},
 	kmsg.Fetch: func(t *testing.T, c *protocol.Client, v int16, group string) {
 		ensureTopic(t, c, group)
 		produceValues(t, c, group, 0, "a", "b")
@@ -296,7 +337,7 @@ func TestWireAdvertisedVersions(t *testing.T) {
 		"ApiVersions": "0-4", "Metadata": "0-12", "FindCoordinator": "0-6", "JoinGroup": "0-9", "SyncGroup": "0-5",
 		"Heartbeat": "0-4", "LeaveGroup": "0-5", "OffsetCommit": "0-9", "OffsetFetch": "1-9", "DescribeGroups": "0-5",
 		"ListGroups": "0-5", "CreateTopics": "0-7", "ListOffsets": "0-7", "Fetch": "4-12",
-		"DeleteGroups": "0-2", "OffsetDelete": "0-0",
+		"DeleteGroups": "0-2", "OffsetDelete": "0-0", "DeleteTopics": "1-6", "CreatePartitions": "0-3", "DeleteRecords": "0-2",
 		"SASLHandshake": "0-1", "SASLAuthenticate": "0-2", "DescribeCluster": "0-2",
 		"Produce": "3-12", "InitProducerID": "0-4",
 		"AddPartitionsToTxn": "0-3", "AddOffsetsToTxn": "0-3", "EndTxn": "0-3", "TxnOffsetCommit": "0-3",
@@ -332,6 +373,7 @@ func TestWireUnsupportedVersionsClose(t *testing.T) {
 		{"Fetch v3", func() kmsg.Request { r := kmsg.NewPtrFetchRequest(); r.Version = 3; return r }()},
 		{"OffsetFetch v0", func() kmsg.Request { r := kmsg.NewPtrOffsetFetchRequest(); r.Version, r.Group = 0, "g"; return r }()},
 		{"Metadata v13", metadataRequest(13, nil)},
+		{"DeleteTopics v0", func() kmsg.Request { r := kmsg.NewPtrDeleteTopicsRequest(); r.Version = 0; return r }()},
 		{"DeleteGroups v3", deleteGroupsRequest(3, "g")},
 		{"Produce v2", produce(2)},
 		{"Produce v13", produce(13)},

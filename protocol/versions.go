@@ -37,12 +37,15 @@ var supportedVersions = [...]VersionRange{
 	{Key: 17, Min: 0, Max: 1}, // SaslHandshake; v0 is followed by bare SASL tokens, v1 by SaslAuthenticate
 	{Key: 18, Min: 0, Max: 4}, // ApiVersions; v5 adds ClusterID/NodeID
 	{Key: 19, Min: 0, Max: 7}, // CreateTopics
+	{Key: 20, Min: 1, Max: 6}, // DeleteTopics; v6 by topic id (Kafka 4 dropped v0)
+	{Key: 21, Min: 0, Max: 2}, // DeleteRecords
 	{Key: 22, Min: 0, Max: 4}, // InitProducerId; v5 adds transaction.version 2
 	{Key: 24, Min: 0, Max: 3}, // AddPartitionsToTxn; v4+ is broker to broker (KIP-890)
 	{Key: 25, Min: 0, Max: 3}, // AddOffsetsToTxn; v4 adds TRANSACTION_ABORTABLE
 	{Key: 26, Min: 0, Max: 3}, // EndTxn; v4 TRANSACTION_ABORTABLE, v5 transaction.version 2: not served
 	{Key: 28, Min: 0, Max: 3}, // TxnOffsetCommit; v3 carries generation and member id (KIP-447)
 	{Key: 36, Min: 0, Max: 2}, // SaslAuthenticate; v1 session lifetime, v2 flexible
+	{Key: 37, Min: 0, Max: 3}, // CreatePartitions
 	{Key: 42, Min: 0, Max: 2}, // DeleteGroups; v3 adds error messages
 	{Key: 47, Min: 0, Max: 0}, // OffsetDelete (KIP-496)
 	{Key: 60, Min: 0, Max: 2}, // DescribeCluster (KIP-700); v1 endpoint type, v2 fenced brokers

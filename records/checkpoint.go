@@ -201,6 +201,8 @@ func (l *Log) checkLoss(parts map[TopicPartition]*partition) error {
 		case p.hw.Load() < e.hw:
 			losses = append(losses, fmt.Sprintf("partition %s: the log ends at offset %d in %s, but offsets up to %d were acknowledged (newest segment deleted or truncated)",
 				tp, p.hw.Load(), p.active().path, e.hw))
+		case p.logStart.Load() < e.logStart && e.logStart <= p.hw.Load():
+			p.logStart.Store(e.logStart) // moved inside a segment by DeleteRecords
 		case p.logStart.Load() > e.logStart:
 			losses = append(losses, fmt.Sprintf("partition %s: the log starts at offset %d in %s, but retention kept offsets from %d (oldest segment deleted)",
 				tp, p.logStart.Load(), p.segments[0].path, e.logStart))

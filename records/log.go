@@ -117,6 +117,16 @@ func (l *Log) recoverAll(parts map[TopicPartition]*partition) (int64, error) {
 			continue
 		}
 		tp, ok := parsePartitionDir(e.name)
+		if !ok && isDeleting(e.name) {
+			if err := l.removeTree(path); err != nil {
+				return 0, err
+			}
+			if err := l.fs.SyncDir(l.cfg.Dir); err != nil {
+				return 0, fmt.Errorf("records: %w", err)
+			}
+			l.cfg.Logger.Info("removed the partition directory of a deleted topic", "file", path)
+			continue
+		}
 		if !ok {
 			l.cfg.Logger.Warn("ignoring a name that is not a partition directory", "file", path)
 			continue

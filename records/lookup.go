@@ -15,7 +15,7 @@ func (l *Log) Offsets(topic string, partition int32) (logStart, highWatermark in
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return p.segments[0].base, p.durable.end, nil
+	return p.logStart.Load(), p.durable.end, nil
 }
 
 // timeCandidate is a segment a timestamp lookup scans, found under mu.
@@ -87,7 +87,7 @@ func (l *Log) OffsetForTime(topic string, partition int32, ts int64) (offset, ti
 			return -1, -1, nil
 		}
 		if off, t, err := l.scanForTime(p, c, ts, *sp); err != nil || off >= 0 {
-			return off, t, err
+			return max(off, p.logStart.Load()), t, err // records below the log start are deleted
 		}
 		i = c.next
 	}

@@ -54,7 +54,7 @@ type partition struct {
 	closed      bool          // guarded by mu
 
 	hw       atomic.Int64 // durable.end; stored under mu, loaded without it
-	logStart atomic.Int64 // segments[0].base; stored under mu
+	logStart atomic.Int64 // segments[0].base, or past it inside that segment (DeleteRecords); stored under mu
 
 	wmu      sync.Mutex
 	watchers map[*Waiter]int64 // guarded by wmu: waiter -> offset it waits past

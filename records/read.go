@@ -125,7 +125,7 @@ func (p *partition) plan(offset, stop int64) (rp readPlan, res ReadResult, ok bo
 	if p.closed {
 		return rp, res, false, ErrClosed
 	}
-	res.HighWatermark, res.LogStartOffset = p.durable.end, p.segments[0].base
+	res.HighWatermark, res.LogStartOffset = p.durable.end, p.logStart.Load()
 	res.LastStableOffset = p.txns.lso(res.HighWatermark)
 	if offset < res.LogStartOffset || offset > res.HighWatermark {
 		return rp, res, false, fmt.Errorf("%w: partition %s: offset %d outside [%d, %d]",
@@ -308,7 +308,7 @@ func (l *Log) Readable(topic string, partition int32, offset int64) int64 {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.closed || offset < p.segments[0].base || offset >= p.durable.end {
+	if p.closed || offset < p.logStart.Load() || offset >= p.durable.end {
 		return 0
 	}
 	i := sort.Search(len(p.segments), func(i int) bool { return p.segments[i].base > offset }) - 1

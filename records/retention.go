@@ -31,7 +31,7 @@ func (p *partition) retain() []*segment {
 	drop := slices.Clone(p.segments[:n])
 	p.segments = slices.Delete(p.segments, 0, n)
 	p.bytes = bytes
-	p.logStart.Store(p.segments[0].base)
+	p.logStart.Store(max(p.segments[0].base, p.logStart.Load())) // DeleteRecords may have moved it inside the segment
 	p.txns.retain(p.segments[0].base)
 	p.l.stats.segmentsDeleted.Add(int64(n))
 	return drop

@@ -74,12 +74,16 @@ func handlers() map[kmsg.Key]api {
 		kmsg.DescribeGroups:  {typed((*Server).handleDescribeGroups), largeAnswer},
 		kmsg.ListGroups:      {typed((*Server).handleListGroups), 0},
 		kmsg.CreateTopics:    {typed((*Server).handleCreateTopics), 0},
+		kmsg.DeleteTopics:    {typed((*Server).handleDeleteTopics), 0},
 		kmsg.ListOffsets:     {typed((*Server).handleListOffsets), decompresses},
 		kmsg.Fetch:           {typed((*Server).handleFetch), mayWait | largeAnswer},
 		kmsg.Produce:         {typed((*Server).handleProduce), pooledFrame | decompresses},
 		kmsg.InitProducerID:  {typed((*Server).handleInitProducerID), 0},
 		kmsg.DeleteGroups:    {typed((*Server).handleDeleteGroups), 0},
 		kmsg.OffsetDelete:    {typed((*Server).handleOffsetDelete), 0},
+
+		kmsg.CreatePartitions: {typed((*Server).handleCreatePartitions), 0},
+		kmsg.DeleteRecords:    {typed((*Server).handleDeleteRecords), 0},
 
 		kmsg.SASLHandshake:    {typed((*Server).handleSASLHandshake), 0},
 		kmsg.SASLAuthenticate: {typed((*Server).handleSASLAuthenticate), 0},

@@ -118,6 +118,18 @@ func fuzzSeed(key, version int16) kmsg.Request {
 		return r
 	case int16(kmsg.CreateTopics):
 		return createRequest(version, false, createTopic("invoices", 3, 1), createTopic("orders", 1, 1))
+	case int16(kmsg.CreatePartitions):
+		r := kmsg.NewPtrCreatePartitionsRequest()
+		r.Topics = []kmsg.CreatePartitionsRequestTopic{{Topic: "orders", Count: 6}, {Topic: "payments", Count: 1}, {Topic: "nope", Count: 2}}
+		r.SetVersion(version)
+		return r
+	case int16(kmsg.DeleteRecords):
+		r := kmsg.NewPtrDeleteRecordsRequest()
+		r.Topics = []kmsg.DeleteRecordsRequestTopic{{Topic: "orders", Partitions: []kmsg.DeleteRecordsRequestTopicPartition{{Partition: 0, Offset: -1}, {Partition: 9, Offset: 3}}}}
+		r.SetVersion(version)
+		return r
+	case int16(kmsg.DeleteTopics):
+		return deleteByName(version, "payments", "nope", "../x")
 	case int16(kmsg.ListOffsets):
 		r := kmsg.NewPtrListOffsetsRequest()
 		r.Topics = []kmsg.ListOffsetsRequestTopic{{Topic: "orders", Partitions: []kmsg.ListOffsetsRequestTopicPartition{{Partition: 0, Timestamp: -1}}}}

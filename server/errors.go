@@ -95,6 +95,7 @@ var errorCodes = [...]struct {
 	{coordinator.ErrGroupSubscribedToTopic, kerr.GroupSubscribedToTopic},
 	{catalog.ErrInvalidTopic, kerr.InvalidTopicException},
 	{catalog.ErrTopicExists, kerr.TopicAlreadyExists},
+	{catalog.ErrUnknownTopic, kerr.UnknownTopicOrPartition},
 	{catalog.ErrInvalidPartitions, kerr.InvalidPartitions},
 	{catalog.ErrStorage, kerr.KafkaStorageError},
 	{offsets.ErrNegativeOffset, kerr.OffsetOutOfRange},

@@ -55,6 +55,7 @@ var sentinels = map[string]error{
 	"coordinator.ErrGroupSubscribedToTopic":    coordinator.ErrGroupSubscribedToTopic,
 	"catalog.ErrInvalidTopic":                  catalog.ErrInvalidTopic,
 	"catalog.ErrTopicExists":                   catalog.ErrTopicExists,
+	"catalog.ErrUnknownTopic":                  catalog.ErrUnknownTopic,
 	"catalog.ErrInvalidPartitions":             catalog.ErrInvalidPartitions,
 	"catalog.ErrStorage":                       catalog.ErrStorage,
 	"offsets.ErrNegativeOffset":                offsets.ErrNegativeOffset,

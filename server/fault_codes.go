@@ -22,7 +22,7 @@ import (
 // code.
 func hasErrorCode(key kmsg.Key) bool {
 	switch key {
-	case kmsg.Metadata, kmsg.CreateTopics, kmsg.DescribeGroups, kmsg.DeleteGroups, kmsg.ConsumerGroupDescribe:
+	case kmsg.Metadata, kmsg.CreateTopics, kmsg.DeleteTopics, kmsg.CreatePartitions, kmsg.DeleteRecords, kmsg.DescribeGroups, kmsg.DeleteGroups, kmsg.ConsumerGroupDescribe:
 		return false
 	}
 	return true

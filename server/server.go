@@ -17,6 +17,7 @@ import (
 	"github.com/minibroker/minibroker/clock"
 	"github.com/minibroker/minibroker/coordinator"
 	"github.com/minibroker/minibroker/internal/catalog"
+	"github.com/minibroker/minibroker/internal/topics"
 	"github.com/minibroker/minibroker/protocol"
 	"github.com/minibroker/minibroker/records"
 	"github.com/minibroker/minibroker/txn"
@@ -33,6 +34,9 @@ type Config struct {
 	// ListOffsets read it, InitProducerId hands out its producer ids.
 	// Required.
 	Log *records.Log
+	// Topics deletes topics and adds partitions for DeleteTopics and
+	// CreatePartitions. Default: one over Catalog, Log and Coordinator.
+	Topics *topics.Admin
 	// AutoCreateTopics creates, with DefaultPartitions partitions, a topic
 	// a Metadata request names and allows to be created (Kafka's
 	// auto.create.topics.enable, on by default there; off when zero here:
@@ -187,6 +191,7 @@ type Server struct {
 	maxFrame     int32
 	expiry       time.Duration
 	catalog      *catalog.Catalog
+	topics       *topics.Admin
 	log          *records.Log
 	autoCreate   bool
 	defaultParts int32
@@ -225,6 +230,7 @@ func New(cfg Config) (*Server, error) {
 		expiry:       cfg.ExpiryInterval,
 		catalog:      cfg.Catalog,
 		log:          cfg.Log,
+		topics:       cfg.Topics,
 		autoCreate:   cfg.AutoCreateTopics,
 		defaultParts: cmp.Or(cfg.DefaultPartitions, 1),
 		maxFetch:     cmp.Or(cfg.MaxFetchBytes, DefaultMaxFetchBytes),
@@ -242,6 +248,9 @@ func New(cfg Config) (*Server, error) {
 	var err error
 	if s.sasl, err = newSASLUsers(cfg.SASLUsers); err != nil {
 		return nil, err
+	}
+	if s.topics == nil {
+		s.topics = &topics.Admin{Catalog: cfg.Catalog, Log: cfg.Log, Coordinator: cfg.Coordinator, Logger: cfg.Logger}
 	}
 	if s.logger == nil {
 		s.logger = slog.New(slog.DiscardHandler)

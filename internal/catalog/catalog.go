@@ -4,7 +4,9 @@
 // A topic is created by saving it first and only then showing it to
 // anybody: a Create that cannot reach the disk leaves the catalog as it
 // was, so a client never sees a topic that a restart would take back.
-// Topics are never deleted. A create appends one line to the journal
+// Delete (delete.go) takes a topic out the same way, leaving a pending
+// delete until its owner has removed the topic's data (Purge). A create
+// appends one line to the journal
 // (journal.go) and syncs it, O(1) whatever the number of topics; Open,
 // Close and every foldEntries creates fold the journal into the file.
 //
@@ -86,6 +88,10 @@ type Config struct {
 	// not be saved: the broker deletes the partition logs again, so a
 	// failed Create leaves nothing on disk.
 	Abandon func(Topic)
+	// AbandonFrom, if set, runs for a topic whose new partitions
+	// (AddPartitions) Prepare made and that could not be saved: the
+	// broker deletes the partitions from the first number given on.
+	AbandonFrom func(t Topic, from int32)
 	// Logger receives the catalog's events (topics created, a version 1
 	// file upgraded). Default: discard.
 	Logger *slog.Logger
@@ -98,6 +104,7 @@ type Catalog struct {
 	maxPartitions int
 	prepare       func(Topic) error
 	abandon       func(Topic)
+	abandonFrom   func(Topic, int32)
 	logger        *slog.Logger
 
 	// create serializes Create, so that topics are saved in the order
@@ -107,7 +114,9 @@ type Catalog struct {
 	mu         sync.RWMutex
 	topics     map[string]Topic // guarded by mu
 	byID       map[ID]string    // guarded by mu
+	deleting   map[string]ID    // guarded by mu; deleted, data not yet purged
 	partitions int64            // guarded by mu; of all topics together
+	seq        uint64           // guarded by create; of the last journal line
 }
 
 // Open loads the catalog of cfg.Dir (empty when the file does not exist
@@ -118,9 +127,11 @@ func Open(cfg Config) (*Catalog, error) {
 		maxPartitions: cfg.MaxPartitions,
 		prepare:       cfg.Prepare,
 		abandon:       cfg.Abandon,
+		abandonFrom:   cfg.AbandonFrom,
 		logger:        cfg.Logger,
 		topics:        map[string]Topic{},
 		byID:          map[ID]string{},
+		deleting:      map[string]ID{},
 	}
 	if c.maxPartitions <= 0 {
 		c.maxPartitions = MaxPartitions
@@ -133,20 +144,21 @@ func Open(cfg Config) (*Catalog, error) {
 	}
 	c.file = newFile(cfg.Dir)
 	c.journal = newJournal(cfg.Dir)
-	topics, upgrade, err := c.file.load()
+	st, upgrade, err := c.file.load()
 	if err != nil {
 		return nil, err
 	}
-	topics, fromJournal, cut, err := loadJournal(c.journal.path, topics)
+	fromJournal, cut, err := loadJournal(c.journal.path, st)
 	if err != nil {
 		return nil, err
 	}
 	if cut > 0 {
 		c.logger.Warn("torn last line cut off the topic journal", "path", c.journal.path, "bytes", cut)
 	}
-	for _, t := range topics {
+	for _, t := range st.topics {
 		c.add(t)
 	}
+	c.deleting, c.seq = st.deleting, st.seq
 	if fromJournal > 0 && !upgrade {
 		if err := c.fold(); err != nil {
 			return nil, err
@@ -193,6 +205,9 @@ func (c *Catalog) check(name string, partitions int32) error {
 	if _, ok := c.topics[name]; ok {
 		return fmt.Errorf("%w: %q", ErrTopicExists, name)
 	}
+	if _, ok := c.deleting[name]; ok {
+		return fmt.Errorf("%w: %q is still being deleted", ErrTopicExists, name)
+	}
 	if partitions < 1 {
 		return fmt.Errorf("%w: %d for %q", ErrInvalidPartitions, partitions, name)
 	}
@@ -221,23 +236,30 @@ func (c *Catalog) Create(name string, partitions int32) (Topic, error) {
 		}
 	}
 	if c.journal != nil {
-		if err := c.journal.append(t); err != nil {
+		if err := c.journal.append(entry{t: t, seq: c.seq + 1}); err != nil {
 			if c.abandon != nil {
 				c.abandon(t)
 			}
 			return Topic{}, fmt.Errorf("%w: %w", ErrStorage, err)
 		}
 	}
+	c.seq++
 	c.mu.Lock()
 	c.add(t)
 	c.mu.Unlock()
+	c.maybeFold()
+	c.logger.Info("topic created", "topic", name, "partitions", partitions, "topic_id", t.ID.String())
+	return t, nil
+}
+
+// maybeFold folds the journal once it holds foldEntries lines. Called
+// with create held.
+func (c *Catalog) maybeFold() {
 	if c.journal != nil && c.journal.entries >= foldEntries {
 		if err := c.fold(); err != nil {
 			c.logger.Warn("topic journal not folded into the catalog; it grows until the next start", "path", c.journal.path, "err", err)
 		}
 	}
-	c.logger.Info("topic created", "topic", name, "partitions", partitions, "topic_id", t.ID.String())
-	return t, nil
 }
 
 // fold writes every topic to FileName and then removes the journal.
@@ -245,8 +267,9 @@ func (c *Catalog) Create(name string, partitions int32) (Topic, error) {
 func (c *Catalog) fold() error {
 	c.mu.RLock()
 	all := maps.Clone(c.topics)
+	deleting := maps.Clone(c.deleting)
 	c.mu.RUnlock()
-	if err := c.file.save(all); err != nil {
+	if err := c.file.save(all, deleting, c.seq); err != nil {
 		return fmt.Errorf("%w: %w", ErrStorage, err)
 	}
 	if err := c.journal.reset(); err != nil {

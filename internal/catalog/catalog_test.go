@@ -43,8 +43,8 @@ func TestCreateSavesThenShows(t *testing.T) {
 
 	journal, err := os.ReadFile(filepath.Join(dir, JournalName))
 	require.NoError(t, err)
-	require.Equal(t, `{"topic":"orders","partitions":4,"id":"`+orders.ID.String()+`"}`+"\n"+
-		`{"topic":"payments","partitions":1,"id":"`+payments.ID.String()+`"}`+"\n", string(journal),
+	require.Equal(t, `{"topic":"orders","partitions":4,"id":"`+orders.ID.String()+`","seq":1}`+"\n"+
+		`{"topic":"payments","partitions":1,"id":"`+payments.ID.String()+`","seq":2}`+"\n", string(journal),
 		"each create appends one line")
 	require.NoFileExists(t, filepath.Join(dir, FileName))
 	require.NoError(t, c.Close())
@@ -53,7 +53,7 @@ func TestCreateSavesThenShows(t *testing.T) {
 	require.NoError(t, err)
 	want := "{\n  \"version\": 2,\n  \"topics\": {\n" +
 		"    \"orders\": {\n      \"partitions\": 4,\n      \"id\": \"" + orders.ID.String() + "\"\n    },\n" +
-		"    \"payments\": {\n      \"partitions\": 1,\n      \"id\": \"" + payments.ID.String() + "\"\n    }\n  }\n}\n"
+		"    \"payments\": {\n      \"partitions\": 1,\n      \"id\": \"" + payments.ID.String() + "\"\n    }\n  },\n  \"seq\": 2\n}\n"
 	require.Equal(t, want, string(data))
 
 	again := open(t, dir)

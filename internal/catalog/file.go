@@ -35,19 +35,54 @@ type fileTopic struct {
 
 // load reads the catalog. upgrade is true for a version 1 file, whose
 // topics have no ids yet. A missing file is an empty catalog.
-func (f *file) load() (topics []Topic, upgrade bool, err error) {
+func (f *file) load() (st *state, upgrade bool, err error) {
+	st = newState()
 	data, err := datadir.ReadFile(f.path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, false, nil
+		return st, false, nil
 	}
 	if err != nil {
 		return nil, false, fmt.Errorf("read topic catalog: %w", err)
 	}
-	topics, upgrade, err = decode(data)
+	topics, upgrade, err := decode(data)
+	if err == nil {
+		for _, t := range topics {
+			st.topics[t.Name] = t
+			st.ids[t.ID] = t.Name
+		}
+		err = decodeDeleting(data, st)
+	}
 	if err != nil {
 		return nil, false, fmt.Errorf("corrupt topic catalog %s: %w", f.path, err)
 	}
-	return topics, upgrade, nil
+	return st, upgrade, nil
+}
+
+// decodeDeleting reads the file's pending deletes and the seq of the last
+// journal line folded into it (both absent before topics were deleted).
+func decodeDeleting(data []byte, st *state) error {
+	var doc struct {
+		Seq      uint64            `json:"seq"`
+		Deleting map[string]string `json:"deleting"`
+	}
+	if err := json.Unmarshal(data, &doc); err != nil {
+		return err
+	}
+	st.seq = doc.Seq
+	for name, s := range doc.Deleting {
+		id, err := decodeID(s)
+		if err != nil {
+			return fmt.Errorf("deleting %q: %w", name, err)
+		}
+		if !ValidTopicName(name) {
+			return fmt.Errorf("deleting %q: invalid name", name)
+		}
+		if _, ok := st.topics[name]; ok {
+			return fmt.Errorf("topic %q is both present and being deleted", name)
+		}
+		st.deleting[name] = id
+	}
+	return nil
 }
 
 // decode parses a catalog strictly: a known version, no topic named twice,
@@ -146,13 +181,21 @@ func objectMembers(raw json.RawMessage) ([]member, error) {
 }
 
 // save atomically replaces the file with topics, as version 2.
-func (f *file) save(topics map[string]Topic) error {
+func (f *file) save(topics map[string]Topic, deleting map[string]ID, seq uint64) error {
 	doc := struct {
-		Version int                  `json:"version"`
-		Topics  map[string]fileTopic `json:"topics"`
-	}{Version: fileVersion, Topics: make(map[string]fileTopic, len(topics))}
+		Version  int                  `json:"version"`
+		Topics   map[string]fileTopic `json:"topics"`
+		Deleting map[string]string    `json:"deleting,omitempty"`
+		Seq      uint64               `json:"seq,omitempty"`
+	}{Version: fileVersion, Topics: make(map[string]fileTopic, len(topics)), Seq: seq}
 	for name, t := range topics {
 		doc.Topics[name] = fileTopic{Partitions: t.Partitions, ID: encodeID(t.ID)}
+	}
+	if len(deleting) > 0 {
+		doc.Deleting = make(map[string]string, len(deleting))
+		for name, id := range deleting {
+			doc.Deleting[name] = encodeID(id)
+		}
 	}
 	data, err := json.MarshalIndent(doc, "", "  ")
 	if err != nil {

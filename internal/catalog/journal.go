@@ -45,18 +45,34 @@ func newJournal(dir string) *journal {
 
 // journalEntry is one line.
 type journalEntry struct {
+	Op         string `json:"op,omitempty"` // "" creates, opDelete, opPurge
 	Topic      string `json:"topic"`
-	Partitions int32  `json:"partitions"`
+	Partitions int32  `json:"partitions,omitempty"`
 	ID         string `json:"id"`
+	Seq        uint64 `json:"seq,omitempty"`
+}
+
+// The journal's operations beside a create (delete.go).
+const (
+	opDelete     = "delete"
+	opPurge      = "purge"
+	opPartitions = "partitions" // a new, larger partition count
+)
+
+// entry is one decoded journal line.
+type entry struct {
+	op  string
+	t   Topic
+	seq uint64
 }
 
 // append writes t's line and syncs it. A failed write is cut back off
 // the file, so that the next line does not follow a torn one.
-func (j *journal) append(t Topic) error {
+func (j *journal) append(e entry) error {
 	if j.broken != nil {
 		return j.broken
 	}
-	line, _ := json.Marshal(journalEntry{Topic: t.Name, Partitions: t.Partitions, ID: encodeID(t.ID)})
+	line, _ := json.Marshal(journalEntry{Op: e.op, Topic: e.t.Name, Partitions: e.t.Partitions, ID: encodeID(e.t.ID), Seq: e.seq})
 	line = append(line, '\n')
 	if j.f == nil {
 		f, err := datadir.OpenFile(j.path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
@@ -108,7 +124,7 @@ func (j *journal) close() {
 // line without its newline is a torn append (the topic was never shown)
 // and is dropped: whole is the length of what is kept. A bad line
 // anywhere else is an error naming it.
-func decodeJournal(data []byte) (topics []Topic, whole int, err error) {
+func decodeJournal(data []byte) (topics []entry, whole int, err error) {
 	for line := 1; whole < len(data); line++ {
 		i := bytes.IndexByte(data[whole:], '\n')
 		if i < 0 {
@@ -124,72 +140,67 @@ func decodeJournal(data []byte) (topics []Topic, whole int, err error) {
 	return topics, whole, nil
 }
 
-func decodeEntry(b []byte) (Topic, error) {
+func decodeEntry(b []byte) (entry, error) {
 	var e journalEntry
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&e); err != nil {
-		return Topic{}, err
+		return entry{}, err
 	}
 	if dec.More() {
-		return Topic{}, errors.New("more than one entry on the line")
+		return entry{}, errors.New("more than one entry on the line")
 	}
 	id, err := decodeID(e.ID)
 	if err != nil {
-		return Topic{}, err
+		return entry{}, err
 	}
 	switch {
 	case !ValidTopicName(e.Topic):
-		return Topic{}, fmt.Errorf("topic %q: invalid name", e.Topic)
-	case e.Partitions < 1:
-		return Topic{}, fmt.Errorf("topic %q has %d partitions", e.Topic, e.Partitions)
+		return entry{}, fmt.Errorf("topic %q: invalid name", e.Topic)
+	case e.Op != "" && e.Op != opDelete && e.Op != opPurge && e.Op != opPartitions:
+		return entry{}, fmt.Errorf("topic %q: unknown op %q", e.Topic, e.Op)
+	case (e.Op == "" || e.Op == opPartitions) && e.Partitions < 1:
+		return entry{}, fmt.Errorf("topic %q has %d partitions", e.Topic, e.Partitions)
 	}
-	return Topic{Name: e.Topic, Partitions: e.Partitions, ID: id}, nil
+	return entry{op: e.Op, t: Topic{Name: e.Topic, Partitions: e.Partitions, ID: id}, seq: e.Seq}, nil
 }
 
-// loadJournal reads the journal of the catalog in dir and merges it into
-// topics (FileName's): a topic already there must be the same (a fold
-// that crashed before removing the journal), an id must not be taken. A
-// torn last line is cut off the file, logged by the caller. It returns
-// the merged topics, how many came from the journal and the bytes cut.
-func loadJournal(path string, topics []Topic) ([]Topic, int, int, error) {
+// loadJournal reads the journal of the catalog in dir and applies it to
+// st (FileName's). A line whose seq the file already holds was folded
+// into it by a fold that crashed before removing the journal, and is
+// passed over; so is a line from before lines had a seq (0) creating a
+// topic the file has, the same. Anything else must apply cleanly: a
+// create of a new name and a free id, a delete of the topic as it is, a
+// purge of a pending delete. A torn last line is cut off the file, logged
+// by the caller. It returns how many lines applied and the bytes cut.
+func loadJournal(path string, st *state) (int, int, error) {
 	data, err := datadir.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return topics, 0, 0, nil
+		return 0, 0, nil
 	}
 	if err != nil {
-		return nil, 0, 0, fmt.Errorf("read topic journal: %w", err)
+		return 0, 0, fmt.Errorf("read topic journal: %w", err)
 	}
 	entries, whole, err := decodeJournal(data)
 	if err != nil {
-		return nil, 0, 0, fmt.Errorf("corrupt topic journal %s: %w", path, err)
+		return 0, 0, fmt.Errorf("corrupt topic journal %s: %w", path, err)
 	}
-	byName := map[string]Topic{}
-	ids := map[ID]string{}
-	for _, t := range topics {
-		byName[t.Name] = t
-		ids[t.ID] = t.Name
-	}
+	folded := st.seq
 	added := 0
-	for _, t := range entries {
-		if old, ok := byName[t.Name]; ok {
-			if old != t {
-				return nil, 0, 0, fmt.Errorf("corrupt topic journal %s: topic %q is also in %s, differently", path, t.Name, FileName)
-			}
+	for i, e := range entries {
+		if e.seq != 0 && e.seq <= folded {
 			continue
 		}
-		if other, ok := ids[t.ID]; ok {
-			return nil, 0, 0, fmt.Errorf("corrupt topic journal %s: topics %q and %q share id %s", path, other, t.Name, t.ID)
+		if err := st.apply(e); err != nil {
+			return 0, 0, fmt.Errorf("corrupt topic journal %s: line %d: %w", path, i+1, err)
 		}
-		byName[t.Name], ids[t.ID] = t, t.Name
-		topics = append(topics, t)
 		added++
 	}
 	if cut := len(data) - whole; cut > 0 {
 		if err := os.Truncate(path, int64(whole)); err != nil {
-			return nil, 0, 0, fmt.Errorf("cut the torn tail of %s: %w", path, err)
+			return 0, 0, fmt.Errorf("cut the torn tail of %s: %w", path, err)
 		}
-		return topics, added, cut, nil
+		return added, cut, nil
 	}
-	return topics, added, 0, nil
+	return added, 0, nil
 }

@@ -105,9 +105,10 @@ func FuzzDecodeJournal(f *testing.F) {
 		if whole < 0 || whole > len(data) || (whole < len(data) && strings.Contains(string(data[whole:]), "\n")) {
 			t.Fatalf("kept %d of %d bytes", whole, len(data))
 		}
-		for _, tp := range topics {
-			if !ValidTopicName(tp.Name) || tp.Partitions < 1 || tp.ID == (ID{}) {
-				t.Fatalf("accepted %+v", tp)
+		for _, e := range topics {
+			tp := e.t
+			if !ValidTopicName(tp.Name) || (e.op == "" && tp.Partitions < 1) || tp.ID == (ID{}) {
+				t.Fatalf("accepted %+v", e)
 			}
 		}
 	})
