@@ -490,7 +490,7 @@ func TestReadmeWalkThrough(t *testing.T) {
 				what = "lab " + labNames[i]
 			}
 			require.Zero(t, r.code, "round %d, %s:\n%s", round+1, what, r.out)
-			require.Contains(t, r.out, "stay on the broker (minibroker has no DeleteTopics)", what)
+			require.Contains(t, r.out, "stay on the broker; DeleteTopics (kadm, or the delete button on the live page) or a new data dir removes them.", what)
 		}
 	}
 

@@ -38,11 +38,13 @@ By default the lab starts its own broker in this process (ephemeral port,
 temporary data dir, manual clock), so the output is the same on every run.
 --broker ADDR runs any lab but expiry against a running minibroker instead;
 member ids then depend on that broker. The lab touches nothing of yours
-there: it creates a topic of its own (lab-orders, or lab-<run>-payments
-for replay, zombie and exactly-once, which also makes its output topic) and uses groups named lab-NAME-<run>, which it deletes
-at the end, with their offsets; its topic stays, since minibroker has no
-DeleteTopics; identity uses lab-identity-orders, in process too. The expiry lab moves the broker's manual clock and runs its
-expiry step from inside the process, so it has no --broker form. With
+there: it creates a topic of its own (lab-orders; lab-<run>-payments for
+replay, zombie and exactly-once, which also makes its output topic;
+lab-identity-orders for identity, in process too) and uses groups named
+lab-NAME-<run>, which it deletes at the end, with their offsets; its
+topics stay (DeleteTopics or the live page's delete button removes them).
+The expiry lab moves the broker's manual clock and runs its expiry step
+from inside the process, so it has no --broker form. With
 --broker, replay and zombie give the member whose session must end a 2 s
 session and wait for the broker's expiry step on its real clock (a broker
 started with --clock manual never runs it, and the lab gives up after 12 s).

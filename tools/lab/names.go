@@ -136,7 +136,7 @@ func (n Scope) owns(group string) bool {
 // Cleanup deletes, on a shared broker at addr, every group of the run
 // (ListGroups, then DeleteGroups, which takes their committed offsets
 // with them), and writes to w one line for what it deleted and one for
-// what stays: the topics the run created (the broker has no DeleteTopics)
+// what stays: the topics the run created (it does not delete them)
 // and any group it could not delete (one that still has members). It does
 // nothing on the tool's own broker. It returns the groups it could not
 // delete.
@@ -195,7 +195,7 @@ func (n Scope) Cleanup(ctx context.Context, w io.Writer, addr string, topics []s
 	fmt.Fprintln(w, ".")
 	if len(topics) > 0 {
 		topics = slices.Sorted(slices.Values(topics))
-		fmt.Fprintf(w, "%s: topics %s stay on the broker (minibroker has no DeleteTopics); a new data dir starts without them.\n",
+		fmt.Fprintf(w, "%s: topics %s stay on the broker; DeleteTopics (kadm, or the delete button on the live page) or a new data dir removes them.\n",
 			n.tool, strings.Join(topics, ", "))
 	}
 	return kept, nil

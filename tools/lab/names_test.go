@@ -61,7 +61,7 @@ func TestScopeCleanup(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, []string{run.Group("busy") + " (NON_EMPTY_GROUP)"}, kept)
 	require.Equal(t, "lab: deleted 2 groups of run "+run.Run()+", with their committed offsets; kept "+run.Group("busy")+" (NON_EMPTY_GROUP).\n"+
-		"lab: topics "+run.Topic("orders")+" stay on the broker (minibroker has no DeleteTopics); a new data dir starts without them.\n", out.String())
+		"lab: topics "+run.Topic("orders")+" stay on the broker; DeleteTopics (kadm, or the delete button on the live page) or a new data dir removes them.\n", out.String())
 	require.Empty(t, b.Committed(run.Group("a")))
 	require.Len(t, b.Committed("billing"), 1)
 
