@@ -306,10 +306,12 @@ func TestLibrdkafkaStaticMemberRestart(t *testing.T) {
 
 // TestLibrdkafkaTransactionCommitAndAbort: librdkafka's transactional
 // producer (transactional.id) commits a transaction of three records over two
-// partitions, then aborts one of two. A read_committed consumer reads exactly
-// the committed records, a read_uncommitted one reads all five; in both the
-// markers take offsets (partition 0: c0 c2 commit a4 abort; partition 1: c1
-// commit a3 abort).
+// partitions and a group's offset (SendOffsetsToTransaction: AddOffsetsToTxn
+// and TxnOffsetCommit), then aborts one of two records and another offset. A
+// read_committed consumer reads exactly the committed records, a
+// read_uncommitted one reads all five; in both the markers take offsets
+// (partition 0: c0 c2 commit a4 abort; partition 1: c1 commit a3 abort). The
+// group's committed offset is the first transaction's.
 func TestLibrdkafkaTransactionCommitAndAbort(t *testing.T) {
 	t.Parallel()
 	const txnTopic = "rdkafka-txn"
@@ -328,10 +330,19 @@ func TestLibrdkafkaTransactionCommitAndAbort(t *testing.T) {
 	if err := p.InitTransactions(ctx); err != nil {
 		t.Fatalf("librdkafka InitTransactions: %v", err)
 	}
-	transact := func(commit bool, recs ...rdkafkaTxnRecord) {
+	const group = "rdkafka-txn-group"
+	meta, err := kafka.NewTestConsumerGroupMetadata(group)
+	if err != nil {
+		t.Fatalf("kafka.NewTestConsumerGroupMetadata: %v", err)
+	}
+	transact := func(commit bool, offset int64, recs ...rdkafkaTxnRecord) {
 		t.Helper()
 		if err := p.BeginTransaction(); err != nil {
 			t.Fatalf("librdkafka BeginTransaction: %v", err)
+		}
+		tp := []kafka.TopicPartition{{Topic: &recs[0].topic, Partition: 1, Offset: kafka.Offset(offset)}}
+		if err := p.SendOffsetsToTransaction(ctx, tp, meta); err != nil {
+			t.Fatalf("librdkafka SendOffsetsToTransaction: %v", err)
 		}
 		reports := make(chan kafka.Event, len(recs))
 		for _, r := range recs {
@@ -367,8 +378,8 @@ func TestLibrdkafkaTransactionCommitAndAbort(t *testing.T) {
 			t.Fatalf("librdkafka AbortTransaction: %v", err)
 		}
 	}
-	transact(true, rdkafkaTxnRecord{txnTopic, 0, "c0"}, rdkafkaTxnRecord{txnTopic, 1, "c1"}, rdkafkaTxnRecord{txnTopic, 0, "c2"})
-	transact(false, rdkafkaTxnRecord{txnTopic, 1, "a3"}, rdkafkaTxnRecord{txnTopic, 0, "a4"})
+	transact(true, 42, rdkafkaTxnRecord{txnTopic, 0, "c0"}, rdkafkaTxnRecord{txnTopic, 1, "c1"}, rdkafkaTxnRecord{txnTopic, 0, "c2"})
+	transact(false, 99, rdkafkaTxnRecord{txnTopic, 1, "a3"}, rdkafkaTxnRecord{txnTopic, 0, "a4"})
 
 	committed := rdkafkaReadAll(t, addr, txnTopic, "read_committed", 3)
 	want := []rdkafkaRead{{0, 0, "c0"}, {0, 1, "c2"}, {1, 0, "c1"}}
@@ -380,7 +391,15 @@ func TestLibrdkafkaTransactionCommitAndAbort(t *testing.T) {
 	if !slices.Equal(all, want) {
 		t.Errorf("read_uncommitted read %v, want %v (markers at 0:2, 0:4, 1:1, 1:3)", all, want)
 	}
-	ends, err := newAdmin(t, addr).ListEndOffsets(ctx, txnTopic)
+	adm := newAdmin(t, addr)
+	offsets, err := adm.FetchOffsets(ctx, group)
+	if err != nil {
+		t.Fatalf("FetchOffsets: %v", err)
+	}
+	if o, ok := offsets.Lookup(txnTopic, 1); !ok || o.At != 42 {
+		t.Errorf("group %s committed %+v for partition 1, want 42 (the aborted transaction's 99 discarded)", group, o)
+	}
+	ends, err := adm.ListEndOffsets(ctx, txnTopic)
 	if err != nil {
 		t.Fatalf("ListEndOffsets: %v", err)
 	}
