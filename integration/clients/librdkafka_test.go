@@ -303,3 +303,174 @@ func TestLibrdkafkaStaticMemberRestart(t *testing.T) {
 		t.Errorf("generation %d after the restart, %d before: a static restart is no rebalance", now, gen)
 	}
 }
+
+// TestLibrdkafkaTransactionCommitAndAbort: librdkafka's transactional
+// producer (transactional.id) commits a transaction of three records over two
+// partitions and a group's offset (SendOffsetsToTransaction: AddOffsetsToTxn
+// and TxnOffsetCommit), then aborts one of two records and another offset. A
+// read_committed consumer reads exactly the committed records, a
+// read_uncommitted one reads all five; in both the markers take offsets
+// (partition 0: c0 c2 commit a4 abort; partition 1: c1 commit a3 abort). The
+// group's committed offset is the first transaction's.
+func TestLibrdkafkaTransactionCommitAndAbort(t *testing.T) {
+	t.Parallel()
+	const txnTopic = "rdkafka-txn"
+	addr := startBroker(t, map[string]int32{txnTopic: 2})
+	cfg, _, stopLog := rdkafkaConfig(t, addr, "rdkafka-txn-producer", "eos,protocol")
+	cfg["transactional.id"] = "rdkafka-txn"
+	p, err := kafka.NewProducer(&cfg)
+	if err != nil {
+		stopLog()
+		t.Fatalf("kafka.NewProducer: %v", err)
+	}
+	defer stopLog()
+	defer p.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
+	defer cancel()
+	if err := p.InitTransactions(ctx); err != nil {
+		t.Fatalf("librdkafka InitTransactions: %v", err)
+	}
+	const group = "rdkafka-txn-group"
+	meta, err := kafka.NewTestConsumerGroupMetadata(group)
+	if err != nil {
+		t.Fatalf("kafka.NewTestConsumerGroupMetadata: %v", err)
+	}
+	transact := func(commit bool, offset int64, recs ...rdkafkaTxnRecord) {
+		t.Helper()
+		if err := p.BeginTransaction(); err != nil {
+			t.Fatalf("librdkafka BeginTransaction: %v", err)
+		}
+		tp := []kafka.TopicPartition{{Topic: &recs[0].topic, Partition: 1, Offset: kafka.Offset(offset)}}
+		if err := p.SendOffsetsToTransaction(ctx, tp, meta); err != nil {
+			t.Fatalf("librdkafka SendOffsetsToTransaction: %v", err)
+		}
+		reports := make(chan kafka.Event, len(recs))
+		for _, r := range recs {
+			m := &kafka.Message{
+				TopicPartition: kafka.TopicPartition{Topic: &r.topic, Partition: r.partition},
+				Value:          []byte(r.value),
+			}
+			if err := p.Produce(m, reports); err != nil {
+				t.Fatalf("librdkafka Produce %s: %v", r.value, err)
+			}
+		}
+		if commit {
+			// CommitTransaction flushes: every record is delivered first.
+			if err := p.CommitTransaction(ctx); err != nil {
+				t.Fatalf("librdkafka CommitTransaction: %v", err)
+			}
+			for range recs {
+				select {
+				case ev := <-reports:
+					if m, ok := ev.(*kafka.Message); !ok || m.TopicPartition.Error != nil {
+						t.Fatalf("librdkafka delivery report in a committed transaction: %v", ev)
+					}
+				case <-ctx.Done():
+					t.Fatalf("librdkafka: no delivery reports within %v", waitTimeout)
+				}
+			}
+			return
+		}
+		if err := p.Flush(int(waitTimeout / time.Millisecond)); err != 0 {
+			t.Fatalf("librdkafka Flush: %d records not delivered", err)
+		}
+		if err := p.AbortTransaction(ctx); err != nil {
+			t.Fatalf("librdkafka AbortTransaction: %v", err)
+		}
+	}
+	transact(true, 42, rdkafkaTxnRecord{txnTopic, 0, "c0"}, rdkafkaTxnRecord{txnTopic, 1, "c1"}, rdkafkaTxnRecord{txnTopic, 0, "c2"})
+	transact(false, 99, rdkafkaTxnRecord{txnTopic, 1, "a3"}, rdkafkaTxnRecord{txnTopic, 0, "a4"})
+
+	committed := rdkafkaReadAll(t, addr, txnTopic, "read_committed", 3)
+	want := []rdkafkaRead{{0, 0, "c0"}, {0, 1, "c2"}, {1, 0, "c1"}}
+	if !slices.Equal(committed, want) {
+		t.Errorf("read_committed read %v, want %v", committed, want)
+	}
+	all := rdkafkaReadAll(t, addr, txnTopic, "read_uncommitted", 5)
+	want = []rdkafkaRead{{0, 0, "c0"}, {0, 1, "c2"}, {0, 3, "a4"}, {1, 0, "c1"}, {1, 2, "a3"}}
+	if !slices.Equal(all, want) {
+		t.Errorf("read_uncommitted read %v, want %v (markers at 0:2, 0:4, 1:1, 1:3)", all, want)
+	}
+	adm := newAdmin(t, addr)
+	offsets, err := adm.FetchOffsets(ctx, group)
+	if err != nil {
+		t.Fatalf("FetchOffsets: %v", err)
+	}
+	if o, ok := offsets.Lookup(txnTopic, 1); !ok || o.At != 42 {
+		t.Errorf("group %s committed %+v for partition 1, want 42 (the aborted transaction's 99 discarded)", group, o)
+	}
+	ends, err := adm.ListEndOffsets(ctx, txnTopic)
+	if err != nil {
+		t.Fatalf("ListEndOffsets: %v", err)
+	}
+	for part, end := range map[int32]int64{0: 5, 1: 4} {
+		if o, _ := ends.Lookup(txnTopic, part); o.Offset != end {
+			t.Errorf("partition %d ends at %d, want %d (records and markers)", part, o.Offset, end)
+		}
+	}
+}
+
+type rdkafkaTxnRecord struct {
+	topic     string
+	partition int32
+	value     string
+}
+
+type rdkafkaRead struct {
+	Partition int32
+	Offset    int64
+	Value     string
+}
+
+// rdkafkaReadAll assigns every partition of topic (2) from the start to a
+// librdkafka consumer at isolation level isolation and polls until it has
+// read n records and both partitions are at their end (librdkafka reports
+// the end once a fetch reaches the high watermark, or at read_committed the
+// last stable offset), or the wait times out. It returns them sorted by
+// partition and offset.
+func rdkafkaReadAll(t *testing.T, addr, topic, isolation string, n int) []rdkafkaRead {
+	t.Helper()
+	cfg, _, stopLog := rdkafkaConfig(t, addr, "rdkafka-"+isolation, "")
+	cfg["group.id"] = "rdkafka-" + isolation
+	cfg["isolation.level"] = isolation
+	cfg["enable.auto.commit"] = false
+	cfg["enable.partition.eof"] = true
+	cfg["fetch.wait.max.ms"] = 100
+	c, err := kafka.NewConsumer(&cfg)
+	if err != nil {
+		stopLog()
+		t.Fatalf("kafka.NewConsumer: %v", err)
+	}
+	defer stopLog()
+	defer c.Close()
+	parts := []kafka.TopicPartition{
+		{Topic: &topic, Partition: 0, Offset: kafka.OffsetBeginning},
+		{Topic: &topic, Partition: 1, Offset: kafka.OffsetBeginning},
+	}
+	if err := c.Assign(parts); err != nil {
+		t.Fatalf("librdkafka Assign: %v", err)
+	}
+	var got []rdkafkaRead
+	atEnd := map[int32]bool{}
+	deadline := time.Now().Add(waitTimeout)
+	for len(got) < n || len(atEnd) < len(parts) {
+		if time.Now().After(deadline) {
+			t.Fatalf("librdkafka %s: read %v and reached the end of %v within %v, want %d records", isolation, got, atEnd, waitTimeout, n)
+		}
+		switch ev := c.Poll(50).(type) {
+		case *kafka.Message:
+			got = append(got, rdkafkaRead{ev.TopicPartition.Partition, int64(ev.TopicPartition.Offset), string(ev.Value)})
+		case kafka.PartitionEOF:
+			atEnd[ev.Partition] = true
+		case kafka.Error:
+			t.Logf("librdkafka %s Poll: %v", isolation, ev)
+		}
+	}
+	slices.SortFunc(got, func(a, b rdkafkaRead) int {
+		if a.Partition != b.Partition {
+			return int(a.Partition - b.Partition)
+		}
+		return int(a.Offset - b.Offset)
+	})
+	return got
+}

@@ -29,4 +29,13 @@
 // moved partition reaches its new owner: kfake revokes it from the old
 // owner first, minibroker hands both members their new assignments at
 // their next heartbeats (docs/design.md section 9).
+//
+// The txn-* scenarios are transactional producers (KIP-98, KIP-447) made
+// of raw requests: InitProducerId, AddPartitionsToTxn, AddOffsetsToTxn,
+// TxnOffsetCommit, EndTxn and a transactional Produce, for the rules where
+// the brokers differ (the fenced code by version, EndTxn with nothing
+// begun, RequireStable, another id's producer id) or might (a produce to a
+// partition not added, a stale generation). Their transactional ids are
+// named like their groups, and a scenario that adds a partition adds its
+// own record topic's, so that no marker lands in the chapter's topics.
 package compare

@@ -237,6 +237,39 @@ func Scenarios() []Scenario {
 			Records:    true,
 		},
 		{
+			Name: "txn-init-fences", Row: "txn-fenced-code", Run: txnInitFences,
+			Minibroker: "epoch +1, same producer id true; the old epoch's AddPartitionsToTxn v3 PRODUCER_FENCED, v1 INVALID_PRODUCER_EPOCH",
+			Kfake:      "epoch +1, same producer id true; the old epoch's AddPartitionsToTxn v3 PRODUCER_FENCED, v1 PRODUCER_FENCED",
+			Records:    true,
+		},
+		{
+			Name: "txn-end-not-begun", Row: "txn-end", Run: txnEndNotBegun,
+			Minibroker: "commit INVALID_TXN_STATE, abort INVALID_TXN_STATE",
+			Kfake:      "commit INVALID_TXN_STATE, abort NONE",
+		},
+		{
+			Name: "txn-produce-not-added", Row: "txn-produce-not-added", Run: txnProduceNotAdded,
+			Minibroker: "INVALID_TXN_STATE, log end 0",
+			Kfake:      "INVALID_TXN_STATE, log end 0",
+			Records:    true,
+		},
+		{
+			Name: "txn-offset-commit-stale-generation", Row: "txn-offset-commit-fence", Run: txnOffsetCommitStaleGeneration,
+			Minibroker: "ILLEGAL_GENERATION; at the current generation NONE",
+			Kfake:      "ILLEGAL_GENERATION; at the current generation NONE",
+		},
+		{
+			Name: "txn-require-stable", Row: "txn-require-stable", Run: txnRequireStable,
+			Minibroker: "orders-0 UNSTABLE_OFFSET_COMMIT -1, orders-1 NONE 7",
+			Kfake:      "orders-0 UNSTABLE_OFFSET_COMMIT -1, orders-1 UNSTABLE_OFFSET_COMMIT -1",
+		},
+		{
+			Name: "txn-pid-mapping", Row: "txn-pid-mapping", Run: txnPIDMapping,
+			Minibroker: "INVALID_PRODUCER_ID_MAPPING",
+			Kfake:      "NONE",
+			Records:    true,
+		},
+		{
 			Name: "pipelined-requests", Row: "wire-response-order", Run: pipelinedInOrder,
 			Minibroker: "4 answers, in request order",
 			Kfake:      "4 answers, in request order",

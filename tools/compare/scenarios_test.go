@@ -32,6 +32,8 @@ func TestCompareScenarioTableIsWellFormed(t *testing.T) {
 		"kip848-two-owners", "kip848-previous-epoch-heartbeat", "kip848-previous-epoch-commit",
 		"kip848-unknown-group", "kip848-leave-unknown-member", "kip848-assignors", "kip848-describe-topic-ids",
 		"produce-fetch", "commit-replay", "zombie-commit", "direct-commit-backwards",
+		"txn-init-fences", "txn-end-not-begun", "txn-produce-not-added", "txn-offset-commit-stale-generation",
+		"txn-require-stable", "txn-pid-mapping",
 	} {
 		require.True(t, seen[name], "the issue asks for scenario %s", name)
 	}
