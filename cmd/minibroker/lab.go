@@ -41,8 +41,9 @@ member ids then depend on that broker. The lab touches nothing of yours
 there: it creates a topic of its own (lab-orders; lab-<run>-payments for
 replay, zombie and exactly-once, which also makes its output topic;
 lab-identity-orders for identity, in process too) and uses groups named
-lab-NAME-<run>, which it deletes at the end, with their offsets; its
-topics stay (DeleteTopics or the live page's delete button removes them).
+lab-NAME-<run>, which it deletes at the end, with their offsets, and
+then the topics only that run used; the shared ones stay (DeleteTopics or
+the live page's delete button removes them).
 The expiry lab moves the broker's manual clock and runs its expiry step
 from inside the process, so it has no --broker form. With
 --broker, replay and zombie give the member whose session must end a 2 s

@@ -41,8 +41,8 @@ nothing of yours there: each run creates topics of its own
 (compare-<run>-orders with 4 partitions, compare-<run>-payments with one,
 and one of one partition for each scenario that produces records, named
 like its group), plays in groups named compare-SCENARIO-<run>, and deletes
-those groups at the end, with their offsets. Its topics stay (delete them
-with DeleteTopics or the live page's delete button); the last lines say so.
+those groups at the end, with their offsets, then those topics
+(DeleteTopics); the last lines say so.
 `
 
 // cleanupTimeout bounds deleting the run's groups on a shared broker,

@@ -135,11 +135,12 @@ func (n Scope) owns(group string) bool {
 
 // Cleanup deletes, on a shared broker at addr, every group of the run
 // (ListGroups, then DeleteGroups, which takes their committed offsets
-// with them), and writes to w one line for what it deleted and one for
-// what stays: the topics the run created (it does not delete them)
-// and any group it could not delete (one that still has members). It does
-// nothing on the tool's own broker. It returns the groups it could not
-// delete.
+// with them), then the topics only this run used (DeleteTopics: names
+// that carry the run's id), and writes to w what it deleted and what
+// stays: the topics every run of the tool shares, and any group it could
+// not delete (one that still has members; then the run's topics stay
+// too). It does nothing on the tool's own broker. It returns the groups
+// it could not delete.
 func (n Scope) Cleanup(ctx context.Context, w io.Writer, addr string, topics []string) ([]string, error) {
 	if !n.Shared() {
 		return nil, nil
@@ -193,12 +194,54 @@ func (n Scope) Cleanup(ctx context.Context, w io.Writer, addr string, topics []s
 		fmt.Fprintf(w, "; kept %s", strings.Join(kept, ", "))
 	}
 	fmt.Fprintln(w, ".")
-	if len(topics) > 0 {
-		topics = slices.Sorted(slices.Values(topics))
-		fmt.Fprintf(w, "%s: topics %s stay on the broker; DeleteTopics (kadm, or the delete button on the live page) or a new data dir removes them.\n",
-			n.tool, strings.Join(topics, ", "))
+	var own, shared []string
+	for _, t := range slices.Sorted(slices.Values(topics)) {
+		if strings.Contains(t, "-"+n.run) {
+			own = append(own, t)
+		} else {
+			shared = append(shared, t)
+		}
+	}
+	if len(own) > 0 && len(kept) == 0 {
+		left, err := n.deleteTopics(ctx, conn, own)
+		if err != nil {
+			return kept, err
+		}
+		fmt.Fprintf(w, "%s: deleted topics %s of run %s.\n", n.tool, strings.Join(own, ", "), n.run)
+		if len(left) > 0 {
+			return kept, fmt.Errorf("%s: DeleteTopics refused %s", n.tool, strings.Join(left, ", "))
+		}
+	} else {
+		shared = append(shared, own...) // a group of the run still holds members
+	}
+	if len(shared) > 0 {
+		fmt.Fprintf(w, "%s: topics %s stay on the broker (every run of %s shares them); DeleteTopics (kadm, or the delete button on the live page) or a new data dir removes them.\n",
+			n.tool, strings.Join(slices.Sorted(slices.Values(shared)), ", "), n.tool)
 	}
 	return kept, nil
+}
+
+// deleteTopics deletes topics on conn (DeleteTopics v4, by name) and
+// returns those the broker refused, with the code it answered.
+func (n Scope) deleteTopics(ctx context.Context, conn *protocol.Client, topics []string) ([]string, error) {
+	del := kmsg.NewPtrDeleteTopicsRequest()
+	del.Version, del.TopicNames, del.TimeoutMillis = 4, topics, 30_000
+	resp, err := Request[*kmsg.DeleteTopicsResponse](ctx, conn, del)
+	if err != nil {
+		return nil, err
+	}
+	var left []string
+	for _, t := range resp.Topics {
+		if t.ErrorCode == 0 || t.ErrorCode == kerr.UnknownTopicOrPartition.Code { // gone meanwhile is gone
+			continue
+		}
+		name := ""
+		if t.Topic != nil {
+			name = *t.Topic
+		}
+		left = append(left, name+" ("+CodeName(t.ErrorCode)+")")
+	}
+	return left, nil
 }
 
 // topicNames returns the names of a catalog, sorted.

@@ -61,7 +61,7 @@ func TestScopeCleanup(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, []string{run.Group("busy") + " (NON_EMPTY_GROUP)"}, kept)
 	require.Equal(t, "lab: deleted 2 groups of run "+run.Run()+", with their committed offsets; kept "+run.Group("busy")+" (NON_EMPTY_GROUP).\n"+
-		"lab: topics "+run.Topic("orders")+" stay on the broker; DeleteTopics (kadm, or the delete button on the live page) or a new data dir removes them.\n", out.String())
+		"lab: topics "+run.Topic("orders")+" stay on the broker (every run of lab shares them); DeleteTopics (kadm, or the delete button on the live page) or a new data dir removes them.\n", out.String())
 	require.Empty(t, b.Committed(run.Group("a")))
 	require.Len(t, b.Committed("billing"), 1)
 
@@ -70,4 +70,28 @@ func TestScopeCleanup(t *testing.T) {
 	require.NoError(t, err)
 	require.Empty(t, kept)
 	require.Empty(t, out.String())
+}
+
+// TestScopeCleanupDeletesTheRunsTopics: once the run's groups are gone,
+// the topics only this run used (their names carry the run's id) are
+// deleted; a topic every run shares, and a user's, stay.
+func TestScopeCleanupDeletesTheRunsTopics(t *testing.T) {
+	t.Parallel()
+	b, err := broker.Start(testContext(t), broker.Config{Topics: map[string]int32{"orders": 1}})
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, b.Close()) })
+	run := OnBroker("lab")
+	mine, shared := run.RunTopic("payments"), run.Topic("orders")
+	require.NoError(t, EnsureTopics(testContext(t), b.Addr(), map[string]int32{mine: 1, shared: 2}))
+	c := dialUser(t, b.Addr())
+	userCommit(t, c, run.Group("a"), mine, 0, 3)
+
+	var out bytes.Buffer
+	kept, err := run.Cleanup(testContext(t), &out, b.Addr(), []string{shared, mine})
+	require.NoError(t, err)
+	require.Empty(t, kept)
+	require.Equal(t, "lab: deleted 1 group of run "+run.Run()+", with their committed offsets.\n"+
+		"lab: deleted topics "+mine+" of run "+run.Run()+".\n"+
+		"lab: topics "+shared+" stay on the broker (every run of lab shares them); DeleteTopics (kadm, or the delete button on the live page) or a new data dir removes them.\n", out.String())
+	require.Equal(t, map[string]int32{"orders": 1, shared: 2}, b.Catalog().Counts())
 }

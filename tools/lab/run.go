@@ -54,7 +54,8 @@ func Group(name string) string { return InProcess("lab").Group(name) }
 // "lab-<run>-payments" of one for the record labs, created first), so it
 // touches nothing a user made and earlier runs cannot interfere; member
 // ids then depend on the broker's history. At the end it deletes its
-// group and says that its topic stays. The expiry lab needs the
+// group, then the topics only its run used, and says which shared topic
+// stays. The expiry lab needs the
 // in-process broker (ErrNeedsInProcess).
 //
 // Where the record labs (replay, zombie) end a session, they move the
