@@ -83,7 +83,7 @@ func TestSCRAMWithFranzGoClient(t *testing.T) {
 			if tc.mech.name == MechanismSCRAMSHA512 {
 				mech = auth.AsSha512Mechanism()
 			}
-			session, clientFirst, err := mech.Authenticate(context.Background(), "127.0.0.1:9092")
+			session, clientFirst, err := mech.Authenticate(context.Background(), "broker.test:9092")
 			require.NoError(t, err)
 			x := &scramExchange{mech: tc.mech, lookup: lookupIn(tc.creds), nonce: scramNonce}
 			serverFirst, err := x.first(clientFirst)
@@ -215,7 +215,7 @@ func BenchmarkSCRAMSHA512Exchange(b *testing.B) {
 	require.NoError(b, err)
 	auth := scram.Auth{User: "alice", Pass: "alice-secret"}.AsSha512Mechanism()
 	for b.Loop() {
-		session, clientFirst, _ := auth.Authenticate(context.Background(), "127.0.0.1:9092")
+		session, clientFirst, _ := auth.Authenticate(context.Background(), "broker.test:9092")
 		x := &scramExchange{mech: scramSHA512, lookup: lookupIn(users.scram512), nonce: scramNonce}
 		serverFirst, err := x.first(clientFirst)
 		if err != nil {
