@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"net/http"
 
-	"github.com/minibroker/minibroker/internal/catalog"
+	"github.com/minibroker/minibroker/catalog"
 )
 
 // topicDeletedJSON answers DELETE /v1/topics/{topic}.

@@ -7,8 +7,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/minibroker/minibroker/protocol"
 	"github.com/minibroker/minibroker/records"
+	"github.com/minibroker/minibroker/wireclient"
 )
 
 // BenchmarkFetchOverTheWire measures a Fetch of four partitions, each
@@ -29,7 +29,7 @@ func BenchmarkFetchOverTheWire(b *testing.B) {
 			b.Cleanup(func() { br.Close() })
 			ctx, cancel := context.WithTimeout(b.Context(), time.Minute)
 			defer cancel()
-			c, err := protocol.Dial(ctx, br.Addr(), "bench")
+			c, err := wireclient.Dial(ctx, br.Addr(), "bench")
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -18,10 +18,10 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/minibroker/minibroker/catalog"
 	"github.com/minibroker/minibroker/coordinator"
-	"github.com/minibroker/minibroker/internal/catalog"
 	"github.com/minibroker/minibroker/internal/datadir"
-	"github.com/minibroker/minibroker/protocol"
+	"github.com/minibroker/minibroker/wireclient"
 )
 
 // waitTimeout bounds every network wait of these tests.
@@ -35,17 +35,17 @@ func start(t *testing.T, cfg Config) *Broker {
 	return b
 }
 
-func dial(t *testing.T, b *Broker) *protocol.Client {
+func dial(t *testing.T, b *Broker) *wireclient.Client {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), waitTimeout)
 	defer cancel()
-	c, err := protocol.Dial(ctx, b.Addr(), "test")
+	c, err := wireclient.Dial(ctx, b.Addr(), "test")
 	require.NoError(t, err)
 	t.Cleanup(func() { c.Close() })
 	return c
 }
 
-func do[R kmsg.Response](t *testing.T, c *protocol.Client, req kmsg.Request) R {
+func do[R kmsg.Response](t *testing.T, c *wireclient.Client, req kmsg.Request) R {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), waitTimeout)
 	defer cancel()
@@ -55,7 +55,7 @@ func do[R kmsg.Response](t *testing.T, c *protocol.Client, req kmsg.Request) R {
 }
 
 // join makes a v3 consumer join (one round trip) subscribed to topics.
-func join(t *testing.T, c *protocol.Client, group string, topics ...string) *kmsg.JoinGroupResponse {
+func join(t *testing.T, c *wireclient.Client, group string, topics ...string) *kmsg.JoinGroupResponse {
 	t.Helper()
 	meta := kmsg.NewConsumerMemberMetadata()
 	meta.Topics = topics
@@ -68,14 +68,14 @@ func join(t *testing.T, c *protocol.Client, group string, topics ...string) *kms
 	return resp
 }
 
-func heartbeat(t *testing.T, c *protocol.Client, group, member string, generation int32) int16 {
+func heartbeat(t *testing.T, c *wireclient.Client, group, member string, generation int32) int16 {
 	t.Helper()
 	req := kmsg.NewPtrHeartbeatRequest()
 	req.Version, req.Group, req.MemberID, req.Generation = 4, group, member, generation
 	return do[*kmsg.HeartbeatResponse](t, c, req).ErrorCode
 }
 
-func commit(t *testing.T, c *protocol.Client, group, member string, generation int32, partition int32, offset int64) int16 {
+func commit(t *testing.T, c *wireclient.Client, group, member string, generation int32, partition int32, offset int64) int16 {
 	t.Helper()
 	req := kmsg.NewPtrOffsetCommitRequest()
 	req.Version, req.Group, req.MemberID, req.Generation = 8, group, member, generation
@@ -85,7 +85,7 @@ func commit(t *testing.T, c *protocol.Client, group, member string, generation i
 	return do[*kmsg.OffsetCommitResponse](t, c, req).Topics[0].Partitions[0].ErrorCode
 }
 
-func fetchOffset(t *testing.T, c *protocol.Client, group string, partition int32) int64 {
+func fetchOffset(t *testing.T, c *wireclient.Client, group string, partition int32) int64 {
 	t.Helper()
 	req := kmsg.NewPtrOffsetFetchRequest()
 	req.Version, req.Group = 7, group

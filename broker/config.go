@@ -10,10 +10,10 @@ import (
 	"time"
 
 	"github.com/minibroker/minibroker/admin"
+	"github.com/minibroker/minibroker/catalog"
 	"github.com/minibroker/minibroker/clock"
 	"github.com/minibroker/minibroker/coordinator"
 	"github.com/minibroker/minibroker/internal/atomicfile"
-	"github.com/minibroker/minibroker/internal/catalog"
 	"github.com/minibroker/minibroker/server"
 )
 

@@ -10,7 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/minibroker/minibroker/internal/catalog"
+	"github.com/minibroker/minibroker/catalog"
 	"github.com/minibroker/minibroker/internal/testutil"
 	"github.com/minibroker/minibroker/records"
 )

@@ -7,7 +7,7 @@ import (
 	"slices"
 
 	"github.com/minibroker/minibroker/admin"
-	"github.com/minibroker/minibroker/internal/catalog"
+	"github.com/minibroker/minibroker/catalog"
 	"github.com/minibroker/minibroker/internal/topics"
 	"github.com/minibroker/minibroker/offsets"
 	"github.com/minibroker/minibroker/records"

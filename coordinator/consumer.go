@@ -25,7 +25,7 @@ import (
 	"time"
 
 	"github.com/minibroker/minibroker/assignor"
-	"github.com/minibroker/minibroker/internal/catalog"
+	"github.com/minibroker/minibroker/catalog"
 )
 
 // Server assignor names (ConsumerGroupHeartbeat's ServerAssignor).

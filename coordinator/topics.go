@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"maps"
 
-	"github.com/minibroker/minibroker/internal/catalog"
+	"github.com/minibroker/minibroker/catalog"
 )
 
 // Topics is what the coordinator needs of the topic catalog: a topic's

@@ -6,8 +6,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/minibroker/minibroker/catalog"
 	"github.com/minibroker/minibroker/clock"
-	"github.com/minibroker/minibroker/internal/catalog"
 )
 
 // TestTopicCreatedAfterStartIsJoinable: the coordinator reads the catalog

@@ -22,8 +22,8 @@ import (
 
 	"github.com/minibroker/minibroker/broker"
 	"github.com/minibroker/minibroker/internal/testutil"
-	"github.com/minibroker/minibroker/protocol"
 	"github.com/minibroker/minibroker/records"
+	"github.com/minibroker/minibroker/wireclient"
 )
 
 // adminWait bounds every network wait and poll of the admin tests.
@@ -44,18 +44,18 @@ func adminConfig() broker.Config {
 func (b *testBroker) adminURL() string { return "http://" + b.AdminAddr() }
 
 // adminDial opens a raw Kafka client; cleanup closes it.
-func adminDial(t *testing.T, addr, clientID string) *protocol.Client {
+func adminDial(t *testing.T, addr, clientID string) *wireclient.Client {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), adminWait)
 	defer cancel()
-	c, err := protocol.Dial(ctx, addr, clientID)
+	c, err := wireclient.Dial(ctx, addr, clientID)
 	require.NoError(t, err)
 	t.Cleanup(func() { c.Close() })
 	return c
 }
 
 // adminRequest sends req on c and returns its typed response.
-func adminRequest[R kmsg.Response](t *testing.T, c *protocol.Client, req kmsg.Request) R {
+func adminRequest[R kmsg.Response](t *testing.T, c *wireclient.Client, req kmsg.Request) R {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), adminWait)
 	defer cancel()
@@ -67,7 +67,7 @@ func adminRequest[R kmsg.Response](t *testing.T, c *protocol.Client, req kmsg.Re
 // adminJoin joins group over c with a JoinGroup v3, which joins at once
 // (no MEMBER_ID_REQUIRED round), subscribing to topics, and requires
 // success. An empty member asks for a new id.
-func adminJoin(t *testing.T, c *protocol.Client, group, member string, session time.Duration, topics ...string) *kmsg.JoinGroupResponse {
+func adminJoin(t *testing.T, c *wireclient.Client, group, member string, session time.Duration, topics ...string) *kmsg.JoinGroupResponse {
 	t.Helper()
 	resp := adminRequest[*kmsg.JoinGroupResponse](t, c, adminJoinRequest(3, group, member, session, topics...))
 	require.Zero(t, resp.ErrorCode, "join %s", group)
@@ -91,7 +91,7 @@ func adminJoinRequest(version int16, group, member string, session time.Duration
 
 // adminSync sends the SyncGroup that completes a join, and requires
 // success: the member is told its assignment, and knows the generation.
-func adminSync(t *testing.T, c *protocol.Client, group string, joined *kmsg.JoinGroupResponse) {
+func adminSync(t *testing.T, c *wireclient.Client, group string, joined *kmsg.JoinGroupResponse) {
 	t.Helper()
 	req := kmsg.NewPtrSyncGroupRequest()
 	req.Version, req.Group, req.MemberID, req.Generation = 3, group, joined.MemberID, joined.Generation
@@ -99,7 +99,7 @@ func adminSync(t *testing.T, c *protocol.Client, group string, joined *kmsg.Join
 }
 
 // adminHeartbeat sends a Heartbeat v4 and returns its code.
-func adminHeartbeat(t *testing.T, c *protocol.Client, group, member string, generation int32) int16 {
+func adminHeartbeat(t *testing.T, c *wireclient.Client, group, member string, generation int32) int16 {
 	t.Helper()
 	req := kmsg.NewPtrHeartbeatRequest()
 	req.Version, req.Group, req.MemberID, req.Generation = 4, group, member, generation
@@ -108,7 +108,7 @@ func adminHeartbeat(t *testing.T, c *protocol.Client, group, member string, gene
 
 // adminCommit commits offset for one partition with an OffsetCommit v8
 // and returns the partition's code.
-func adminCommit(t *testing.T, c *protocol.Client, group, member string, generation int32, topic string, partition int32, offset int64) int16 {
+func adminCommit(t *testing.T, c *wireclient.Client, group, member string, generation int32, topic string, partition int32, offset int64) int16 {
 	t.Helper()
 	req := kmsg.NewPtrOffsetCommitRequest()
 	req.Version = 8
@@ -119,7 +119,7 @@ func adminCommit(t *testing.T, c *protocol.Client, group, member string, generat
 
 // adminProduce appends n records to a partition over c (one batch, acks
 // -1) and requires success.
-func adminProduce(t *testing.T, c *protocol.Client, topic string, partition int32, n int) {
+func adminProduce(t *testing.T, c *wireclient.Client, topic string, partition int32, n int) {
 	t.Helper()
 	spec := records.BatchSpec{FirstTimestamp: time.Now().UnixMilli()}
 	for i := range n {
@@ -133,7 +133,7 @@ func adminProduce(t *testing.T, c *protocol.Client, topic string, partition int3
 
 // adminFetch fetches a partition from offset over c, without waiting, as a
 // consumer on c's connection would, and requires success.
-func adminFetch(t *testing.T, c *protocol.Client, topic string, partition int32, offset int64) {
+func adminFetch(t *testing.T, c *wireclient.Client, topic string, partition int32, offset int64) {
 	t.Helper()
 	req := kmsg.NewPtrFetchRequest()
 	req.Version, req.MaxBytes = 12, 1<<20

@@ -17,7 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/minibroker/minibroker/protocol"
+	"github.com/minibroker/minibroker/wireclient"
 )
 
 // stormConns is how many connections commit in the kill test, each to
@@ -33,10 +33,10 @@ const stormConns = 32
 func storm(t *testing.T, addr, group string, next []int64, acked []atomic.Int64, count *atomic.Int64) (stop func()) {
 	t.Helper()
 	var wg sync.WaitGroup
-	clients := make([]*protocol.Client, len(next))
+	clients := make([]*wireclient.Client, len(next))
 	for p := range clients {
 		ctx, cancel := context.WithTimeout(t.Context(), waitTimeout)
-		c, err := protocol.Dial(ctx, addr, "storm")
+		c, err := wireclient.Dial(ctx, addr, "storm")
 		cancel()
 		require.NoError(t, err)
 		clients[p] = c
@@ -68,7 +68,7 @@ func committedStorm(t *testing.T, addr, group string) []int64 {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), waitTimeout)
 	defer cancel()
-	c, err := protocol.Dial(ctx, addr, "check")
+	c, err := wireclient.Dial(ctx, addr, "check")
 	require.NoError(t, err)
 	defer c.Close()
 	parts := make([]tp, stormConns)

@@ -16,8 +16,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/minibroker/minibroker/protocol"
 	"github.com/minibroker/minibroker/records"
+	"github.com/minibroker/minibroker/wireclient"
 )
 
 // The produce storm: idempotent producers, each on its own connection,
@@ -74,7 +74,7 @@ func (p *stormProducer) batch() stormBatch {
 // run produces until the connection breaks, sending acknowledged batches
 // to acks and counting them in count. The batch whose answer it did not
 // get stays pending.
-func (p *stormProducer) run(t *testing.T, c *protocol.Client, acks chan<- stormAck, count *atomic.Int64) {
+func (p *stormProducer) run(t *testing.T, c *wireclient.Client, acks chan<- stormAck, count *atomic.Int64) {
 	defer c.Close()
 	for {
 		b := p.batch()
@@ -99,7 +99,7 @@ func (p *stormProducer) run(t *testing.T, c *protocol.Client, acks chan<- stormA
 
 // readPartition reads a partition from offset 0 to its high watermark
 // with Fetch and returns its stored batches, back to back.
-func readPartition(t *testing.T, c *protocol.Client, partition int32) (raw []byte, hw int64) {
+func readPartition(t *testing.T, c *wireclient.Client, partition int32) (raw []byte, hw int64) {
 	t.Helper()
 	for offset := int64(0); ; {
 		req := fetchRequest(12, 0, fetchAt{"storm", partition, offset})
@@ -137,7 +137,7 @@ type stormStored struct {
 // acknowledged batch is stored byte for byte at its acknowledged offset;
 // no idempotent batch is stored twice. It returns where each stored batch
 // is, so that a retried pending batch can be matched.
-func checkStorm(t *testing.T, c *protocol.Client, acked []stormAck) map[stormKey]stormStored {
+func checkStorm(t *testing.T, c *wireclient.Client, acked []stormAck) map[stormKey]stormStored {
 	t.Helper()
 	at := map[stormKey]stormStored{}
 	stored := make([][]byte, produceStormPartitions)

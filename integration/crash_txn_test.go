@@ -26,7 +26,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/minibroker/minibroker/protocol"
+	"github.com/minibroker/minibroker/wireclient"
 )
 
 const (
@@ -52,7 +52,7 @@ type txnStormProducer struct {
 }
 
 // runTxns runs transactions on c until the connection breaks.
-func (sp *txnStormProducer) runTxns(t *testing.T, c *protocol.Client, mu *sync.Mutex, count *atomic.Int64) {
+func (sp *txnStormProducer) runTxns(t *testing.T, c *wireclient.Client, mu *sync.Mutex, count *atomic.Int64) {
 	defer c.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*waitTimeout)
 	defer cancel()
@@ -138,7 +138,7 @@ func (sp *txnStormProducer) runTxns(t *testing.T, c *protocol.Client, mu *sync.M
 // committedValues reads a partition of txstorm from 0 to its high
 // watermark as a read_committed consumer sees it, and returns the
 // values' "p<i>-t<k>" prefixes, with the LSO and high watermark.
-func committedValues(t *testing.T, c *protocol.Client, partition int32) (map[string]bool, int64, int64) {
+func committedValues(t *testing.T, c *wireclient.Client, partition int32) (map[string]bool, int64, int64) {
 	t.Helper()
 	seen := map[string]bool{}
 	var lso, hw int64
@@ -185,7 +185,7 @@ func committedValues(t *testing.T, c *protocol.Client, partition int32) (map[str
 
 // checkTxnStorm checks what a restarted broker serves against what the
 // producers were told.
-func checkTxnStorm(t *testing.T, c *protocol.Client, producers []*txnStormProducer) (committed, aborted, unknownSeen int) {
+func checkTxnStorm(t *testing.T, c *wireclient.Client, producers []*txnStormProducer) (committed, aborted, unknownSeen int) {
 	t.Helper()
 	var parts []map[string]bool
 	for part := range int32(txnStormPartitions) {

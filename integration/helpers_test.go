@@ -1,5 +1,5 @@
 // Package integration holds black-box tests of minibroker over real
-// loopback sockets: raw kmsg requests through protocol.Client where exact
+// loopback sockets: raw kmsg requests through wireclient.Client where exact
 // codes matter (the wire_* files), and franz-go clients.
 package integration
 
@@ -20,7 +20,7 @@ import (
 
 	"github.com/minibroker/minibroker/broker"
 	"github.com/minibroker/minibroker/internal/testutil"
-	"github.com/minibroker/minibroker/protocol"
+	"github.com/minibroker/minibroker/wireclient"
 )
 
 // minibrokerPkg is the binary the process-level tests build and run.
@@ -85,18 +85,18 @@ func (b *testBroker) port(t *testing.T) int32 {
 }
 
 // dial opens a raw client with clientID; cleanup closes it.
-func (b *testBroker) dial(t *testing.T, clientID string) *protocol.Client {
+func (b *testBroker) dial(t *testing.T, clientID string) *wireclient.Client {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), waitTimeout)
 	defer cancel()
-	c, err := protocol.Dial(ctx, b.Addr(), clientID)
+	c, err := wireclient.Dial(ctx, b.Addr(), clientID)
 	require.NoError(t, err)
 	t.Cleanup(func() { c.Close() })
 	return c
 }
 
 // do sends req on c and returns its typed response.
-func do[R kmsg.Response](t *testing.T, c *protocol.Client, req kmsg.Request) R {
+func do[R kmsg.Response](t *testing.T, c *wireclient.Client, req kmsg.Request) R {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), waitTimeout)
 	defer cancel()
@@ -109,7 +109,7 @@ func do[R kmsg.Response](t *testing.T, c *protocol.Client, req kmsg.Request) R {
 
 // requireEOF waits for the broker to close c: the next read sees EOF (or
 // a reset), never a frame and never the deadline.
-func requireEOF(t *testing.T, c *protocol.Client) {
+func requireEOF(t *testing.T, c *wireclient.Client) {
 	t.Helper()
 	require.NoError(t, c.SetDeadline(time.Now().Add(waitTimeout)))
 	frame, err := c.ReadFrame()
@@ -156,12 +156,12 @@ func joinRequestProtocols(version int16, group, member string, protocols ...prot
 
 // join runs a v9 join as kgo does: an empty member id gets
 // MEMBER_ID_REQUIRED and an id, then joins with it. It requires success.
-func join(t *testing.T, c *protocol.Client, group string, topics ...string) *kmsg.JoinGroupResponse {
+func join(t *testing.T, c *wireclient.Client, group string, topics ...string) *kmsg.JoinGroupResponse {
 	t.Helper()
 	return joinWith(t, c, joinRequest(9, group, "", topics...))
 }
 
-func joinWith(t *testing.T, c *protocol.Client, req *kmsg.JoinGroupRequest) *kmsg.JoinGroupResponse {
+func joinWith(t *testing.T, c *wireclient.Client, req *kmsg.JoinGroupRequest) *kmsg.JoinGroupResponse {
 	t.Helper()
 	first := do[*kmsg.JoinGroupResponse](t, c, req)
 	require.Equal(t, int16(79), first.ErrorCode, "MEMBER_ID_REQUIRED")
@@ -175,7 +175,7 @@ func joinWith(t *testing.T, c *protocol.Client, req *kmsg.JoinGroupRequest) *kms
 
 // rejoin re-joins a known member with topics and returns the response,
 // whatever its code.
-func rejoin(t *testing.T, c *protocol.Client, group, member string, topics ...string) *kmsg.JoinGroupResponse {
+func rejoin(t *testing.T, c *wireclient.Client, group, member string, topics ...string) *kmsg.JoinGroupResponse {
 	t.Helper()
 	return do[*kmsg.JoinGroupResponse](t, c, joinRequest(9, group, member, topics...))
 }
@@ -187,7 +187,7 @@ func syncRequest(version int16, group, member string, generation int32) *kmsg.Sy
 }
 
 // assignment syncs a member and returns its decoded assignment.
-func assignment(t *testing.T, c *protocol.Client, group, member string, generation int32) []string {
+func assignment(t *testing.T, c *wireclient.Client, group, member string, generation int32) []string {
 	t.Helper()
 	resp := do[*kmsg.SyncGroupResponse](t, c, syncRequest(5, group, member, generation))
 	require.Zero(t, resp.ErrorCode, "sync %s", member)
@@ -215,7 +215,7 @@ func heartbeatRequest(version int16, group, member string, generation int32) *km
 	return req
 }
 
-func heartbeat(t *testing.T, c *protocol.Client, group, member string, generation int32) int16 {
+func heartbeat(t *testing.T, c *wireclient.Client, group, member string, generation int32) int16 {
 	t.Helper()
 	return do[*kmsg.HeartbeatResponse](t, c, heartbeatRequest(4, group, member, generation)).ErrorCode
 }
@@ -246,12 +246,12 @@ func commitRequest(version int16, group, member string, generation int32, parts 
 // commit sends an OffsetCommit v9 and returns the code of every
 // partition, in request order, after checking that the response names
 // every requested partition.
-func commit(t *testing.T, c *protocol.Client, group, member string, generation int32, parts ...tp) []int16 {
+func commit(t *testing.T, c *wireclient.Client, group, member string, generation int32, parts ...tp) []int16 {
 	t.Helper()
 	return commitCodes(t, c, commitRequest(9, group, member, generation, parts...))
 }
 
-func commitCodes(t *testing.T, c *protocol.Client, req *kmsg.OffsetCommitRequest) []int16 {
+func commitCodes(t *testing.T, c *wireclient.Client, req *kmsg.OffsetCommitRequest) []int16 {
 	t.Helper()
 	resp := do[*kmsg.OffsetCommitResponse](t, c, req)
 	require.Len(t, resp.Topics, len(req.Topics), "every requested topic is answered")
@@ -278,7 +278,7 @@ func repeat(code int16, n int) []int16 {
 
 // fetchOffsets asks OffsetFetch v7 for the named partitions of group and
 // returns "topic-partition" -> offset.
-func fetchOffsets(t *testing.T, c *protocol.Client, group string, parts ...tp) map[string]int64 {
+func fetchOffsets(t *testing.T, c *wireclient.Client, group string, parts ...tp) map[string]int64 {
 	t.Helper()
 	req := kmsg.NewPtrOffsetFetchRequest()
 	req.Version, req.Group = 7, group
@@ -316,7 +316,7 @@ func leaveRequest(version int16, group string, members ...string) *kmsg.LeaveGro
 	return req
 }
 
-func describe(t *testing.T, c *protocol.Client, groups ...string) []kmsg.DescribeGroupsResponseGroup {
+func describe(t *testing.T, c *wireclient.Client, groups ...string) []kmsg.DescribeGroupsResponseGroup {
 	t.Helper()
 	req := kmsg.NewPtrDescribeGroupsRequest()
 	req.Version, req.Groups = 5, groups

@@ -20,7 +20,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/minibroker/minibroker/internal/testutil"
-	"github.com/minibroker/minibroker/protocol"
+	"github.com/minibroker/minibroker/wireclient"
 )
 
 // directCommit is an OffsetCommit v9 with generation -1 and no member id
@@ -109,11 +109,11 @@ func startProcessNoFile(t *testing.T, nofile int, args ...string) *brokerProcess
 }
 
 // dial opens a raw client to the process; cleanup closes it.
-func (p *brokerProcess) dial(t *testing.T) *protocol.Client {
+func (p *brokerProcess) dial(t *testing.T) *wireclient.Client {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), waitTimeout)
 	defer cancel()
-	c, err := protocol.Dial(ctx, p.Addr, "process-test")
+	c, err := wireclient.Dial(ctx, p.Addr, "process-test")
 	require.NoError(t, err)
 	t.Cleanup(func() { c.Close() })
 	return c

@@ -30,6 +30,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/minibroker/minibroker/protocol"
+	"github.com/minibroker/minibroker/wireclient"
 )
 
 // Bounds the abuse tests hold the broker to.
@@ -156,11 +157,11 @@ func TestHostileAbuseChild(t *testing.T) {
 	}
 }
 
-func abuseDial(t *testing.T, addr string) *protocol.Client {
+func abuseDial(t *testing.T, addr string) *wireclient.Client {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), waitTimeout)
 	defer cancel()
-	c, err := protocol.Dial(ctx, addr, "abuse")
+	c, err := wireclient.Dial(ctx, addr, "abuse")
 	require.NoError(t, err)
 	require.NoError(t, c.SetDeadline(time.Now().Add(2*time.Minute)))
 	t.Cleanup(func() { c.Close() })

@@ -30,7 +30,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/minibroker/minibroker/broker"
-	"github.com/minibroker/minibroker/protocol"
+	"github.com/minibroker/minibroker/wireclient"
 )
 
 // budgetConfig is a broker with a budget of budget bytes per lane, frames
@@ -233,7 +233,7 @@ func TestBudgetHugeFetchLimitAndMaximalLongPoll(t *testing.T) {
 	go func() {
 		ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 		defer cancel()
-		c, err := protocol.Dial(ctx, b.Addr(), "poll")
+		c, err := wireclient.Dial(ctx, b.Addr(), "poll")
 		if err != nil {
 			polled <- pollResult{err: err}
 			return

@@ -17,7 +17,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/minibroker/minibroker/protocol"
+	"github.com/minibroker/minibroker/wireclient"
 )
 
 // TestKgoFencingStaleMember pins what kgo reports at each step of the
@@ -202,7 +202,7 @@ func kgoRawJoin(t *testing.T, addr, group, clientID, protocolName string, topics
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), kgoWait)
 	defer cancel()
-	cl, err := protocol.Dial(ctx, addr, clientID)
+	cl, err := wireclient.Dial(ctx, addr, clientID)
 	require.NoError(t, err)
 	t.Cleanup(func() { cl.Close() })
 

@@ -12,7 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/minibroker/minibroker/coordinator"
-	"github.com/minibroker/minibroker/protocol"
+	"github.com/minibroker/minibroker/wireclient"
 )
 
 // k848Heartbeat is a full ConsumerGroupHeartbeat as kgo sends it: the
@@ -42,7 +42,7 @@ func k848Leave(group, member string) *kmsg.ConsumerGroupHeartbeatRequest {
 }
 
 // k848Join joins member to group with the given assignor; it must succeed.
-func k848Join(t *testing.T, c *protocol.Client, group, member, assignor string, topics ...string) *kmsg.ConsumerGroupHeartbeatResponse {
+func k848Join(t *testing.T, c *wireclient.Client, group, member, assignor string, topics ...string) *kmsg.ConsumerGroupHeartbeatResponse {
 	t.Helper()
 	resp := do[*kmsg.ConsumerGroupHeartbeatResponse](t, c, k848Heartbeat(1, group, member, 0, assignor, topics...))
 	require.Zero(t, resp.ErrorCode, "join %s/%s: %v", group, member, resp.ErrorMessage)
@@ -50,7 +50,7 @@ func k848Join(t *testing.T, c *protocol.Client, group, member, assignor string, 
 }
 
 // k848TopicIDs asks Metadata v12 for every topic's id.
-func k848TopicIDs(t *testing.T, c *protocol.Client) map[string][16]byte {
+func k848TopicIDs(t *testing.T, c *wireclient.Client) map[string][16]byte {
 	t.Helper()
 	req := kmsg.NewPtrMetadataRequest()
 	req.Version = 12

@@ -7,12 +7,12 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/minibroker/minibroker/protocol"
+	"github.com/minibroker/minibroker/wireclient"
 )
 
 // k848Static sends a full ConsumerGroupHeartbeat v1 of a static member
 // with instance id instance, whatever its answer.
-func k848Static(t *testing.T, c *protocol.Client, group, member, instance string, epoch int32, topics ...string) *kmsg.ConsumerGroupHeartbeatResponse {
+func k848Static(t *testing.T, c *wireclient.Client, group, member, instance string, epoch int32, topics ...string) *kmsg.ConsumerGroupHeartbeatResponse {
 	t.Helper()
 	req := k848Heartbeat(1, group, member, epoch, "uniform", topics...)
 	req.InstanceID = &instance

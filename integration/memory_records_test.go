@@ -13,8 +13,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/minibroker/minibroker/protocol"
 	"github.com/minibroker/minibroker/records"
+	"github.com/minibroker/minibroker/wireclient"
 )
 
 // memoryGiBEnv, set to 1, makes TestMemoryRecordsLeaveNoResidue store a
@@ -73,7 +73,7 @@ func settledRSS(t *testing.T, pid int) uint64 {
 // produceFrames sends n copies of batch to topic-partition on c with acks
 // -1, keeping memoryInFlight requests in flight, and requires each answer
 // to be NONE at the next offset.
-func produceFrames(t *testing.T, c *protocol.Client, topic string, partition int32, batch []byte, n int) {
+func produceFrames(t *testing.T, c *wireclient.Client, topic string, partition int32, batch []byte, n int) {
 	t.Helper()
 	req := produceRequest(9, -1, topic, partBatch{partition, batch})
 	frame := func(corr int32) []byte { return rawFrame(req, corr) }
@@ -93,7 +93,7 @@ func produceFrames(t *testing.T, c *protocol.Client, topic string, partition int
 
 // readBackFrames fetches topic-partition from 0 to its high watermark and
 // requires every stored batch to be batch, byte for byte, at its offset.
-func readBackFrames(t *testing.T, c *protocol.Client, topic string, partition int32, batch []byte, n int) {
+func readBackFrames(t *testing.T, c *wireclient.Client, topic string, partition int32, batch []byte, n int) {
 	t.Helper()
 	next := int64(0)
 	for next < int64(n) {

@@ -15,7 +15,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/minibroker/minibroker/broker"
-	"github.com/minibroker/minibroker/protocol"
+	"github.com/minibroker/minibroker/wireclient"
 )
 
 func deleteGroupsRequest(version int16, groups ...string) *kmsg.DeleteGroupsRequest {
@@ -26,7 +26,7 @@ func deleteGroupsRequest(version int16, groups ...string) *kmsg.DeleteGroupsRequ
 
 // deleteGroups sends a DeleteGroups at version and returns
 // "group=code" for each group answered, in order.
-func deleteGroups(t *testing.T, c *protocol.Client, version int16, groups ...string) []string {
+func deleteGroups(t *testing.T, c *wireclient.Client, version int16, groups ...string) []string {
 	t.Helper()
 	resp := do[*kmsg.DeleteGroupsResponse](t, c, deleteGroupsRequest(version, groups...))
 	var out []string
@@ -53,7 +53,7 @@ func offsetDeleteRequest(group string, parts ...tp) *kmsg.OffsetDeleteRequest {
 
 // offsetDeleteCodes returns the top-level code and "topic-partition=code"
 // for each partition answered, in order.
-func offsetDeleteCodes(t *testing.T, c *protocol.Client, group string, parts ...tp) (int16, []string) {
+func offsetDeleteCodes(t *testing.T, c *wireclient.Client, group string, parts ...tp) (int16, []string) {
 	t.Helper()
 	resp := do[*kmsg.OffsetDeleteResponse](t, c, offsetDeleteRequest(group, parts...))
 	var out []string
@@ -66,7 +66,7 @@ func offsetDeleteCodes(t *testing.T, c *protocol.Client, group string, parts ...
 }
 
 // listGroups returns the names ListGroups v5 answers.
-func listGroups(t *testing.T, c *protocol.Client) []string {
+func listGroups(t *testing.T, c *wireclient.Client) []string {
 	t.Helper()
 	req := kmsg.NewPtrListGroupsRequest()
 	req.Version = 5

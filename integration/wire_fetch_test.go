@@ -15,8 +15,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/minibroker/minibroker/broker"
-	"github.com/minibroker/minibroker/protocol"
 	"github.com/minibroker/minibroker/records"
+	"github.com/minibroker/minibroker/wireclient"
 )
 
 // longPolls is a broker whose fetches may wait a minute, so that a test
@@ -139,7 +139,7 @@ func TestWireFetchMinBytes(t *testing.T) {
 func TestWireFetchByteLimits(t *testing.T) {
 	t.Parallel()
 	const size = 500
-	produceThree := func(t *testing.T, c *protocol.Client) [][]byte {
+	produceThree := func(t *testing.T, c *wireclient.Client) [][]byte {
 		var batches [][]byte
 		for i := range int64(3) {
 			batch := batchOfSize(t, size)

@@ -11,8 +11,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/minibroker/minibroker/broker"
-	"github.com/minibroker/minibroker/protocol"
 	"github.com/minibroker/minibroker/records"
+	"github.com/minibroker/minibroker/wireclient"
 )
 
 // codeInvalidTimestamp is INVALID_TIMESTAMP.
@@ -160,7 +160,7 @@ func rawFrame(req kmsg.Request, corr int32) []byte {
 
 // readAnswer reads the next answer on c, requires correlation id corr,
 // and decodes it as the answer to req.
-func readAnswer(t *testing.T, c *protocol.Client, req kmsg.Request, corr int32) kmsg.Response {
+func readAnswer(t *testing.T, c *wireclient.Client, req kmsg.Request, corr int32) kmsg.Response {
 	t.Helper()
 	require.NoError(t, c.SetDeadline(deadline()))
 	frame, err := c.ReadFrame()

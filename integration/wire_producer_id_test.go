@@ -10,12 +10,12 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/minibroker/minibroker/broker"
-	"github.com/minibroker/minibroker/protocol"
+	"github.com/minibroker/minibroker/wireclient"
 )
 
 // initProducerID asks InitProducerId v4 for an idempotent producer's id
 // and requires success at epoch 0.
-func initProducerID(t *testing.T, c *protocol.Client) int64 {
+func initProducerID(t *testing.T, c *wireclient.Client) int64 {
 	t.Helper()
 	req := kmsg.NewPtrInitProducerIDRequest()
 	req.Version, req.ProducerID, req.ProducerEpoch = 4, -1, -1

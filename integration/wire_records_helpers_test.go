@@ -17,8 +17,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/minibroker/minibroker/protocol"
 	"github.com/minibroker/minibroker/records"
+	"github.com/minibroker/minibroker/wireclient"
 )
 
 // Kafka error codes of the records APIs, by kerr name.
@@ -175,7 +175,7 @@ func produceRequest(version, acks int16, topic string, parts ...partBatch) *kmsg
 
 // produceAnswers sends req and returns each partition's answer in request
 // order, after checking that every requested partition is answered.
-func produceAnswers(t *testing.T, c *protocol.Client, req *kmsg.ProduceRequest) []kmsg.ProduceResponseTopicPartition {
+func produceAnswers(t *testing.T, c *wireclient.Client, req *kmsg.ProduceRequest) []kmsg.ProduceResponseTopicPartition {
 	t.Helper()
 	resp := do[*kmsg.ProduceResponse](t, c, req)
 	require.Len(t, resp.Topics, len(req.Topics))
@@ -192,7 +192,7 @@ func produceAnswers(t *testing.T, c *protocol.Client, req *kmsg.ProduceRequest) 
 }
 
 // produceOne sends a one-partition request and returns its answer.
-func produceOne(t *testing.T, c *protocol.Client, req *kmsg.ProduceRequest) kmsg.ProduceResponseTopicPartition {
+func produceOne(t *testing.T, c *wireclient.Client, req *kmsg.ProduceRequest) kmsg.ProduceResponseTopicPartition {
 	t.Helper()
 	out := produceAnswers(t, c, req)
 	require.Len(t, out, 1)
@@ -201,7 +201,7 @@ func produceOne(t *testing.T, c *protocol.Client, req *kmsg.ProduceRequest) kmsg
 
 // produceValues produces values as one batch (Produce v9, acks -1) and
 // returns its base offset, requiring success.
-func produceValues(t *testing.T, c *protocol.Client, topic string, partition int32, values ...string) int64 {
+func produceValues(t *testing.T, c *wireclient.Client, topic string, partition int32, values ...string) int64 {
 	t.Helper()
 	rp := produceOne(t, c, produceRequest(9, -1, topic, partBatch{partition, valuesBatch(values...)}))
 	require.Equal(t, codeNone, rp.ErrorCode, "produce to %s-%d: %v", topic, partition, rp.ErrorMessage)
@@ -209,7 +209,7 @@ func produceValues(t *testing.T, c *protocol.Client, topic string, partition int
 }
 
 // ensureTopic creates topic with partitions (default 1) by CreateTopics.
-func ensureTopic(t *testing.T, c *protocol.Client, topic string, partitions ...int32) {
+func ensureTopic(t *testing.T, c *wireclient.Client, topic string, partitions ...int32) {
 	t.Helper()
 	n := int32(1)
 	if len(partitions) > 0 {
@@ -247,7 +247,7 @@ func fetchRequest(version int16, maxWait time.Duration, parts ...fetchAt) *kmsg.
 
 // fetchPartitions sends req and returns every partition's answer keyed
 // "topic-partition".
-func fetchPartitions(t *testing.T, c *protocol.Client, req *kmsg.FetchRequest) map[string]kmsg.FetchResponseTopicPartition {
+func fetchPartitions(t *testing.T, c *wireclient.Client, req *kmsg.FetchRequest) map[string]kmsg.FetchResponseTopicPartition {
 	t.Helper()
 	resp := do[*kmsg.FetchResponse](t, c, req)
 	require.Equal(t, codeNone, resp.ErrorCode)
@@ -277,7 +277,7 @@ func decodedValues(t *testing.T, raw []byte) []string {
 
 // listOffset asks ListOffsets at version for one partition's offset at
 // timestamp ts (-1 latest, -2 earliest, -3 max timestamp).
-func listOffset(t *testing.T, c *protocol.Client, version int16, topic string, partition int32, ts int64) kmsg.ListOffsetsResponseTopicPartition {
+func listOffset(t *testing.T, c *wireclient.Client, version int16, topic string, partition int32, ts int64) kmsg.ListOffsetsResponseTopicPartition {
 	t.Helper()
 	req := kmsg.NewPtrListOffsetsRequest()
 	req.Version, req.ReplicaID = version, -1

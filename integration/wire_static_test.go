@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/minibroker/minibroker/protocol"
+	"github.com/minibroker/minibroker/wireclient"
 )
 
 const (
@@ -18,7 +18,7 @@ const (
 
 // staticJoin sends a JoinGroup v9 naming instance and returns the response,
 // whatever its code.
-func staticJoin(t *testing.T, c *protocol.Client, group, member, instance string, topics ...string) *kmsg.JoinGroupResponse {
+func staticJoin(t *testing.T, c *wireclient.Client, group, member, instance string, topics ...string) *kmsg.JoinGroupResponse {
 	t.Helper()
 	req := joinRequest(9, group, member, topics...)
 	req.InstanceID = &instance

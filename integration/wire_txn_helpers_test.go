@@ -10,7 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/minibroker/minibroker/protocol"
+	"github.com/minibroker/minibroker/wireclient"
 )
 
 // Kafka's transactional codes, as the wire tests compare them.
@@ -34,7 +34,7 @@ type txnProducer struct {
 
 // initTxn sends InitProducerId v4 for id with timeout and returns the
 // answer's code and producer.
-func initTxn(t *testing.T, c *protocol.Client, id string, timeout time.Duration) (int16, txnProducer) {
+func initTxn(t *testing.T, c *wireclient.Client, id string, timeout time.Duration) (int16, txnProducer) {
 	t.Helper()
 	req := kmsg.NewPtrInitProducerIDRequest()
 	req.Version, req.TransactionalID, req.TransactionTimeoutMillis = 4, &id, int32(timeout/time.Millisecond)
@@ -43,7 +43,7 @@ func initTxn(t *testing.T, c *protocol.Client, id string, timeout time.Duration)
 }
 
 // mustInitTxn is initTxn requiring success, with a one-minute timeout.
-func mustInitTxn(t *testing.T, c *protocol.Client, id string) txnProducer {
+func mustInitTxn(t *testing.T, c *wireclient.Client, id string) txnProducer {
 	t.Helper()
 	code, p := initTxn(t, c, id, time.Minute)
 	require.Equal(t, codeNone, code)
@@ -52,7 +52,7 @@ func mustInitTxn(t *testing.T, c *protocol.Client, id string) txnProducer {
 
 // addPartitions sends AddPartitionsToTxn at version and returns every
 // partition's code in request order.
-func addPartitions(t *testing.T, c *protocol.Client, version int16, p txnProducer, topic string, partitions ...int32) []int16 {
+func addPartitions(t *testing.T, c *wireclient.Client, version int16, p txnProducer, topic string, partitions ...int32) []int16 {
 	t.Helper()
 	req := kmsg.NewPtrAddPartitionsToTxnRequest()
 	req.Version, req.TransactionalID, req.ProducerID, req.ProducerEpoch = version, p.id, p.pid, p.epoch
@@ -67,14 +67,14 @@ func addPartitions(t *testing.T, c *protocol.Client, version int16, p txnProduce
 	return codes
 }
 
-func addOffsets(t *testing.T, c *protocol.Client, version int16, p txnProducer, group string) int16 {
+func addOffsets(t *testing.T, c *wireclient.Client, version int16, p txnProducer, group string) int16 {
 	t.Helper()
 	req := kmsg.NewPtrAddOffsetsToTxnRequest()
 	req.Version, req.TransactionalID, req.ProducerID, req.ProducerEpoch, req.Group = version, p.id, p.pid, p.epoch, group
 	return do[*kmsg.AddOffsetsToTxnResponse](t, c, req).ErrorCode
 }
 
-func endTxn(t *testing.T, c *protocol.Client, version int16, p txnProducer, commit bool) int16 {
+func endTxn(t *testing.T, c *wireclient.Client, version int16, p txnProducer, commit bool) int16 {
 	t.Helper()
 	req := kmsg.NewPtrEndTxnRequest()
 	req.Version, req.TransactionalID, req.ProducerID, req.ProducerEpoch, req.Commit = version, p.id, p.pid, p.epoch, commit
@@ -83,7 +83,7 @@ func endTxn(t *testing.T, c *protocol.Client, version int16, p txnProducer, comm
 
 // txnCommit sends TxnOffsetCommit v3 for the group member's generation
 // and returns every partition's code.
-func txnCommit(t *testing.T, c *protocol.Client, p txnProducer, group, member string, generation int32, parts ...tp) []int16 {
+func txnCommit(t *testing.T, c *wireclient.Client, p txnProducer, group, member string, generation int32, parts ...tp) []int16 {
 	t.Helper()
 	req := kmsg.NewPtrTxnOffsetCommitRequest()
 	req.Version, req.TransactionalID, req.ProducerID, req.ProducerEpoch = 3, p.id, p.pid, p.epoch
@@ -118,7 +118,7 @@ func txnBatch(p txnProducer, seq int32, values ...string) []byte {
 
 // produceTxn produces a transactional batch (Produce v9 naming id) and
 // returns the partition's answer.
-func produceTxn(t *testing.T, c *protocol.Client, id *string, topic string, partition int32, batch []byte) kmsg.ProduceResponseTopicPartition {
+func produceTxn(t *testing.T, c *wireclient.Client, id *string, topic string, partition int32, batch []byte) kmsg.ProduceResponseTopicPartition {
 	t.Helper()
 	req := produceRequest(9, -1, topic, partBatch{partition, batch})
 	req.TransactionID = id
@@ -126,7 +126,7 @@ func produceTxn(t *testing.T, c *protocol.Client, id *string, topic string, part
 }
 
 // fetchCommitted fetches one partition at read_committed (Fetch v12).
-func fetchCommitted(t *testing.T, c *protocol.Client, topic string, partition int32, offset int64) kmsg.FetchResponseTopicPartition {
+func fetchCommitted(t *testing.T, c *wireclient.Client, topic string, partition int32, offset int64) kmsg.FetchResponseTopicPartition {
 	t.Helper()
 	req := fetchRequest(12, 0, fetchAt{topic, partition, offset})
 	req.IsolationLevel = 1
@@ -140,7 +140,7 @@ func fetchCommitted(t *testing.T, c *protocol.Client, topic string, partition in
 
 // groupMember joins a one-member classic group on topics and returns its
 // member id and generation.
-func groupMember(t *testing.T, c *protocol.Client, group string, topics ...string) (string, int32) {
+func groupMember(t *testing.T, c *wireclient.Client, group string, topics ...string) (string, int32) {
 	t.Helper()
 	j := join(t, c, group, topics...)
 	assignment(t, c, group, j.MemberID, j.Generation)
@@ -149,7 +149,7 @@ func groupMember(t *testing.T, c *protocol.Client, group string, topics ...strin
 
 // offsetFetchStable asks OffsetFetch v7 with RequireStable for parts and
 // returns "topic-partition" -> {offset, code}.
-func offsetFetchStable(t *testing.T, c *protocol.Client, group string, parts ...tp) map[string][2]int64 {
+func offsetFetchStable(t *testing.T, c *wireclient.Client, group string, parts ...tp) map[string][2]int64 {
 	t.Helper()
 	req := kmsg.NewPtrOffsetFetchRequest()
 	req.Version, req.Group, req.RequireStable = 7, group, true

@@ -14,8 +14,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/minibroker/minibroker/broker"
-	"github.com/minibroker/minibroker/protocol"
 	"github.com/minibroker/minibroker/records"
+	"github.com/minibroker/minibroker/wireclient"
 )
 
 func TestWireTxnInitProducerIDFencesOlderEpochs(t *testing.T) {
@@ -115,7 +115,7 @@ func TestWireTxnProduce(t *testing.T) {
 }
 
 // listCommitted is ListOffsets v7 latest at read_committed.
-func listCommitted(t *testing.T, c *protocol.Client, topic string, partition int32) kmsg.ListOffsetsResponseTopicPartition {
+func listCommitted(t *testing.T, c *wireclient.Client, topic string, partition int32) kmsg.ListOffsetsResponseTopicPartition {
 	t.Helper()
 	req := kmsg.NewPtrListOffsetsRequest()
 	req.Version, req.ReplicaID, req.IsolationLevel = 7, -1, 1
@@ -218,7 +218,7 @@ func TestWireTxnTimeoutAbortsOnTheManualClock(t *testing.T) {
 // each runs a whole transaction with that API at the version tested.
 func init() {
 	txnCase := func(key kmsg.Key) versionCase {
-		return func(t *testing.T, c *protocol.Client, v int16, name string) {
+		return func(t *testing.T, c *wireclient.Client, v int16, name string) {
 			p := mustInitTxn(t, c, name)
 			addV, offV, endV := int16(3), int16(3), int16(3)
 			switch key {

@@ -11,14 +11,15 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/minibroker/minibroker/protocol"
+	"github.com/minibroker/minibroker/wireclient"
 )
 
 // versionCase drives one API at version v on c and checks a sensible,
 // error-free answer. group is a group name no other case uses.
-type versionCase func(t *testing.T, c *protocol.Client, v int16, group string)
+type versionCase func(t *testing.T, c *wireclient.Client, v int16, group string)
 
 // joinAt joins group with a fresh member at JoinGroup v3 (one round trip).
-func joinAt(t *testing.T, c *protocol.Client, group string, topics ...string) *kmsg.JoinGroupResponse {
+func joinAt(t *testing.T, c *wireclient.Client, group string, topics ...string) *kmsg.JoinGroupResponse {
 	t.Helper()
 	resp := do[*kmsg.JoinGroupResponse](t, c, joinRequest(3, group, "", topics...))
 	require.Equal(t, codeNone, resp.ErrorCode)
@@ -26,17 +27,17 @@ func joinAt(t *testing.T, c *protocol.Client, group string, topics ...string) *k
 }
 
 var versionCases = map[kmsg.Key]versionCase{
-	kmsg.ApiVersions: func(t *testing.T, c *protocol.Client, v int16, _ string) {
+	kmsg.ApiVersions: func(t *testing.T, c *wireclient.Client, v int16, _ string) {
 		resp := do[*kmsg.ApiVersionsResponse](t, c, apiVersionsRequest(v))
 		assert.Equal(t, codeNone, resp.ErrorCode)
 		assert.Len(t, resp.ApiKeys, len(protocol.SupportedVersions()))
 	},
-	kmsg.Metadata: func(t *testing.T, c *protocol.Client, v int16, _ string) {
+	kmsg.Metadata: func(t *testing.T, c *wireclient.Client, v int16, _ string) {
 		resp := do[*kmsg.MetadataResponse](t, c, metadataRequest(v, []string{"orders"}))
 		assert.Equal(t, []string{"orders:0:4"}, metadataTopics(resp))
 		assert.Len(t, resp.Brokers, 1)
 	},
-	kmsg.FindCoordinator: func(t *testing.T, c *protocol.Client, v int16, group string) {
+	kmsg.FindCoordinator: func(t *testing.T, c *wireclient.Client, v int16, group string) {
 		req := kmsg.NewPtrFindCoordinatorRequest()
 		req.Version, req.CoordinatorKey, req.CoordinatorKeys = v, group, []string{group}
 		resp := do[*kmsg.FindCoordinatorResponse](t, c, req)
@@ -49,7 +50,7 @@ var versionCases = map[kmsg.Key]versionCase{
 		assert.Equal(t, group, resp.Coordinators[0].Key)
 		assert.Equal(t, codeNone, resp.Coordinators[0].ErrorCode)
 	},
-	kmsg.JoinGroup: func(t *testing.T, c *protocol.Client, v int16, group string) {
+	kmsg.JoinGroup: func(t *testing.T, c *wireclient.Client, v int16, group string) {
 		resp := do[*kmsg.JoinGroupResponse](t, c, joinRequest(v, group, "", "orders"))
 		if v >= 4 {
 			require.Equal(t, codeMemberIDRequired, resp.ErrorCode)
@@ -59,18 +60,18 @@ var versionCases = map[kmsg.Key]versionCase{
 		assert.Equal(t, int32(1), resp.Generation)
 		assert.Equal(t, resp.MemberID, resp.LeaderID)
 	},
-	kmsg.SyncGroup: func(t *testing.T, c *protocol.Client, v int16, group string) {
+	kmsg.SyncGroup: func(t *testing.T, c *wireclient.Client, v int16, group string) {
 		j := joinAt(t, c, group, "orders")
 		resp := do[*kmsg.SyncGroupResponse](t, c, syncRequest(v, group, j.MemberID, j.Generation))
 		assert.Equal(t, codeNone, resp.ErrorCode)
 		assert.Equal(t, []string{"orders-0", "orders-1", "orders-2", "orders-3"}, decodeAssignment(t, resp.MemberAssignment))
 	},
-	kmsg.Heartbeat: func(t *testing.T, c *protocol.Client, v int16, group string) {
+	kmsg.Heartbeat: func(t *testing.T, c *wireclient.Client, v int16, group string) {
 		j := joinAt(t, c, group, "orders")
 		resp := do[*kmsg.HeartbeatResponse](t, c, heartbeatRequest(v, group, j.MemberID, j.Generation))
 		assert.Equal(t, codeNone, resp.ErrorCode)
 	},
-	kmsg.LeaveGroup: func(t *testing.T, c *protocol.Client, v int16, group string) {
+	kmsg.LeaveGroup: func(t *testing.T, c *wireclient.Client, v int16, group string) {
 		j := joinAt(t, c, group, "orders")
 		resp := do[*kmsg.LeaveGroupResponse](t, c, leaveRequest(v, group, j.MemberID))
 		assert.Equal(t, codeNone, resp.ErrorCode)
@@ -80,7 +81,7 @@ var versionCases = map[kmsg.Key]versionCase{
 		}
 		assert.Equal(t, "Empty", describe(t, c, group)[0].State)
 	},
-	kmsg.OffsetCommit: func(t *testing.T, c *protocol.Client, v int16, group string) {
+	kmsg.OffsetCommit: func(t *testing.T, c *wireclient.Client, v int16, group string) {
 		req := commitRequest(v, group, "", -1, tp{"orders", 1, 41})
 		if v > 0 {
 			j := joinAt(t, c, group, "orders")
@@ -89,7 +90,7 @@ var versionCases = map[kmsg.Key]versionCase{
 		assert.Equal(t, []int16{0}, commitCodes(t, c, req))
 		assert.Equal(t, map[string]int64{"orders-1": 41}, fetchOffsets(t, c, group, tp{"orders", 1, 0}))
 	},
-	kmsg.OffsetFetch: func(t *testing.T, c *protocol.Client, v int16, group string) {
+	kmsg.OffsetFetch: func(t *testing.T, c *wireclient.Client, v int16, group string) {
 		require.Equal(t, []int16{0}, commit(t, c, group, "", -1, tp{"payments", 0, 7}))
 		req := kmsg.NewPtrOffsetFetchRequest()
 		req.Version = v
@@ -105,7 +106,7 @@ var versionCases = map[kmsg.Key]versionCase{
 		require.Len(t, resp.Groups, 1)
 		assert.Equal(t, []fetchedOffset{{"payments", 0, 7, -1, "", 0}}, flattenGroupTopics(resp.Groups[0].Topics))
 	},
-	kmsg.DescribeGroups: func(t *testing.T, c *protocol.Client, v int16, group string) {
+	kmsg.DescribeGroups: func(t *testing.T, c *wireclient.Client, v int16, group string) {
 		j := joinAt(t, c, group, "orders")
 		req := kmsg.NewPtrDescribeGroupsRequest()
 		req.Version, req.Groups = v, []string{group}
@@ -117,7 +118,7 @@ var versionCases = map[kmsg.Key]versionCase{
 		require.Len(t, g.Members, 1)
 		assert.Equal(t, j.MemberID, g.Members[0].MemberID)
 	},
-	kmsg.ListGroups: func(t *testing.T, c *protocol.Client, v int16, group string) {
+	kmsg.ListGroups: func(t *testing.T, c *wireclient.Client, v int16, group string) {
 		joinAt(t, c, group, "orders")
 		req := kmsg.NewPtrListGroupsRequest()
 		req.Version = v
@@ -129,14 +130,14 @@ var versionCases = map[kmsg.Key]versionCase{
 		}
 		assert.Contains(t, names, group)
 	},
-	kmsg.CreateTopics: func(t *testing.T, c *protocol.Client, v int16, group string) {
+	kmsg.CreateTopics: func(t *testing.T, c *wireclient.Client, v int16, group string) {
 		resp := do[*kmsg.CreateTopicsResponse](t, c, createTopicsRequest(v, false, newTopic(group, 2, 1)))
 		require.Len(t, resp.Topics, 1)
 		assert.Equal(t, codeNone, resp.Topics[0].ErrorCode)
 		md := do[*kmsg.MetadataResponse](t, c, metadataRequest(12, []string{group}))
 		assert.Equal(t, []string{group + ":0:2"}, metadataTopics(md))
 	},
-	kmsg.ListOffsets: func(t *testing.T, c *protocol.Client, v int16, group string) {
+	kmsg.ListOffsets: func(t *testing.T, c *wireclient.Client, v int16, group string) {
 		ensureTopic(t, c, group)
 		produceValues(t, c, group, 0, "a", "b")
 		req := kmsg.NewPtrListOffsetsRequest()
@@ -152,7 +153,7 @@ var versionCases = map[kmsg.Key]versionCase{
 			assert.Equal(t, int64(2), p.Offset, "latest: after the two records")
 		}
 	},
-	kmsg.ConsumerGroupHeartbeat: func(t *testing.T, c *protocol.Client, v int16, group string) {
+	kmsg.ConsumerGroupHeartbeat: func(t *testing.T, c *wireclient.Client, v int16, group string) {
 		req := k848Heartbeat(v, group, "", 0, "", "orders")
 		if v >= 1 {
 			req.MemberID = "member-" + group
@@ -164,7 +165,7 @@ var versionCases = map[kmsg.Key]versionCase{
 		require.Len(t, resp.Assignment.Topics, 1)
 		assert.Equal(t, []int32{0, 1, 2, 3}, resp.Assignment.Topics[0].Partitions)
 	},
-	kmsg.ConsumerGroupDescribe: func(t *testing.T, c *protocol.Client, v int16, group string) {
+	kmsg.ConsumerGroupDescribe: func(t *testing.T, c *wireclient.Client, v int16, group string) {
 		do[*kmsg.ConsumerGroupHeartbeatResponse](t, c, k848Heartbeat(1, group, "m-"+group, 0, "", "orders"))
 		req := kmsg.NewPtrConsumerGroupDescribeRequest()
 		req.Version, req.Groups = v, []string{group}
@@ -176,12 +177,12 @@ var versionCases = map[kmsg.Key]versionCase{
 		require.Len(t, g.Members, 1)
 		assert.Equal(t, "m-"+group, g.Members[0].MemberID)
 	},
-	kmsg.DeleteGroups: func(t *testing.T, c *protocol.Client, v int16, group string) {
+	kmsg.DeleteGroups: func(t *testing.T, c *wireclient.Client, v int16, group string) {
 		require.Equal(t, []int16{codeNone}, commitCodes(t, c, directCommit(group, "orders", 0, 3)))
 		assert.Equal(t, []string{group + "=0"}, deleteGroups(t, c, v, group))
 		assert.Equal(t, map[string]int64{"orders-0": -1}, fetchOffsets(t, c, group, tp{"orders", 0, 0}))
 	},
-	kmsg.OffsetDelete: func(t *testing.T, c *protocol.Client, v int16, group string) {
+	kmsg.OffsetDelete: func(t *testing.T, c *wireclient.Client, v int16, group string) {
 		require.Equal(t, []int16{codeNone}, commitCodes(t, c, directCommit(group, "orders", 0, 3)))
 		require.Equal(t, []int16{codeNone}, commitCodes(t, c, directCommit(group, "orders", 1, 4)))
 		req := offsetDeleteRequest(group, tp{"orders", 0, 0})
@@ -193,21 +194,21 @@ var versionCases = map[kmsg.Key]versionCase{
 	},
 	// SASL is off on this broker: both SASL APIs answer ILLEGAL_SASL_STATE
 	// and the connection stays open, as on a Kafka PLAINTEXT listener.
-	kmsg.SASLHandshake: func(t *testing.T, c *protocol.Client, v int16, _ string) {
+	kmsg.SASLHandshake: func(t *testing.T, c *wireclient.Client, v int16, _ string) {
 		req := kmsg.NewPtrSASLHandshakeRequest()
 		req.Version, req.Mechanism = v, "PLAIN"
 		resp := do[*kmsg.SASLHandshakeResponse](t, c, req)
 		assert.Equal(t, kerr.IllegalSaslState.Code, resp.ErrorCode)
 		assert.Empty(t, resp.SupportedMechanisms)
 	},
-	kmsg.SASLAuthenticate: func(t *testing.T, c *protocol.Client, v int16, _ string) {
+	kmsg.SASLAuthenticate: func(t *testing.T, c *wireclient.Client, v int16, _ string) {
 		req := kmsg.NewPtrSASLAuthenticateRequest()
 		req.Version, req.SASLAuthBytes = v, []byte("\x00alice\x00secret")
 		resp := do[*kmsg.SASLAuthenticateResponse](t, c, req)
 		assert.Equal(t, kerr.IllegalSaslState.Code, resp.ErrorCode)
 		assert.Empty(t, resp.SASLAuthBytes)
 	},
-	kmsg.DescribeCluster: func(t *testing.T, c *protocol.Client, v int16, _ string) {
+	kmsg.DescribeCluster: func(t *testing.T, c *wireclient.Client, v int16, _ string) {
 		req := kmsg.NewPtrDescribeClusterRequest()
 		req.Version, req.EndpointType = v, 1
 		resp := do[*kmsg.DescribeClusterResponse](t, c, req)
@@ -218,7 +219,7 @@ var versionCases = map[kmsg.Key]versionCase{
 		assert.Equal(t, int32(0), resp.Brokers[0].NodeID)
 		assert.Equal(t, int32(math.MinInt32), resp.ClusterAuthorizedOperations)
 	},
-	kmsg.CreatePartitions: func(t *testing.T, c *protocol.Client, v int16, group string) {
+	kmsg.CreatePartitions: func(t *testing.T, c *wireclient.Client, v int16, group string) {
 		ensureTopic(t, c, group, 1)
 		req := kmsg.NewPtrCreatePartitionsRequest()
 		req.Version = v
@@ -230,7 +231,7 @@ var versionCases = map[kmsg.Key]versionCase{
 		}
 		produceValues(t, c, group, 2, "on the new partition")
 	},
-	kmsg.DeleteRecords: func(t *testing.T, c *protocol.Client, v int16, group string) {
+	kmsg.DeleteRecords: func(t *testing.T, c *wireclient.Client, v int16, group string) {
 		ensureTopic(t, c, group, 1)
 		produceValues(t, c, group, 0, "a", "b", "c")
 		req := kmsg.NewPtrDeleteRecordsRequest()
@@ -241,7 +242,7 @@ var versionCases = map[kmsg.Key]versionCase{
 		assert.Equal(t, codeNone, resp.Topics[0].Partitions[0].ErrorCode)
 		assert.Equal(t, int64(2), resp.Topics[0].Partitions[0].LowWatermark)
 	},
-	kmsg.DeleteTopics: func(t *testing.T, c *protocol.Client, v int16, group string) {
+	kmsg.DeleteTopics: func(t *testing.T, c *wireclient.Client, v int16, group string) {
 		ensureTopic(t, c, group, 2)
 		produceValues(t, c, group, 1, "a")
 		req := kmsg.NewPtrDeleteTopicsRequest()
@@ -259,7 +260,7 @@ var versionCases = map[kmsg.Key]versionCase{
 			assert.Equal(t, want, resp.Topics[0].ErrorCode, "delete %d", i+1)
 		}
 	},
-	kmsg.Fetch: func(t *testing.T, c *protocol.Client, v int16, group string) {
+	kmsg.Fetch: func(t *testing.T, c *wireclient.Client, v int16, group string) {
 		ensureTopic(t, c, group)
 		produceValues(t, c, group, 0, "a", "b")
 		req := fetchRequest(v, 0, fetchAt{group, 0, 0})
@@ -271,7 +272,7 @@ var versionCases = map[kmsg.Key]versionCase{
 		assert.Equal(t, int64(2), p.HighWatermark)
 		assert.Equal(t, []string{"0:a", "1:b"}, decodedValues(t, p.RecordBatches))
 	},
-	kmsg.Produce: func(t *testing.T, c *protocol.Client, v int16, group string) {
+	kmsg.Produce: func(t *testing.T, c *wireclient.Client, v int16, group string) {
 		ensureTopic(t, c, group)
 		for i, want := range []int64{0, 2} {
 			req := produceRequest(v, -1, group, partBatch{0, valuesBatch("x", "y")})
@@ -283,7 +284,7 @@ var versionCases = map[kmsg.Key]versionCase{
 			}
 		}
 	},
-	kmsg.InitProducerID: func(t *testing.T, c *protocol.Client, v int16, _ string) {
+	kmsg.InitProducerID: func(t *testing.T, c *wireclient.Client, v int16, _ string) {
 		seen := map[int64]bool{}
 		for range 2 {
 			req := kmsg.NewPtrInitProducerIDRequest()

@@ -16,6 +16,11 @@ fail() {
 # deps PKG: the packages of this module that PKG imports, itself excluded.
 deps() { go list -deps "./$1" | grep -E "^$mod/" | grep -v "^$mod/$1\$" || true; }
 
+# The codec dials nothing: the raw client is wireclient/.
+if go list -deps ./protocol | grep -qx net; then
+	fail "protocol/ imports net (the dialing client belongs in wireclient/)"
+fi
+
 # The core knows nothing of the wire.
 for pkg in assignor clock coordinator offsets records txn; do
 	[ -d "$pkg" ] || continue
@@ -34,7 +39,7 @@ if [ -d records ]; then
 fi
 
 # The small stores of the data directory stand on the standard library.
-for pkg in internal/atomicfile internal/catalog internal/datadir internal/testutil; do
+for pkg in catalog internal/atomicfile internal/datadir internal/testutil; do
 	[ -d "$pkg" ] || continue
 	bad=$(deps "$pkg" | grep -vE "^$mod/internal/(atomicfile|datadir)$" || true)
 	[ -z "$bad" ] || fail "$pkg/ imports $(echo $bad)"

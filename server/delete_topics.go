@@ -20,7 +20,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/minibroker/minibroker/internal/catalog"
+	"github.com/minibroker/minibroker/catalog"
 )
 
 func (s *Server) handleDeleteTopics(r *request, req *kmsg.DeleteTopicsRequest) kmsg.Response {

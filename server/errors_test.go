@@ -17,10 +17,11 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/minibroker/minibroker/catalog"
 	"github.com/minibroker/minibroker/coordinator"
-	"github.com/minibroker/minibroker/internal/catalog"
 	"github.com/minibroker/minibroker/offsets"
 	"github.com/minibroker/minibroker/protocol"
+	"github.com/minibroker/minibroker/wireclient"
 )
 
 // sentinels is every exported Err* variable of the packages whose errors
@@ -69,7 +70,7 @@ var sentinels = map[string]error{
 	"protocol.ErrMalformedRequest":             protocol.ErrMalformedRequest,
 	"protocol.ErrUnknownAPIKey":                protocol.ErrUnknownAPIKey,
 	"protocol.ErrUnsupportedVersion":           protocol.ErrUnsupportedVersion,
-	"protocol.ErrCorrelationMismatch":          protocol.ErrCorrelationMismatch,
+	"wireclient.ErrCorrelationMismatch":        wireclient.ErrCorrelationMismatch,
 }
 
 // closeSentinels are the documented exceptions: protocol errors that mean
@@ -83,7 +84,7 @@ var closeSentinels = []string{
 	"protocol.ErrMalformedRequest",
 	"protocol.ErrUnknownAPIKey",
 	"protocol.ErrUnsupportedVersion",
-	"protocol.ErrCorrelationMismatch",
+	"wireclient.ErrCorrelationMismatch",
 }
 
 // declaredSentinels parses the non-test sources of the packages and returns
@@ -240,7 +241,7 @@ func TestCloseSentinelsCloseTheConnection(t *testing.T) {
 	for _, tc := range tests {
 		covered = append(covered, tc.name)
 	}
-	assert.ElementsMatch(t, closeSentinels, append(covered, "protocol.ErrCorrelationMismatch"),
+	assert.ElementsMatch(t, closeSentinels, append(covered, "wireclient.ErrCorrelationMismatch"),
 		"every close sentinel but the client-only ErrCorrelationMismatch has a case")
 
 	for _, tc := range tests {

@@ -13,8 +13,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/minibroker/minibroker/protocol"
 	"github.com/minibroker/minibroker/records"
+	"github.com/minibroker/minibroker/wireclient"
 )
 
 // fetchRequest fetches partitions of topic from offset, waiting up to
@@ -262,7 +262,7 @@ func BenchmarkFetch(b *testing.B) {
 			require.NoError(b, err)
 		}
 	}
-	c, err := protocol.Dial(b.Context(), addr, "bench")
+	c, err := wireclient.Dial(b.Context(), addr, "bench")
 	require.NoError(b, err)
 	defer c.Close()
 	next := make([]int64, 4)

@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/minibroker/minibroker/protocol"
+	"github.com/minibroker/minibroker/wireclient"
 )
 
 // TestLargeFrameIsReadWhole: a large frame that arrives in pieces with
@@ -50,7 +50,7 @@ func TestStalledFramesKeepOnlyWhatTheyHold(t *testing.T) {
 		cfg.FrameReadTimeout = 2 * time.Second
 	}})
 	addr := e.serve()
-	var stalled []*protocol.Client
+	var stalled []*wireclient.Client
 	for range 3 {
 		c := dial(t, addr, "stall")
 		require.NoError(t, c.Send(largeFrameHead(300<<10))) // 512 KiB reserved each, until it stalls

@@ -18,13 +18,13 @@ import (
 	"github.com/twmb/franz-go/pkg/kbin"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/minibroker/minibroker/catalog"
 	"github.com/minibroker/minibroker/clock"
 	"github.com/minibroker/minibroker/coordinator"
-	"github.com/minibroker/minibroker/internal/catalog"
 	"github.com/minibroker/minibroker/internal/testutil"
 	"github.com/minibroker/minibroker/offsets"
-	"github.com/minibroker/minibroker/protocol"
 	"github.com/minibroker/minibroker/records"
+	"github.com/minibroker/minibroker/wireclient"
 )
 
 // testTimeout bounds every wait of a test on the network or on a poll.
@@ -183,18 +183,18 @@ func decodeAssignment(t *testing.T, raw []byte) []string {
 }
 
 // dial opens a raw client to addr; cleanup closes it.
-func dial(t *testing.T, addr, clientID string) *protocol.Client {
+func dial(t *testing.T, addr, clientID string) *wireclient.Client {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), testTimeout)
 	defer cancel()
-	c, err := protocol.Dial(ctx, addr, clientID)
+	c, err := wireclient.Dial(ctx, addr, clientID)
 	require.NoError(t, err)
 	t.Cleanup(func() { c.Close() })
 	return c
 }
 
 // roundTrip sends req on c and returns its typed response.
-func roundTrip[R kmsg.Response](t *testing.T, c *protocol.Client, req kmsg.Request) R {
+func roundTrip[R kmsg.Response](t *testing.T, c *wireclient.Client, req kmsg.Request) R {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), testTimeout)
 	defer cancel()
@@ -205,7 +205,7 @@ func roundTrip[R kmsg.Response](t *testing.T, c *protocol.Client, req kmsg.Reque
 
 // requireClosed waits for the server to close c: the next read sees EOF
 // (or a reset) and no frame.
-func requireClosed(t *testing.T, c *protocol.Client) {
+func requireClosed(t *testing.T, c *wireclient.Client) {
 	t.Helper()
 	require.NoError(t, c.SetDeadline(time.Now().Add(testTimeout)))
 	frame, err := c.ReadFrame()
@@ -272,7 +272,7 @@ func call[R kmsg.Response](e *env, clientID string, req kmsg.Request) R {
 
 // dialTLS opens a raw client over TLS to addr, trusting pki's CA and,
 // with withCert, presenting its client certificate; cleanup closes it.
-func dialTLS(t *testing.T, addr string, pki *testutil.PKI, withCert bool) (*protocol.Client, error) {
+func dialTLS(t *testing.T, addr string, pki *testutil.PKI, withCert bool) (*wireclient.Client, error) {
 	t.Helper()
 	cfg := pki.ClientConfig(withCert)
 	d := tls.Dialer{Config: cfg, NetDialer: &net.Dialer{Timeout: testTimeout}}
@@ -280,7 +280,7 @@ func dialTLS(t *testing.T, addr string, pki *testutil.PKI, withCert bool) (*prot
 	if err != nil {
 		return nil, err
 	}
-	c := protocol.NewClient(conn, "tls")
+	c := wireclient.NewClient(conn, "tls")
 	t.Cleanup(func() { c.Close() })
 	return c, nil
 }

@@ -11,8 +11,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/minibroker/minibroker/protocol"
 	"github.com/minibroker/minibroker/records"
+	"github.com/minibroker/minibroker/wireclient"
 )
 
 // recrc recomputes a batch's CRC-32C after a test changed its header.
@@ -159,7 +159,7 @@ func TestProduceIdempotentRetry(t *testing.T) {
 // validation and appends, without the disk. MB/s counts batch bytes.
 func BenchmarkProduce(b *testing.B) {
 	addr, _ := benchServer(b, 4)
-	c, err := protocol.Dial(b.Context(), addr, "bench")
+	c, err := wireclient.Dial(b.Context(), addr, "bench")
 	require.NoError(b, err)
 	defer c.Close()
 	batches := map[int32][]byte{}

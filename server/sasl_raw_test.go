@@ -10,11 +10,11 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"github.com/twmb/franz-go/pkg/sasl/scram"
 
-	"github.com/minibroker/minibroker/protocol"
+	"github.com/minibroker/minibroker/wireclient"
 )
 
 // handshakeV0 sends a SaslHandshake v0 for mechanism and requires NONE.
-func handshakeV0(t *testing.T, c *protocol.Client, mechanism string) {
+func handshakeV0(t *testing.T, c *wireclient.Client, mechanism string) {
 	t.Helper()
 	req := kmsg.NewPtrSASLHandshakeRequest()
 	req.Version, req.Mechanism = 0, mechanism
@@ -25,7 +25,7 @@ func handshakeV0(t *testing.T, c *protocol.Client, mechanism string) {
 
 // rawToken sends token as a bare length-prefixed frame and returns the
 // bare frame that answers it.
-func rawToken(t *testing.T, c *protocol.Client, token []byte) []byte {
+func rawToken(t *testing.T, c *wireclient.Client, token []byte) []byte {
 	t.Helper()
 	require.NoError(t, c.Send(append(binary.BigEndian.AppendUint32(nil, uint32(len(token))), token...)))
 	require.NoError(t, c.SetDeadline(time.Now().Add(testTimeout)))

@@ -17,6 +17,7 @@ import (
 
 	"github.com/minibroker/minibroker/internal/testutil"
 	"github.com/minibroker/minibroker/protocol"
+	"github.com/minibroker/minibroker/wireclient"
 )
 
 // saslUsersForTest are the users of newSASLEnv.
@@ -34,14 +35,14 @@ func newSASLEnv(t *testing.T, adjust func(*Config)) (*env, string) {
 	return e, e.serve()
 }
 
-func handshake(t *testing.T, c *protocol.Client, mechanism string) *kmsg.SASLHandshakeResponse {
+func handshake(t *testing.T, c *wireclient.Client, mechanism string) *kmsg.SASLHandshakeResponse {
 	t.Helper()
 	req := kmsg.NewPtrSASLHandshakeRequest()
 	req.Version, req.Mechanism = 1, mechanism
 	return roundTrip[*kmsg.SASLHandshakeResponse](t, c, req)
 }
 
-func authenticate(t *testing.T, c *protocol.Client, version int16, token []byte) *kmsg.SASLAuthenticateResponse {
+func authenticate(t *testing.T, c *wireclient.Client, version int16, token []byte) *kmsg.SASLAuthenticateResponse {
 	t.Helper()
 	req := kmsg.NewPtrSASLAuthenticateRequest()
 	req.Version, req.SASLAuthBytes = version, token
@@ -53,7 +54,7 @@ func plainToken(user, password string) []byte {
 }
 
 // authenticatePlain runs a successful PLAIN exchange on c.
-func authenticatePlain(t *testing.T, c *protocol.Client, user, password string) {
+func authenticatePlain(t *testing.T, c *wireclient.Client, user, password string) {
 	t.Helper()
 	require.Equal(t, int16(0), handshake(t, c, MechanismPlain).ErrorCode)
 	resp := authenticate(t, c, 2, plainToken(user, password))

@@ -17,8 +17,8 @@ import (
 	"time"
 
 	"github.com/minibroker/minibroker/broker"
+	"github.com/minibroker/minibroker/catalog"
 	"github.com/minibroker/minibroker/coordinator"
-	"github.com/minibroker/minibroker/internal/catalog"
 	"github.com/minibroker/minibroker/offsets"
 	"github.com/minibroker/minibroker/protocol"
 	"github.com/minibroker/minibroker/records"

@@ -26,7 +26,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/minibroker/minibroker/internal/testutil"
-	"github.com/minibroker/minibroker/protocol"
+	"github.com/minibroker/minibroker/wireclient"
 )
 
 func TestServeFlagErrorsExitTwo(t *testing.T) {
@@ -257,7 +257,7 @@ func TestBinaryServesCommitsAndShutsDownOnSignal(t *testing.T) {
 
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
-			c, err := protocol.Dial(ctx, p.addr, "binary-test")
+			c, err := wireclient.Dial(ctx, p.addr, "binary-test")
 			require.NoError(t, err)
 			defer c.Close()
 
@@ -293,7 +293,7 @@ func TestBinaryTopicsPersistInDataDir(t *testing.T) {
 	p := startBinary(t, "--data-dir", dir, "--topic", "invoices:3")
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	c, err := protocol.Dial(ctx, p.addr, "binary-test")
+	c, err := wireclient.Dial(ctx, p.addr, "binary-test")
 	require.NoError(t, err)
 	create := kmsg.NewPtrCreateTopicsRequest()
 	create.SetVersion(7)
@@ -305,7 +305,7 @@ func TestBinaryTopicsPersistInDataDir(t *testing.T) {
 	require.Equal(t, 0, p.stop(t, syscall.SIGTERM))
 
 	p = startBinary(t, "--data-dir", dir)
-	c, err = protocol.Dial(ctx, p.addr, "binary-test")
+	c, err = wireclient.Dial(ctx, p.addr, "binary-test")
 	require.NoError(t, err)
 	defer c.Close()
 	meta := kmsg.NewPtrMetadataRequest()
@@ -436,7 +436,7 @@ func TestServeShutdownUnderLoad(t *testing.T) {
 		wg.Go(func() {
 			ctx, stop := context.WithTimeout(context.Background(), 20*time.Second)
 			defer stop()
-			c, err := protocol.Dial(ctx, addr, "storm")
+			c, err := wireclient.Dial(ctx, addr, "storm")
 			started.Done()
 			if err != nil {
 				t.Errorf("dial: %v", err)

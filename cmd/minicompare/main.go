@@ -19,9 +19,9 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/minibroker/minibroker/protocol"
 	"github.com/minibroker/minibroker/tools/compare"
 	labs "github.com/minibroker/minibroker/tools/lab"
+	"github.com/minibroker/minibroker/wireclient"
 )
 
 const usage = `usage: minicompare [--broker ADDR]
@@ -90,7 +90,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		addrs[compare.Minibroker] = b.Addr()
 	} else {
 		// Fail early, and before kfake starts, when the broker is not there.
-		conn, err := protocol.Dial(ctx, *broker, "compare")
+		conn, err := wireclient.Dial(ctx, *broker, "compare")
 		if err != nil {
 			fmt.Fprintf(stderr, "minicompare: %v\n", err)
 			return 1

@@ -16,8 +16,8 @@ import (
 	"fmt"
 	"log/slog"
 
+	"github.com/minibroker/minibroker/catalog"
 	"github.com/minibroker/minibroker/coordinator"
-	"github.com/minibroker/minibroker/internal/catalog"
 	"github.com/minibroker/minibroker/records"
 )
 

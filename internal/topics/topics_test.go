@@ -13,8 +13,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/minibroker/minibroker/broker"
+	"github.com/minibroker/minibroker/catalog"
 	"github.com/minibroker/minibroker/coordinator"
-	"github.com/minibroker/minibroker/internal/catalog"
 	"github.com/minibroker/minibroker/internal/topics"
 	"github.com/minibroker/minibroker/offsets"
 	"github.com/minibroker/minibroker/records"

@@ -8,14 +8,14 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/minibroker/minibroker/protocol"
 	"github.com/minibroker/minibroker/tools/lab"
+	"github.com/minibroker/minibroker/wireclient"
 )
 
 // raw opens a plain connection to the script's broker, closed by Close:
 // for requests no lab member sends.
-func (s *Script) raw(ctx context.Context) (*protocol.Client, error) {
-	c, err := protocol.Dial(ctx, s.addr, "compare")
+func (s *Script) raw(ctx context.Context) (*wireclient.Client, error) {
+	c, err := wireclient.Dial(ctx, s.addr, "compare")
 	if err != nil {
 		return nil, err
 	}

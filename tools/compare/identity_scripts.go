@@ -13,8 +13,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/minibroker/minibroker/protocol"
 	"github.com/minibroker/minibroker/tools/lab"
+	"github.com/minibroker/minibroker/wireclient"
 )
 
 // staticInstance is the group instance id of the static scenarios' member.
@@ -122,7 +122,7 @@ func staticLeaveUnknownInstance(ctx context.Context, s *Script) (string, error) 
 // consumerStatic sends one ConsumerGroupHeartbeat v1 on c for the script's
 // group: a join (epoch 0) with a subscription to orders, or any other
 // epoch; instance is sent when not empty.
-func (s *Script) consumerStatic(ctx context.Context, c *protocol.Client, member, instance string, epoch int32) (*kmsg.ConsumerGroupHeartbeatResponse, error) {
+func (s *Script) consumerStatic(ctx context.Context, c *wireclient.Client, member, instance string, epoch int32) (*kmsg.ConsumerGroupHeartbeatResponse, error) {
 	req := kmsg.NewPtrConsumerGroupHeartbeatRequest()
 	req.Version, req.Group, req.MemberID, req.MemberEpoch = lab.ConsumerGroupHeartbeatVersion, s.group, member, epoch
 	if instance != "" {

@@ -15,9 +15,9 @@ import (
 	"time"
 
 	"github.com/minibroker/minibroker/assignor"
-	"github.com/minibroker/minibroker/protocol"
 	"github.com/minibroker/minibroker/records"
 	"github.com/minibroker/minibroker/tools/lab"
+	"github.com/minibroker/minibroker/wireclient"
 )
 
 // recordSession is the session of a member a record scenario lets expire:
@@ -103,7 +103,7 @@ func produceFetch(ctx context.Context, s *Script) (string, error) {
 // fetchWords fetches tp from offset and describes the answer: the offsets
 // and values kept, the high watermark, and how many records before the
 // offset the answer carried.
-func fetchWords(ctx context.Context, conn *protocol.Client, tp assignor.TopicPartition, offset int64) (string, error) {
+func fetchWords(ctx context.Context, conn *wireclient.Client, tp assignor.TopicPartition, offset int64) (string, error) {
 	f, err := lab.Fetch(ctx, conn, nil, tp, offset)
 	if err != nil {
 		return "", err

@@ -10,8 +10,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 
 	"github.com/minibroker/minibroker/assignor"
-	"github.com/minibroker/minibroker/protocol"
 	"github.com/minibroker/minibroker/tools/lab"
+	"github.com/minibroker/minibroker/wireclient"
 )
 
 // Script is one scenario's run against one broker: the group it owns and
@@ -23,7 +23,7 @@ type Script struct {
 	names     lab.Scope // the run's names for the chapter's topics
 	members   []*lab.Member
 	consumers []*lab.ConsumerMember // consumer-protocol (KIP-848) members
-	conns     []*protocol.Client
+	conns     []*wireclient.Client
 }
 
 // topic is the run's name for the chapter's topic name (orders,

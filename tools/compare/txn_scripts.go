@@ -19,16 +19,16 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/minibroker/minibroker/assignor"
-	"github.com/minibroker/minibroker/protocol"
 	"github.com/minibroker/minibroker/records"
 	"github.com/minibroker/minibroker/tools/lab"
+	"github.com/minibroker/minibroker/wireclient"
 )
 
 // txnProducer is one transactional producer on a connection of the
 // script's: its transactional id and the producer id and epoch its last
 // InitProducerId answered.
 type txnProducer struct {
-	conn  *protocol.Client
+	conn  *wireclient.Client
 	id    string
 	pid   int64
 	epoch int16

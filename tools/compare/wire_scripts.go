@@ -11,14 +11,14 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/minibroker/minibroker/protocol"
 	"github.com/minibroker/minibroker/tools/lab"
+	"github.com/minibroker/minibroker/wireclient"
 )
 
 // apiVersionsUnsupported: an ApiVersions request at a version no broker
 // serves (KIP-511), then a supported one on the same connection.
 func apiVersionsUnsupported(ctx context.Context, s *Script) (string, error) {
-	conn, err := protocol.Dial(ctx, s.addr, "compare")
+	conn, err := wireclient.Dial(ctx, s.addr, "compare")
 	if err != nil {
 		return "", err
 	}
@@ -49,7 +49,7 @@ func apiVersionsUnsupported(ctx context.Context, s *Script) (string, error) {
 // unsupportedVersion: a Heartbeat at a version neither broker serves.
 // Kafka closes the connection without an answer.
 func unsupportedVersion(ctx context.Context, s *Script) (string, error) {
-	conn, err := protocol.Dial(ctx, s.addr, "compare")
+	conn, err := wireclient.Dial(ctx, s.addr, "compare")
 	if err != nil {
 		return "", err
 	}
@@ -74,14 +74,14 @@ func closedOr(err error) (string, error) {
 }
 
 // rawConn dials the script's broker for requests outside any member.
-func (s *Script) rawConn(ctx context.Context) (*protocol.Client, error) {
-	return protocol.Dial(ctx, s.addr, "compare")
+func (s *Script) rawConn(ctx context.Context) (*wireclient.Client, error) {
+	return wireclient.Dial(ctx, s.addr, "compare")
 }
 
 // listedState returns group's state as ListGroups v4 reports it, or
 // "(absent)".
 func listedState(ctx context.Context, addr, group string) (string, error) {
-	conn, err := protocol.Dial(ctx, addr, "compare")
+	conn, err := wireclient.Dial(ctx, addr, "compare")
 	if err != nil {
 		return "", err
 	}
@@ -148,7 +148,7 @@ func findCoordinator(ctx context.Context, s *Script) (string, error) {
 }
 
 // pipelinedInOrder: four different requests written at once on one
-// connection; protocol.Client checks each answer's correlation id.
+// connection; wireclient.Client checks each answer's correlation id.
 func pipelinedInOrder(ctx context.Context, s *Script) (string, error) {
 	conn, err := s.rawConn(ctx)
 	if err != nil {

@@ -13,7 +13,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/minibroker/minibroker/assignor"
-	"github.com/minibroker/minibroker/protocol"
+	"github.com/minibroker/minibroker/wireclient"
 )
 
 // The versions a ConsumerMember sends: v1 of the consumer protocol's two
@@ -64,7 +64,7 @@ type ConsumerMember struct {
 	Assigned []assignor.TopicPartition
 
 	cfg   ConsumerConfig
-	conn  *protocol.Client
+	conn  *wireclient.Client
 	ids   map[string][16]byte // topic ids from Metadata
 	names map[[16]byte]string
 }
@@ -78,7 +78,7 @@ func DialConsumer(ctx context.Context, addr string, cfg ConsumerConfig) (*Consum
 	if cfg.ClientID == "" {
 		cfg.ClientID = "lab"
 	}
-	conn, err := protocol.Dial(ctx, addr, cfg.ClientID)
+	conn, err := wireclient.Dial(ctx, addr, cfg.ClientID)
 	if err != nil {
 		return nil, err
 	}

@@ -17,7 +17,7 @@
 // It also holds the pieces the labs are built from and that the
 // comparison scenarios (package compare) reuse: Member, a classic
 // consumer-group member that speaks raw kmsg requests through
-// protocol.Client; ConsumerMember, its consumer-protocol counterpart; and
+// wireclient.Client; ConsumerMember, its consumer-protocol counterpart; and
 // StartBroker, an in-process broker on an ephemeral loopback port.
 //
 // Lab output is deterministic against a fresh in-process broker: classic

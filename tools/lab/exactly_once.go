@@ -12,8 +12,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/minibroker/minibroker/assignor"
-	"github.com/minibroker/minibroker/protocol"
 	"github.com/minibroker/minibroker/records"
+	"github.com/minibroker/minibroker/wireclient"
 )
 
 // ExactlyOnce runs the zombie's story with output: each member writes
@@ -185,7 +185,7 @@ type eoWriter struct {
 
 func (e *eoWriter) trace(format string, args ...any) { fmt.Fprintf(e.r.w, "  "+format+"\n", args...) }
 
-func (e *eoWriter) conn() *protocol.Client { return e.r.conn }
+func (e *eoWriter) conn() *wireclient.Client { return e.r.conn }
 
 // init gets a transactional producer id.
 func (e *eoWriter) init(ctx context.Context) error {

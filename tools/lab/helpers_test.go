@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/minibroker/minibroker/protocol"
+	"github.com/minibroker/minibroker/wireclient"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/*.golden from the labs' current output")
@@ -59,9 +59,9 @@ func lastStepMember1(out string) string {
 
 // dialUser opens a raw client as a user's application would; cleanup
 // closes it.
-func dialUser(t *testing.T, addr string) *protocol.Client {
+func dialUser(t *testing.T, addr string) *wireclient.Client {
 	t.Helper()
-	c, err := protocol.Dial(testContext(t), addr, "user-app")
+	c, err := wireclient.Dial(testContext(t), addr, "user-app")
 	require.NoError(t, err)
 	t.Cleanup(func() { c.Close() })
 	return c
@@ -69,7 +69,7 @@ func dialUser(t *testing.T, addr string) *protocol.Client {
 
 // userCommit commits offset for topic's partition in group as a client
 // outside any generation does (generation -1), and requires NONE.
-func userCommit(t *testing.T, c *protocol.Client, group, topic string, partition int32, offset int64) {
+func userCommit(t *testing.T, c *wireclient.Client, group, topic string, partition int32, offset int64) {
 	t.Helper()
 	req := kmsg.NewPtrOffsetCommitRequest()
 	req.Version, req.Group, req.Generation = 8, group, -1

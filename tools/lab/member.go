@@ -11,7 +11,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/minibroker/minibroker/assignor"
-	"github.com/minibroker/minibroker/protocol"
+	"github.com/minibroker/minibroker/wireclient"
 )
 
 // The request versions a Member sends: the newest that minibroker, kfake
@@ -78,7 +78,7 @@ type Member struct {
 	Assigned []assignor.TopicPartition
 
 	cfg    MemberConfig
-	conn   *protocol.Client
+	conn   *wireclient.Client
 	joined []kmsg.JoinGroupResponseMember // the member list a leader gets
 }
 
@@ -96,7 +96,7 @@ func Dial(ctx context.Context, addr string, cfg MemberConfig) (*Member, error) {
 	if cfg.RebalanceTimeout == 0 {
 		cfg.RebalanceTimeout = 10 * time.Second
 	}
-	conn, err := protocol.Dial(ctx, addr, cfg.ClientID)
+	conn, err := wireclient.Dial(ctx, addr, cfg.ClientID)
 	if err != nil {
 		return nil, err
 	}
@@ -361,7 +361,7 @@ func (m *Member) Describe(ctx context.Context) (code int16, state string, member
 
 // Request sends req on conn and returns its response as the type the
 // caller expects.
-func Request[R kmsg.Response](ctx context.Context, conn *protocol.Client, req kmsg.Request) (R, error) {
+func Request[R kmsg.Response](ctx context.Context, conn *wireclient.Client, req kmsg.Request) (R, error) {
 	var zero R
 	resp, err := conn.Request(ctx, req)
 	if err != nil {

@@ -14,7 +14,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/minibroker/minibroker/protocol"
+	"github.com/minibroker/minibroker/wireclient"
 )
 
 // Scope is what one run of a tool (a lab, the comparison) calls the
@@ -145,7 +145,7 @@ func (n Scope) Cleanup(ctx context.Context, w io.Writer, addr string, topics []s
 	if !n.Shared() {
 		return nil, nil
 	}
-	conn, err := protocol.Dial(ctx, addr, n.tool)
+	conn, err := wireclient.Dial(ctx, addr, n.tool)
 	if err != nil {
 		return nil, err
 	}
@@ -223,7 +223,7 @@ func (n Scope) Cleanup(ctx context.Context, w io.Writer, addr string, topics []s
 
 // deleteTopics deletes topics on conn (DeleteTopics v4, by name) and
 // returns those the broker refused, with the code it answered.
-func (n Scope) deleteTopics(ctx context.Context, conn *protocol.Client, topics []string) ([]string, error) {
+func (n Scope) deleteTopics(ctx context.Context, conn *wireclient.Client, topics []string) ([]string, error) {
 	del := kmsg.NewPtrDeleteTopicsRequest()
 	del.Version, del.TopicNames, del.TimeoutMillis = 4, topics, 30_000
 	resp, err := Request[*kmsg.DeleteTopicsResponse](ctx, conn, del)

@@ -8,7 +8,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/minibroker/minibroker/assignor"
-	"github.com/minibroker/minibroker/protocol"
+	"github.com/minibroker/minibroker/wireclient"
 )
 
 // PartitionOffset is one partition's offset in a commit or a fetch: the
@@ -55,7 +55,7 @@ func (m *Member) CommitAs(ctx context.Context, memberID string, generation int32
 // the instance id of a static member (none when empty) and generation (a
 // consumer-protocol member's epoch, which label names in the trace), and
 // returns each partition's code in request order.
-func sendCommit(ctx context.Context, conn *protocol.Client, tracef func(string, ...any), group, memberID, instance, label string, generation int32, offs []PartitionOffset) ([]PartitionCode, error) {
+func sendCommit(ctx context.Context, conn *wireclient.Client, tracef func(string, ...any), group, memberID, instance, label string, generation int32, offs []PartitionOffset) ([]PartitionCode, error) {
 	req := kmsg.NewPtrOffsetCommitRequest()
 	req.Version = OffsetCommitVersion
 	req.Group = group
@@ -104,7 +104,7 @@ func (m *Member) Fetch(ctx context.Context, parts ...assignor.TopicPartition) (i
 
 // sendFetch sends one OffsetFetch v8 on conn for group's committed offsets
 // of parts, as an admin reads them (no member id, epoch -1).
-func sendFetch(ctx context.Context, conn *protocol.Client, tracef func(string, ...any), group string, parts []assignor.TopicPartition) (int16, []PartitionOffset, error) {
+func sendFetch(ctx context.Context, conn *wireclient.Client, tracef func(string, ...any), group string, parts []assignor.TopicPartition) (int16, []PartitionOffset, error) {
 	req := kmsg.NewPtrOffsetFetchRequest()
 	req.Version = OffsetFetchVersion
 	g := kmsg.NewOffsetFetchRequestGroup()

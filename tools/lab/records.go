@@ -13,8 +13,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/minibroker/minibroker/assignor"
-	"github.com/minibroker/minibroker/protocol"
 	"github.com/minibroker/minibroker/records"
+	"github.com/minibroker/minibroker/wireclient"
 )
 
 // The versions of the record requests: what Kafka 4 serves without topic
@@ -45,7 +45,7 @@ func (f Tracef) line(format string, args ...any) {
 // of values to tp, as one batch made by records.EncodeBatch, with
 // RecordsTimestamp plus one second per record. It returns the partition's
 // code and the base offset the broker gave the batch.
-func Produce(ctx context.Context, conn *protocol.Client, trace Tracef, tp assignor.TopicPartition, values ...string) (int16, int64, error) {
+func Produce(ctx context.Context, conn *wireclient.Client, trace Tracef, tp assignor.TopicPartition, values ...string) (int16, int64, error) {
 	spec := records.BatchSpec{FirstTimestamp: RecordsTimestamp}
 	for i, v := range values {
 		spec.Records = append(spec.Records, records.Record{Value: []byte(v), TimestampDelta: int64(i) * 1000})
@@ -104,7 +104,7 @@ type Fetched struct {
 
 // Fetch sends one Fetch of tp from offset (no wait: MaxWait 0, MinBytes
 // 1) and decodes the answer with records.Decode.
-func Fetch(ctx context.Context, conn *protocol.Client, trace Tracef, tp assignor.TopicPartition, offset int64) (Fetched, error) {
+func Fetch(ctx context.Context, conn *wireclient.Client, trace Tracef, tp assignor.TopicPartition, offset int64) (Fetched, error) {
 	req := kmsg.NewPtrFetchRequest()
 	req.Version = FetchVersion
 	req.ReplicaID = -1
@@ -171,7 +171,7 @@ const (
 
 // ListOffset sends one ListOffsets for tp at timestamp (or one of the
 // special timestamps) and returns the partition's code and offset.
-func ListOffset(ctx context.Context, conn *protocol.Client, trace Tracef, tp assignor.TopicPartition, timestamp int64) (int16, int64, error) {
+func ListOffset(ctx context.Context, conn *wireclient.Client, trace Tracef, tp assignor.TopicPartition, timestamp int64) (int16, int64, error) {
 	req := kmsg.NewPtrListOffsetsRequest()
 	req.Version = ListOffsetsVersion
 	req.ReplicaID = -1

@@ -9,7 +9,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/minibroker/minibroker/protocol"
+	"github.com/minibroker/minibroker/wireclient"
 )
 
 // EnsureTopics makes sure the broker at addr has each topic with exactly
@@ -17,7 +17,7 @@ import (
 // missing with CreateTopics, and fails for one that exists with another
 // partition count.
 func EnsureTopics(ctx context.Context, addr string, topics map[string]int32) error {
-	conn, err := protocol.Dial(ctx, addr, "lab")
+	conn, err := wireclient.Dial(ctx, addr, "lab")
 	if err != nil {
 		return err
 	}

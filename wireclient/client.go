@@ -1,4 +1,4 @@
-package protocol
+package wireclient
 
 import (
 	"bufio"
@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/minibroker/minibroker/protocol"
 	"github.com/twmb/franz-go/pkg/kbin"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -23,7 +24,7 @@ const clientMaxFrameBytes = 100 << 20
 // ErrCorrelationMismatch is returned by a Client when a response carries a
 // correlation id other than the one it waits for. Like kgo, we then treat the
 // connection as broken.
-var ErrCorrelationMismatch = errors.New("protocol: correlation id mismatch")
+var ErrCorrelationMismatch = errors.New("wireclient: correlation id mismatch")
 
 // Client is a raw kmsg client over one TCP connection, for integration tests
 // and labs: no version negotiation, no retries, no routing. Requests go out
@@ -50,7 +51,7 @@ func Dial(ctx context.Context, addr, clientID string) (*Client, error) {
 	var d net.Dialer
 	conn, err := d.DialContext(ctx, "tcp", addr)
 	if err != nil {
-		return nil, fmt.Errorf("protocol: dial %s: %w", addr, err)
+		return nil, fmt.Errorf("wireclient: dial %s: %w", addr, err)
 	}
 	return NewClient(conn, clientID), nil
 }
@@ -120,7 +121,7 @@ func (c *Client) Pipeline(ctx context.Context, reqs []kmsg.Request) ([]kmsg.Resp
 		resps = append(resps, resp)
 	}
 	if err := <-written; err != nil && readErr == nil {
-		readErr = fmt.Errorf("protocol: write: %w", err)
+		readErr = fmt.Errorf("wireclient: write: %w", err)
 	}
 	if readErr != nil {
 		return nil, ctxErr(ctx, readErr)
@@ -130,14 +131,14 @@ func (c *Client) Pipeline(ctx context.Context, reqs []kmsg.Request) ([]kmsg.Resp
 
 // readResponse reads one response frame for req, sent with corrID.
 func (c *Client) readResponse(req kmsg.Request, corrID int32) (kmsg.Response, error) {
-	frame, err := ReadFrame(c.br, clientMaxFrameBytes, nil)
+	frame, err := protocol.ReadFrame(c.br, clientMaxFrameBytes, nil)
 	if err != nil {
-		return nil, fmt.Errorf("protocol: read %s response: %w", kmsg.NameForKey(req.Key()), err)
+		return nil, fmt.Errorf("wireclient: read %s response: %w", kmsg.NameForKey(req.Key()), err)
 	}
 	r := kbin.Reader{Src: frame}
 	got := r.Int32()
 	if !r.Ok() {
-		return nil, fmt.Errorf("protocol: %s response of %d bytes has no correlation id",
+		return nil, fmt.Errorf("wireclient: %s response of %d bytes has no correlation id",
 			kmsg.NameForKey(req.Key()), len(frame))
 	}
 	if got != corrID {
@@ -149,7 +150,7 @@ func (c *Client) readResponse(req kmsg.Request, corrID int32) (kmsg.Response, er
 	if resp.IsFlexible() && !isAPIVersions { // response header v1
 		kmsg.SkipTags(&r)
 		if !r.Ok() {
-			return nil, fmt.Errorf("protocol: %s response header tags truncated", kmsg.NameForKey(req.Key()))
+			return nil, fmt.Errorf("wireclient: %s response header tags truncated", kmsg.NameForKey(req.Key()))
 		}
 	}
 	body := r.Src
@@ -159,7 +160,7 @@ func (c *Client) readResponse(req kmsg.Request, corrID int32) (kmsg.Response, er
 		resp.SetVersion(0)
 	}
 	if err := resp.ReadFrom(body); err != nil {
-		return nil, fmt.Errorf("protocol: decode %s v%d response: %w",
+		return nil, fmt.Errorf("wireclient: decode %s v%d response: %w",
 			kmsg.NameForKey(req.Key()), resp.GetVersion(), err)
 	}
 	return resp, nil
@@ -169,7 +170,7 @@ func (c *Client) readResponse(req kmsg.Request, corrID int32) (kmsg.Response, er
 // add a size prefix or use a correlation id.
 func (c *Client) Send(raw []byte) error {
 	if _, err := c.conn.Write(raw); err != nil {
-		return fmt.Errorf("protocol: send: %w", err)
+		return fmt.Errorf("wireclient: send: %w", err)
 	}
 	return nil
 }
@@ -178,7 +179,7 @@ func (c *Client) Send(raw []byte) error {
 // its size prefix, in a new slice. A peer that closed the connection gives
 // io.EOF. Use SetDeadline to bound the wait.
 func (c *Client) ReadFrame() ([]byte, error) {
-	return ReadFrame(c.br, clientMaxFrameBytes, nil)
+	return protocol.ReadFrame(c.br, clientMaxFrameBytes, nil)
 }
 
 // SetDeadline sets the read and write deadline for Send and ReadFrame, as
@@ -205,7 +206,7 @@ func (c *Client) watch(ctx context.Context) (stop func(), err error) {
 	}
 	deadline, _ := ctx.Deadline() // zero when none: no deadline
 	if err := c.conn.SetDeadline(deadline); err != nil {
-		return nil, fmt.Errorf("protocol: set deadline: %w", err)
+		return nil, fmt.Errorf("wireclient: set deadline: %w", err)
 	}
 	hooked := make(chan struct{})
 	unhook := context.AfterFunc(ctx, func() {

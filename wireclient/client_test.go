@@ -1,4 +1,4 @@
-package protocol
+package wireclient
 
 import (
 	"bufio"
@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/minibroker/minibroker/protocol"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -24,21 +25,21 @@ func echoBroker(conn net.Conn) {
 	br := bufio.NewReader(conn)
 	var in, out []byte
 	for {
-		frame, err := ReadFrame(br, 0, in)
+		frame, err := protocol.ReadFrame(br, 0, in)
 		if err != nil {
 			return
 		}
 		in = frame
-		h, body, err := ParseHeader(frame)
+		h, body, err := protocol.ParseHeader(frame)
 		if err != nil {
 			return
 		}
 		var resp kmsg.Response
-		req, err := DecodeRequest(h, body)
-		var uve *UnsupportedVersionError
+		req, err := protocol.DecodeRequest(h, body)
+		var uve *protocol.UnsupportedVersionError
 		switch {
 		case errors.As(err, &uve) && uve.Key == int16(kmsg.ApiVersions):
-			resp = UnsupportedAPIVersionsResponse()
+			resp = protocol.UnsupportedAPIVersionsResponse()
 		case err != nil:
 			return
 		default:
@@ -47,7 +48,7 @@ func echoBroker(conn net.Conn) {
 		if resp == nil {
 			return
 		}
-		out = AppendResponse(out[:0], h.CorrelationID, resp)
+		out = protocol.AppendResponse(out[:0], h.CorrelationID, resp)
 		if _, err := conn.Write(out); err != nil {
 			return
 		}
@@ -58,7 +59,7 @@ func answer(req kmsg.Request) kmsg.Response {
 	switch req := req.(type) {
 	case *kmsg.ApiVersionsRequest:
 		resp := req.ResponseKind().(*kmsg.ApiVersionsResponse)
-		for _, vr := range SupportedVersions() {
+		for _, vr := range protocol.SupportedVersions() {
 			k := kmsg.NewApiVersionsResponseApiKey()
 			k.ApiKey, k.MinVersion, k.MaxVersion = vr.Key, vr.Min, vr.Max
 			resp.ApiKeys = append(resp.ApiKeys, k)
@@ -99,10 +100,10 @@ func TestClientAPIVersions(t *testing.T) {
 			av := resp.(*kmsg.ApiVersionsResponse)
 			assert.Equal(t, v, av.Version)
 			assert.Equal(t, int16(0), av.ErrorCode)
-			require.Len(t, av.ApiKeys, len(SupportedVersions()))
-			for i, vr := range SupportedVersions() {
+			require.Len(t, av.ApiKeys, len(protocol.SupportedVersions()))
+			for i, vr := range protocol.SupportedVersions() {
 				got := av.ApiKeys[i]
-				assert.Equal(t, vr, VersionRange{Key: got.ApiKey, Min: got.MinVersion, Max: got.MaxVersion})
+				assert.Equal(t, vr, protocol.VersionRange{Key: got.ApiKey, Min: got.MinVersion, Max: got.MaxVersion})
 			}
 		})
 	}
@@ -231,14 +232,14 @@ func TestClientBadResponses(t *testing.T) {
 			func(id int32) []byte { return sizePrefixed(append(corr(id), 0, 0)) }, nil, "decode Heartbeat v3 response"},
 		{"closed", heartbeat(3, 1), func(int32) []byte { return nil }, io.EOF, "read Heartbeat response"},
 		{"oversize", heartbeat(3, 1),
-			func(int32) []byte { return []byte{0x7f, 0xff, 0xff, 0xff} }, ErrFrameTooLarge, "exceeds max"},
+			func(int32) []byte { return []byte{0x7f, 0xff, 0xff, 0xff} }, protocol.ErrFrameTooLarge, "exceeds max"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			handle := scripted(tc.reply)
 			if tc.name == "closed" {
-				handle = func(conn net.Conn) { _, _ = ReadFrame(conn, 0, nil) }
+				handle = func(conn net.Conn) { _, _ = protocol.ReadFrame(conn, 0, nil) }
 			}
 			c := dial(t, serve(t, handle))
 			resp, err := c.Request(t.Context(), tc.req)
