@@ -10,7 +10,8 @@ import (
 // Topics is what the coordinator needs of the topic catalog: a topic's
 // partition count. *catalog.Catalog implements it; StaticTopics is a fixed
 // one for tests and tools. The coordinator only reads it: topics are
-// created by the catalog's owner, never here.
+// created by the catalog's owner, never here. It is a catalog.Counter:
+// whether a partition exists is catalog.HasPartition over it.
 type Topics interface {
 	// Partitions returns the partition count of topic; ok is false for
 	// an unknown topic.
@@ -65,10 +66,4 @@ func (c *Coordinator) partitionCounts(subs map[string][]string) map[string]int32
 		}
 	}
 	return out
-}
-
-// partitionExists reports whether topic has partition p.
-func (c *Coordinator) partitionExists(topic string, p int32) bool {
-	n, ok := c.topics.Partitions(topic)
-	return ok && p >= 0 && p < n
 }
