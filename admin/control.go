@@ -101,8 +101,7 @@ func decodeAdvance(w http.ResponseWriter, r *http.Request) (advanceRequest, erro
 
 func (s *Server) handleExpire(w http.ResponseWriter, _ *http.Request) {
 	out := expiredJSON{Expired: []expiredMember{}}
-	for _, e := range s.coord.Expire() {
-		s.logger.Info("member expired", "group", e.Group, "member", e.MemberID)
+	for _, e := range s.coord.Expire() { // the step logs whom it removed
 		out.Expired = append(out.Expired, expiredMember{Group: e.Group, MemberID: e.MemberID})
 	}
 	writeJSON(w, http.StatusOK, out)
