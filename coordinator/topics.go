@@ -41,11 +41,20 @@ func (t StaticTopics) Counts() map[string]int32 { return maps.Clone(t) }
 // topic (catalog.ErrInvalidTopic), or to a topic the catalog lacks, as the
 // chapter's join does (ErrUnknownTopic).
 func (c *Coordinator) checkTopic(t string) error {
-	if !catalog.ValidTopicName(t) {
-		return fmt.Errorf("%w: subscription to %q", catalog.ErrInvalidTopic, t)
+	if err := checkTopicName(t); err != nil {
+		return err
 	}
 	if _, ok := c.topics.Partitions(t); !ok {
 		return fmt.Errorf("%w: subscription to %q", ErrUnknownTopic, t)
+	}
+	return nil
+}
+
+// checkTopicName rejects a subscription to a name Kafka would not accept
+// as a topic (the catalog's rule): catalog.ErrInvalidTopic.
+func checkTopicName(t string) error {
+	if !catalog.ValidTopicName(t) {
+		return fmt.Errorf("%w: subscription to %q", catalog.ErrInvalidTopic, t)
 	}
 	return nil
 }
