@@ -21,6 +21,12 @@ if go list -deps ./protocol | grep -qx net; then
 	fail "protocol/ imports net (the dialing client belongs in wireclient/)"
 fi
 
+# The raw client stands on the codec alone: no rules, no server.
+if [ -d wireclient ]; then
+	bad=$(deps wireclient | grep -vx "$mod/protocol" || true)
+	[ -z "$bad" ] || fail "wireclient/ imports $(echo $bad) (it may import only protocol/)"
+fi
+
 # The core knows nothing of the wire.
 for pkg in assignor clock coordinator offsets records txn; do
 	[ -d "$pkg" ] || continue
