@@ -101,8 +101,7 @@ func decodeAdvance(w http.ResponseWriter, r *http.Request) (advanceRequest, erro
 
 func (s *Server) handleExpire(w http.ResponseWriter, _ *http.Request) {
 	out := expiredJSON{Expired: []expiredMember{}}
-	for _, e := range s.coord.Expire() {
-		s.logger.Info("member expired", "group", e.Group, "member", e.MemberID)
+	for _, e := range s.coord.Expire() { // the step logs whom it removed
 		out.Expired = append(out.Expired, expiredMember{Group: e.Group, MemberID: e.MemberID})
 	}
 	writeJSON(w, http.StatusOK, out)
@@ -116,15 +115,14 @@ type memberExpiredJSON struct {
 }
 
 // handleExpireMember ends one member's session now (coordinator
-// ExpireMember): the way to fence a live client, whose heartbeats would
-// otherwise renew its lease for ever.
+// ExpireMember, which logs it): the way to fence a live client, whose
+// heartbeats would otherwise renew its lease for ever.
 func (s *Server) handleExpireMember(w http.ResponseWriter, r *http.Request) {
 	group, member := r.PathValue("group"), r.PathValue("member")
 	if err := s.coord.ExpireMember(group, member); err != nil {
 		writeError(w, http.StatusNotFound, fmt.Sprintf("member %q is not in group %q", member, group))
 		return
 	}
-	s.logger.Info("member expired on request", "group", group, "member", member)
 	v, _ := s.coord.Describe(group)
 	writeJSON(w, http.StatusOK, memberExpiredJSON{Group: group, MemberID: member, Generation: v.Generation})
 }

@@ -131,6 +131,9 @@ func TestExpireMemberControl(t *testing.T) {
 	requireJSON(t, `{"error":"member \"a\" is not in group \"app\""}`, body)
 	code, _ = f.do(t, "POST", "/v1/groups/nope/members/b/expire", "{}")
 	require.Equal(t, http.StatusNotFound, code)
+	require.Equal(t, []testutil.Record{
+		{Level: slog.LevelInfo, Message: "member expired", Attrs: map[string]string{"group": "app", "member": "a", "by": "request"}},
+	}, f.logs.Find("member expired"), "one line, the coordinator's; a refused expiry logs none")
 }
 
 // TestRebalanceControl: a forced rebalance keeps the members and moves

@@ -356,14 +356,8 @@ func (b *Broker) Advance(d time.Duration) (time.Time, error) {
 
 // Expire runs the expiry step now and returns the members it removed,
 // sorted: the chapter's explicit expiry. With Config.OffsetsRetention it
-// also expires offsets and deletes groups, and logs what it removed.
-func (b *Broker) Expire() []coordinator.Expired {
-	expired := b.coord.Expire()
-	for _, e := range expired {
-		b.logger.Info("member expired", "group", e.Group, "member", e.MemberID)
-	}
-	return expired
-}
+// also expires offsets and deletes groups. The step logs what it removed.
+func (b *Broker) Expire() []coordinator.Expired { return b.coord.Expire() }
 
 // ExpireMember ends one member's session now: its group rebalances
 // without it, and its next heartbeat or commit is fenced. An unknown

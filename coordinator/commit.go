@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/minibroker/minibroker/assignor"
+	"github.com/minibroker/minibroker/catalog"
 	"github.com/minibroker/minibroker/offsets"
 )
 
@@ -181,7 +182,7 @@ func (c *Coordinator) enqueueDirectCommit(group string, entries []offsets.Entry)
 // held.
 func (c *Coordinator) validateDirect(entries []offsets.Entry) error {
 	for _, e := range entries {
-		if !c.partitionExists(e.Topic, e.Partition) {
+		if !catalog.HasPartition(c.topics, e.Topic, e.Partition) {
 			return fmt.Errorf("%w: %s-%d", ErrUnknownTopic, e.Topic, e.Partition)
 		}
 	}

@@ -25,7 +25,6 @@ import (
 	"time"
 
 	"github.com/minibroker/minibroker/assignor"
-	"github.com/minibroker/minibroker/catalog"
 )
 
 // Server assignor names (ConsumerGroupHeartbeat's ServerAssignor).
@@ -152,13 +151,7 @@ func (c *Coordinator) checkConsumerHeartbeat(req ConsumerHeartbeatRequest) error
 	if req.MemberID == "" && (req.MemberEpoch != JoinEpoch || !req.GenerateMemberID) {
 		return fmt.Errorf("%w: empty member id", ErrInvalidMemberID)
 	}
-	if err := c.checkMemberID(req.MemberID); err != nil {
-		return err
-	}
-	if err := c.checkClientID(req.ClientID); err != nil {
-		return err
-	}
-	if err := c.checkInstanceID(req.InstanceID); err != nil {
+	if err := c.checkJoinerIDs(req.MemberID, req.ClientID, req.InstanceID); err != nil {
 		return err
 	}
 	if req.Assignor != nil {
@@ -169,8 +162,8 @@ func (c *Coordinator) checkConsumerHeartbeat(req ConsumerHeartbeatRequest) error
 		}
 	}
 	for _, t := range req.Topics {
-		if !catalog.ValidTopicName(t) {
-			return fmt.Errorf("%w: subscription to %q", catalog.ErrInvalidTopic, t)
+		if err := checkTopicName(t); err != nil {
+			return err
 		}
 	}
 	if req.Regex != nil && *req.Regex != "" {

@@ -11,6 +11,7 @@ package coordinator
 import (
 	"fmt"
 
+	"github.com/minibroker/minibroker/catalog"
 	"github.com/minibroker/minibroker/offsets"
 )
 
@@ -127,7 +128,7 @@ func (c *Coordinator) DeleteOffsets(group string, parts []offsets.Key) ([]error,
 	var keys []offsets.Key
 	for i, k := range parts {
 		switch {
-		case !c.partitionExists(k.Topic, k.Partition):
+		case !catalog.HasPartition(c.topics, k.Topic, k.Partition):
 			errs[i] = fmt.Errorf("%w: %s-%d", ErrUnknownTopic, k.Topic, k.Partition)
 		case subscribed[k.Topic]:
 			errs[i] = fmt.Errorf("%w: a member of group %q subscribes to %q", ErrGroupSubscribedToTopic, group, k.Topic)

@@ -22,8 +22,10 @@ type Expired struct {
 // Classic and consumer (KIP-848) groups expire in the same pass; a
 // consumer group's rebalance bumps its group epoch. With
 // Config.OffsetsRetention set, the same step expires committed offsets
-// and deletes groups (retention.go); ExpireStep returns those too, and
-// both log them.
+// and deletes groups (retention.go); ExpireStep returns those too. The
+// step logs what it removed ("member expired", with the group and the
+// member, at Info): whoever runs it, the server's ticker, the admin API or
+// the embedding broker, logs nothing of its own.
 func (c *Coordinator) Expire() []Expired {
 	return c.ExpireStep().Members
 }
@@ -55,9 +57,18 @@ func (c *Coordinator) ExpireStep() ExpiryResult {
 		}
 		return cmp.Compare(a.MemberID, b.MemberID)
 	})
+	for _, e := range expired {
+		c.logExpired(e)
+	}
 	res := ExpiryResult{Members: expired, Offsets: c.finishSweep(sweep)}
 	c.runExpireHooks()
 	return res
+}
+
+// logExpired writes the one "member expired" line, for the expiry step and
+// for ExpireMember (which adds by=request).
+func (c *Coordinator) logExpired(e Expired, attrs ...any) {
+	c.logger.Info("member expired", append([]any{"group", e.Group, "member", e.MemberID}, attrs...)...)
 }
 
 // expireMembers removes the members and pending ids whose deadlines are
@@ -120,7 +131,7 @@ func (c *Coordinator) ExpireMember(group, memberID string) error {
 	delete(g.members, memberID)
 	r := c.rebalance(g, ReasonExpiry)
 	c.mu.Unlock()
-	c.logger.Info("member expired", "group", group, "member", memberID, "by", "request")
+	c.logExpired(Expired{Group: group, MemberID: memberID}, "by", "request")
 	c.report(r)
 	return nil
 }

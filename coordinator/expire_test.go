@@ -1,9 +1,12 @@
 package coordinator
 
 import (
+	"log/slog"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/minibroker/minibroker/internal/testutil"
 )
 
 // TestExercise3ExpiryIsStrict is the chapter's exercise 3: two members with
@@ -47,6 +50,32 @@ func TestExpireSortsAcrossGroupsAndRebalancesOnlyLosers(t *testing.T) {
 	require.Equal(t, int32(1), gen)
 	_, gen = f.state("alpha")
 	require.Equal(t, int32(3), gen)
+}
+
+// TestExpiryStepLogsWhomItRemoved: the step writes one "member expired"
+// line per removed member, in the order it returns them, and
+// ExpireMember one naming the request; a step that removes nobody writes
+// none. Callers of the step log nothing of their own.
+func TestExpiryStepLogsWhomItRemoved(t *testing.T) {
+	t.Parallel()
+	logs := testutil.NewLogRecorder(t.Output(), slog.LevelWarn)
+	f := newFixtureWith(t, Config{Logger: logs.Logger()})
+	f.joinSession("zeta", "z", 50*scale, "orders")
+	f.joinSession("alpha", "a", 50*scale, "orders")
+	f.joinSession("keep", "k", 500*scale, "orders")
+	f.joinSession("keep", "gone", 500*scale, "orders")
+	f.advance(50)
+	require.Empty(t, f.c.Expire())
+	require.Empty(t, logs.Find("member expired"), "nobody removed, nothing logged")
+
+	f.advance(1)
+	require.Len(t, f.c.Expire(), 2)
+	require.NoError(t, f.c.ExpireMember("keep", "gone"))
+	require.Equal(t, []testutil.Record{
+		{Level: slog.LevelInfo, Message: "member expired", Attrs: map[string]string{"group": "alpha", "member": "a"}},
+		{Level: slog.LevelInfo, Message: "member expired", Attrs: map[string]string{"group": "zeta", "member": "z"}},
+		{Level: slog.LevelInfo, Message: "member expired", Attrs: map[string]string{"group": "keep", "member": "gone", "by": "request"}},
+	}, logs.Find("member expired"))
 }
 
 func TestNothingExpiresOutsideTheExpiryStep(t *testing.T) {

@@ -201,13 +201,7 @@ func (c *Coordinator) validateJoin(req JoinRequest) error {
 	if req.MemberID == "" && !req.WireRules {
 		return fmt.Errorf("%w: empty member id", ErrInvalidMemberID)
 	}
-	if err := c.checkMemberID(req.MemberID); err != nil {
-		return err
-	}
-	if err := c.checkClientID(req.ClientID); err != nil {
-		return err
-	}
-	if err := c.checkInstanceID(req.InstanceID); err != nil {
+	if err := c.checkJoinerIDs(req.MemberID, req.ClientID, req.InstanceID); err != nil {
 		return err
 	}
 	if req.WireRules && (req.ProtocolType != ConsumerProtocolType || len(req.Protocols) == 0) {

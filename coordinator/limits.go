@@ -91,6 +91,19 @@ func (c *Coordinator) checkIDs(group, memberID string) error {
 	return c.checkMemberID(memberID)
 }
 
+// checkJoinerIDs bounds the ids a member joins with, in JoinGroup and in
+// ConsumerGroupHeartbeat alike: its member id, client id and group
+// instance id, in that order.
+func (c *Coordinator) checkJoinerIDs(memberID, clientID, instanceID string) error {
+	if err := c.checkMemberID(memberID); err != nil {
+		return err
+	}
+	if err := c.checkClientID(clientID); err != nil {
+		return err
+	}
+	return c.checkInstanceID(instanceID)
+}
+
 // checkClientID bounds the client id a join records to Config.MaxIDBytes.
 func (c *Coordinator) checkClientID(id string) error {
 	if len(id) > c.maxIDBytes {

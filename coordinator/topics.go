@@ -10,7 +10,8 @@ import (
 // Topics is what the coordinator needs of the topic catalog: a topic's
 // partition count. *catalog.Catalog implements it; StaticTopics is a fixed
 // one for tests and tools. The coordinator only reads it: topics are
-// created by the catalog's owner, never here.
+// created by the catalog's owner, never here. It is a catalog.Counter:
+// whether a partition exists is catalog.HasPartition over it.
 type Topics interface {
 	// Partitions returns the partition count of topic; ok is false for
 	// an unknown topic.
@@ -40,11 +41,20 @@ func (t StaticTopics) Counts() map[string]int32 { return maps.Clone(t) }
 // topic (catalog.ErrInvalidTopic), or to a topic the catalog lacks, as the
 // chapter's join does (ErrUnknownTopic).
 func (c *Coordinator) checkTopic(t string) error {
-	if !catalog.ValidTopicName(t) {
-		return fmt.Errorf("%w: subscription to %q", catalog.ErrInvalidTopic, t)
+	if err := checkTopicName(t); err != nil {
+		return err
 	}
 	if _, ok := c.topics.Partitions(t); !ok {
 		return fmt.Errorf("%w: subscription to %q", ErrUnknownTopic, t)
+	}
+	return nil
+}
+
+// checkTopicName rejects a subscription to a name Kafka would not accept
+// as a topic (the catalog's rule): catalog.ErrInvalidTopic.
+func checkTopicName(t string) error {
+	if !catalog.ValidTopicName(t) {
+		return fmt.Errorf("%w: subscription to %q", catalog.ErrInvalidTopic, t)
 	}
 	return nil
 }
@@ -65,10 +75,4 @@ func (c *Coordinator) partitionCounts(subs map[string][]string) map[string]int32
 		}
 	}
 	return out
-}
-
-// partitionExists reports whether topic has partition p.
-func (c *Coordinator) partitionExists(topic string, p int32) bool {
-	n, ok := c.topics.Partitions(topic)
-	return ok && p >= 0 && p < n
 }

@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/minibroker/minibroker/catalog"
 )
 
 // TestDeleteTopic removes every partition of one topic, from the log,
@@ -35,7 +37,7 @@ func TestDeleteTopic(t *testing.T) {
 	require.NoError(t, err)
 	require.Zero(t, n, "a second delete finds nothing")
 	_, err = l.DeleteTopic("../etc")
-	require.Error(t, err)
+	require.ErrorIs(t, err, catalog.ErrInvalidTopic)
 	require.NoError(t, l.Close())
 
 	l = openStrict(t, testConfig(t, dir))

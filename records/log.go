@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+
+	"github.com/minibroker/minibroker/catalog"
 )
 
 // Log is every partition's log under one directory (or in memory). It is
@@ -152,23 +154,18 @@ func parsePartitionDir(name string) (TopicPartition, bool) {
 	}
 	topic, num := name[:i], name[i+1:]
 	n, err := strconv.ParseInt(num, 10, 32)
-	if err != nil || n < 0 || strconv.FormatInt(n, 10) != num || validTopic(topic) != nil {
+	if err != nil || n < 0 || strconv.FormatInt(n, 10) != num || !catalog.ValidTopicName(topic) {
 		return TopicPartition{}, false
 	}
 	return TopicPartition{Topic: topic, Partition: int32(n)}, true
 }
 
-// validTopic applies Kafka's topic name rules (Topic.validate): 1 to 249
-// of [a-zA-Z0-9._-], not "." or "..". They also keep directory names
-// safe.
+// validTopic refuses a name the catalog would not accept as a topic
+// (catalog.ValidTopicName, Kafka's Topic.validate); the same rule keeps
+// partition directory names safe.
 func validTopic(topic string) error {
-	if topic == "" || topic == "." || topic == ".." || len(topic) > 249 {
-		return fmt.Errorf("records: invalid topic name %q", topic)
-	}
-	for _, c := range []byte(topic) {
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-') {
-			return fmt.Errorf("records: invalid character %q in topic name %q", c, topic)
-		}
+	if !catalog.ValidTopicName(topic) {
+		return fmt.Errorf("records: %w: %q", catalog.ErrInvalidTopic, topic)
 	}
 	return nil
 }

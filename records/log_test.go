@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/minibroker/minibroker/catalog"
 )
 
 // TestCreatePartitions creates partitions idempotently, each with its
@@ -31,8 +33,9 @@ func TestCreatePartitions(t *testing.T) {
 	require.Equal(t, 4, l.Stats().Partitions)
 
 	for _, bad := range []string{"", ".", "..", "a/b", "a b", strings.Repeat("x", 250), "\u00fc"} {
-		require.Error(t, l.CreatePartitions(bad, 1), "%q", bad)
+		require.ErrorIs(t, l.CreatePartitions(bad, 1), catalog.ErrInvalidTopic, "%q: the catalog's rule", bad)
 	}
+	require.NoError(t, l.CreatePartitions(strings.Repeat("x", 249), 1), "the longest name the catalog accepts")
 	require.Error(t, l.CreatePartitions("neg", -1))
 }
 

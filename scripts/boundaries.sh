@@ -21,6 +21,12 @@ if go list -deps ./protocol | grep -qx net; then
 	fail "protocol/ imports net (the dialing client belongs in wireclient/)"
 fi
 
+# The raw client stands on the codec alone: no rules, no server.
+if [ -d wireclient ]; then
+	bad=$(deps wireclient | grep -vx "$mod/protocol" || true)
+	[ -z "$bad" ] || fail "wireclient/ imports $(echo $bad) (it may import only protocol/)"
+fi
+
 # The core knows nothing of the wire.
 for pkg in assignor clock coordinator offsets records txn; do
 	[ -d "$pkg" ] || continue
@@ -34,8 +40,11 @@ done
 [ -z "$(deps assignor)" ] || fail "assignor/ imports $(deps assignor)"
 [ -z "$(deps clock)" ] || fail "clock/ imports $(deps clock)"
 deps offsets | grep -qE "^$mod/(coordinator|records)$" && fail "offsets/ imports the coordinator or records"
+# The partition logs take the topic-name rule from the catalog and stand on
+# nothing else of the module but the small stores.
 if [ -d records ]; then
-	deps records | grep -qE "^$mod/(coordinator|offsets)$" && fail "records/ imports the coordinator or offsets"
+	bad=$(deps records | grep -vE "^$mod/(catalog|internal/(atomicfile|datadir))$" || true)
+	[ -z "$bad" ] || fail "records/ imports $(echo $bad) (it may import only catalog/ and the small stores)"
 fi
 
 # The small stores of the data directory stand on the standard library.

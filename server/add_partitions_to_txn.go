@@ -27,7 +27,7 @@ func (s *Server) handleAddPartitionsToTxn(r *request, req *kmsg.AddPartitionsToT
 	for _, t := range req.Topics {
 		for _, p := range t.Partitions {
 			tp := records.TopicPartition{Topic: t.Topic, Partition: p}
-			if !s.partitionExists(t.Topic, p) {
+			if !s.catalog.HasPartition(t.Topic, p) {
 				missing[tp] = true
 			}
 			parts = append(parts, tp)

@@ -265,7 +265,8 @@ func isTimeout(err error) bool {
 // handleFrame decodes one request and dispatches it. An error means the
 // connection must close (Kafka's SocketServer rules): an unparsable header
 // or body, an unknown API key, or an unsupported version of any API but
-// ApiVersions, which instead gets KIP-511's v0 error answer.
+// a version probe (the versionProbe trait: ApiVersions), which instead
+// gets KIP-511's v0 error answer.
 func (s *Server) handleFrame(ctx context.Context, logger *slog.Logger, from *peer, acct *account, frame []byte) (resp kmsg.Response, corr int32, r *request, err error) {
 	h, body, err := protocol.ParseHeader(frame)
 	if err != nil {
@@ -277,8 +278,8 @@ func (s *Server) handleFrame(ctx context.Context, logger *slog.Logger, from *pee
 	r = &request{ctx: ctx, logger: logger, peer: from, key: kmsg.Key(h.APIKey), version: h.APIVersion, acct: acct}
 	req, err := protocol.DecodeRequest(h, body)
 	if err != nil {
-		if h.APIKey == int16(kmsg.ApiVersions) && errors.Is(err, protocol.ErrUnsupportedVersion) {
-			logger.Debug("unsupported ApiVersions version", "version", h.APIVersion, "corr", h.CorrelationID)
+		if s.traitsOf(h.APIKey)&versionProbe != 0 && errors.Is(err, protocol.ErrUnsupportedVersion) {
+			logger.Debug("unsupported version of a version probe", "api", kmsg.NameForKey(h.APIKey), "version", h.APIVersion, "corr", h.CorrelationID)
 			r.code = kerr.UnsupportedVersion.Code
 			return protocol.UnsupportedAPIVersionsResponse(), h.CorrelationID, r, nil
 		}

@@ -52,6 +52,11 @@ const (
 	// (records.DecoderBytes). It may wait only while the connection holds
 	// no work, so it needs no write before it.
 	decompresses
+	// versionProbe: the request asks which versions the broker speaks, so
+	// one of a version it does not speak gets KIP-511's v0 answer
+	// (protocol.UnsupportedAPIVersionsResponse) instead of a closed
+	// connection.
+	versionProbe
 )
 
 // coalesces reports whether a request of this API may be handled while
@@ -62,7 +67,7 @@ func (t traits) coalesces() bool { return t&(mayWait|largeAnswer) == 0 }
 // version table, and nothing else.
 func handlers() map[kmsg.Key]api {
 	m := map[kmsg.Key]api{
-		kmsg.ApiVersions:     {typed((*Server).handleApiVersions), 0},
+		kmsg.ApiVersions:     {typed((*Server).handleApiVersions), versionProbe},
 		kmsg.Metadata:        {typed((*Server).handleMetadata), largeAnswer},
 		kmsg.FindCoordinator: {typed((*Server).handleFindCoordinator), 0},
 		kmsg.JoinGroup:       {typed((*Server).handleJoinGroup), largeAnswer},

@@ -339,3 +339,40 @@ func TestReservingHandlersHaveTheirTraits(t *testing.T) {
 		assert.Equal(t, calls, a.traits&(largeAnswer|decompresses) != 0, "%s: reserves %v, traits %b", name, calls, a.traits)
 	}
 }
+
+// TestConnectionLoopNamesNoAPI: the connection loop (conn.go, frame.go)
+// and the memory budget (memory.go, bufpool.go) name no API key: what they
+// must know of an API they read from its traits in the dispatch table.
+func TestConnectionLoopNamesNoAPI(t *testing.T) {
+	t.Parallel()
+	keys := map[string]bool{}
+	for k := int16(0); k <= kmsg.MaxKey; k++ {
+		keys[kmsg.NameForKey(k)] = true
+	}
+	fset := token.NewFileSet()
+	for _, path := range []string{"conn.go", "frame.go", "memory.go", "bufpool.go"} {
+		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
+		require.NoError(t, err)
+		ast.Inspect(f, func(n ast.Node) bool {
+			if sel, ok := n.(*ast.SelectorExpr); ok {
+				if id, ok := sel.X.(*ast.Ident); ok && id.Name == "kmsg" && keys[sel.Sel.Name] {
+					t.Errorf("%s names the API key kmsg.%s", fset.Position(sel.Pos()), sel.Sel.Name)
+				}
+			}
+			return true
+		})
+	}
+}
+
+// TestOnlyApiVersionsIsAVersionProbe: the one API whose unsupported
+// version is answered (KIP-511) rather than closing the connection.
+func TestOnlyApiVersionsIsAVersionProbe(t *testing.T) {
+	t.Parallel()
+	var probes []string
+	for key, a := range handlers() {
+		if a.traits&versionProbe != 0 {
+			probes = append(probes, key.Name())
+		}
+	}
+	assert.Equal(t, []string{"ApiVersions"}, probes)
+}

@@ -190,7 +190,7 @@ func (s *Server) fetchOnce(r *request, req *kmsg.FetchRequest, resp *kmsg.FetchR
 			// No records is an empty field, never a null one, as in
 			// Kafka: librdkafka refuses a null (MessageSetSize -1).
 			rp.RecordBatches = []byte{}
-			if !s.partitionExists(t.Topic, p.Partition) {
+			if !s.catalog.HasPartition(t.Topic, p.Partition) {
 				r.setCode(&rp.ErrorCode, kerr.UnknownTopicOrPartition.Code)
 				rp.HighWatermark, rp.LastStableOffset, rp.LogStartOffset = -1, -1, -1
 				rt.Partitions = append(rt.Partitions, rp)

@@ -87,7 +87,7 @@ func newEnvWith(t *testing.T, opts envOptions) *env {
 		require.NoError(t, err)
 	}
 	e.cat = cat
-	coord, err := coordinator.New(coordinator.Config{Clock: clk, Store: e.store, Topics: cat})
+	coord, err := coordinator.New(coordinator.Config{Clock: clk, Store: e.store, Topics: cat, Logger: e.logs.Logger()})
 	require.NoError(t, err)
 	e.coord = coord
 	cfg := Config{Coordinator: coord, Catalog: cat, Log: log, Logger: e.logs.Logger()}

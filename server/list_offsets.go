@@ -79,7 +79,7 @@ func looksUpTimes(req *kmsg.ListOffsetsRequest) bool {
 // listOffset answers one partition's lookup: the offset and, for the
 // timestamp lookups, the timestamp found (-1 otherwise).
 func (s *Server) listOffset(version int16, committed bool, topic string, partition int32, ts int64) (offset, timestamp int64, err error) {
-	if !s.partitionExists(topic, partition) {
+	if !s.catalog.HasPartition(topic, partition) {
 		return 0, 0, fmt.Errorf("%w: %s-%d", records.ErrUnknownPartition, topic, partition)
 	}
 	switch {

@@ -95,12 +95,6 @@ func (s *Server) handleMetadata(r *request, req *kmsg.MetadataRequest) kmsg.Resp
 	return resp
 }
 
-// partitionExists reports whether topic has partition p.
-func (s *Server) partitionExists(topic string, p int32) bool {
-	n, ok := s.catalog.Partitions(topic)
-	return ok && p >= 0 && p < n
-}
-
 // autoCreateTopic creates a topic a Metadata request named, with the
 // default partition count, as Kafka's auto.create.topics.enable does. The
 // topic is answered at once, whole: Kafka answers LEADER_NOT_AVAILABLE

@@ -7,7 +7,6 @@ package server
 // response can count on the observer having seen it.
 
 import (
-	"errors"
 	"log/slog"
 	"time"
 
@@ -132,9 +131,9 @@ type FencingEvent struct {
 	// member's OffsetCommit; -1 for JoinGroup.
 	Generation int32
 	Code       int16
-	// Reason says why, in words: "stale generation", "unknown member",
-	// "not the owner", "group rebalancing", "stale member epoch" or
-	// "replaced instance".
+	// Reason says why, in words (coordinator.FencingReason): "stale
+	// generation", "unknown member", "not the owner", "group
+	// rebalancing", "stale member epoch" or "replaced instance".
 	Reason string
 }
 
@@ -150,38 +149,11 @@ func (nopObserver) ConnClosed(string)                              {}
 func (nopObserver) TopicNoticed(TopicEvent)                        {}
 func (nopObserver) ConnIdentified(ConnInfo)                        {}
 
-// fencingReasons name why the coordinator turned a member away, for the
-// log, the observer and the live page: each fencing sentinel and its
-// reason, checked in order with errors.Is.
-var fencingReasons = [...]struct {
-	err    error
-	reason string
-}{
-	{coordinator.ErrFencedInstanceID, "replaced instance"},
-	{coordinator.ErrNotPartitionOwner, "not the owner"},
-	{coordinator.ErrIllegalGeneration, "stale generation"},
-	{coordinator.ErrFencedMemberEpoch, "stale member epoch"},
-	{coordinator.ErrStaleMemberEpoch, "stale member epoch"},
-	{coordinator.ErrUnknownMemberID, "unknown member"},
-	{coordinator.ErrRebalanceInProgress, "group rebalancing"},
-}
-
-// fencingReason returns why err fenced a member, and false when err is no
-// fencing rejection.
-func fencingReason(err error) (string, bool) {
-	for _, f := range fencingReasons {
-		if errors.Is(err, f.err) {
-			return f.reason, true
-		}
-	}
-	return "", false
-}
-
 // fenced logs and reports a fencing rejection when err is one; any other
 // error, or none, is ignored.
 func (s *Server) fenced(logger *slog.Logger, api kmsg.Key, group, memberID string, generation int32, err error) {
-	reason, ok := fencingReason(err)
-	if !ok {
+	reason := coordinator.FencingReason(err)
+	if reason == "" {
 		return
 	}
 	code := s.code(err)

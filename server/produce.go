@@ -113,7 +113,7 @@ func (s *Server) appendBatch(version int16, txnID *string, topic string, partiti
 	if requestErr != nil {
 		return nil, requestErr
 	}
-	if !s.partitionExists(topic, partition) {
+	if !s.catalog.HasPartition(topic, partition) {
 		return nil, fmt.Errorf("%w: %s-%d", records.ErrUnknownPartition, topic, partition)
 	}
 	// ProduceRequest.validateRecords: zstd needs v7 (KIP-110), checked

@@ -453,9 +453,7 @@ func (s *Server) runExpiry(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			for _, e := range s.coord.Expire() {
-				s.logger.Info("member expired", "group", e.Group, "member", e.MemberID)
-			}
+			s.coord.Expire() // the step logs whom it removed
 		}
 	}
 }
