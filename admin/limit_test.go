@@ -39,9 +39,9 @@ func TestLimitListenerNeverEvictsABusyConnection(t *testing.T) {
 		}()
 		return code
 	}
-	first := get(&http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{}})
+	first := get(&http.Client{Timeout: time.Minute, Transport: &http.Transport{}})
 	<-entered
-	second := get(&http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{}})
+	second := get(&http.Client{Timeout: time.Minute, Transport: &http.Transport{}})
 	select {
 	case <-entered:
 		t.Fatal("a second connection was served while the first was busy in the only slot")
