@@ -89,7 +89,9 @@ func (t topicFlags) Set(v string) error {
 	return nil
 }
 
-func parseServeFlags(args []string, stderr io.Writer) (*serveFlags, error) {
+// newServeFlags returns serve's flags, holding their defaults, and the
+// flag set that parses into them.
+func newServeFlags() (*serveFlags, *flag.FlagSet) {
 	f := &serveFlags{topics: topicFlags{}, saslUsers: saslUserFlags{}}
 	f.cfg = broker.Config{Listen: defaultListen, DataDir: defaultDataDir}.WithDefaults()
 	fs := flag.NewFlagSet("minibroker serve", flag.ContinueOnError)
@@ -105,6 +107,11 @@ func parseServeFlags(args []string, stderr io.Writer) (*serveFlags, error) {
 	fs.StringVar(&f.tlsClientCA, "tls-client-ca", "", "`FILE` with PEM CA certificates; clients must present a certificate they signed (needs --tls-cert)")
 	fs.Var(f.saslUsers, "sasl-user", "`NAME:PASSWORD` of a user clients authenticate as with SASL PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512 (repeatable); with any, every connection must authenticate (Kafka's SASL_PLAINTEXT, or SASL_SSL with --tls-cert; default: SASL off)")
 	explainDurations(fs)
+	return f, fs
+}
+
+func parseServeFlags(args []string, stderr io.Writer) (*serveFlags, error) {
+	f, fs := newServeFlags()
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fmt.Fprintln(stderr, "usage: minibroker serve [flags]")

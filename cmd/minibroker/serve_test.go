@@ -544,3 +544,49 @@ func readOffsetsFile(t *testing.T, path string) map[string]map[int32]int64 {
 	}
 	return out
 }
+
+// TestReadmeServeFlagDefaults: each row of the README's serve-flags table
+// gives the default serve -h gives: the same value where the cell quotes
+// one (a duration as a duration: 30m is 30m0s), and a zero default where
+// it says in words what zero means (off, none, plaintext).
+// integration's TestReadmeServeFlagsTable checks that the rows are
+// exactly the flags.
+func TestReadmeServeFlagDefaults(t *testing.T) {
+	t.Parallel()
+	data, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	require.NoError(t, err)
+	_, table, ok := strings.Cut(string(data), "## `minibroker serve` flags")
+	require.True(t, ok)
+	table, _, _ = strings.Cut(table, "\n## ")
+	_, fs := newServeFlags()
+	defaults := map[string]string{}
+	fs.VisitAll(func(fl *flag.Flag) { defaults[fl.Name] = fl.DefValue })
+	flagName := regexp.MustCompile("`--([a-z-]+)")
+	quoted := regexp.MustCompile("^`([^`]*)`")
+	rows := 0
+	for _, row := range strings.Split(table, "\n") {
+		cells := strings.Split(strings.ReplaceAll(row, `\|`, "/"), "|") // `real\|manual`
+		if len(cells) < 4 || !strings.Contains(cells[1], "`--") {
+			continue
+		}
+		want := strings.TrimSpace(cells[2])
+		for _, m := range flagName.FindAllStringSubmatch(cells[1], -1) {
+			rows++
+			have, ok := defaults[m[1]]
+			require.True(t, ok, "README names --%s, which serve does not have", m[1])
+			q := quoted.FindStringSubmatch(want)
+			if q == nil {
+				require.Contains(t, []string{"", "0", "0s", "false"}, have, "--%s: README says %q", m[1], want)
+				continue
+			}
+			if hd, err := time.ParseDuration(have); err == nil && strings.HasSuffix(have, "s") {
+				d, err := time.ParseDuration(q[1])
+				require.NoError(t, err, "--%s: README default %q", m[1], q[1])
+				require.Equal(t, hd, d, "--%s", m[1])
+				continue
+			}
+			require.True(t, strings.EqualFold(have, q[1]), "--%s: README default %q, serve -h %q", m[1], q[1], have)
+		}
+	}
+	require.Equal(t, len(defaults), rows, "every flag has its row")
+}
