@@ -10,6 +10,7 @@ import (
 	"github.com/minibroker/minibroker/admin"
 	"github.com/minibroker/minibroker/coordinator"
 	"github.com/minibroker/minibroker/internal/atomicfile"
+	"github.com/minibroker/minibroker/internal/hostport"
 	"github.com/minibroker/minibroker/internal/settings"
 	"github.com/minibroker/minibroker/records"
 	"github.com/minibroker/minibroker/server"
@@ -129,12 +130,12 @@ func (cfg *Config) Validate() error {
 		}
 	}
 	for _, addr := range []struct{ name, value string }{{"Listen", cfg.Listen}, {"Advertise", cfg.Advertise}, {"Admin", cfg.Admin}} {
-		if err := settings.CheckHostPort("broker", addr.name, addr.value); err != nil {
+		if err := hostport.Check("broker", addr.name, addr.value); err != nil {
 			return err
 		}
 	}
 	if cfg.Admin != "" && cfg.AdminToken == "" {
-		if host, _, _ := settings.SplitHostPort(cfg.Admin); !admin.IsLoopbackHost(host) {
+		if host, _, _ := hostport.Split(cfg.Admin); !admin.IsLoopbackHost(host) {
 			return fmt.Errorf("broker: the admin API on %s, not a loopback address, needs an AdminToken (--admin-token)", cfg.Admin)
 		}
 	}

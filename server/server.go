@@ -15,7 +15,7 @@ import (
 	"github.com/minibroker/minibroker/catalog"
 	"github.com/minibroker/minibroker/clock"
 	"github.com/minibroker/minibroker/coordinator"
-	"github.com/minibroker/minibroker/internal/settings"
+	"github.com/minibroker/minibroker/internal/hostport"
 	"github.com/minibroker/minibroker/internal/topics"
 	"github.com/minibroker/minibroker/records"
 	"github.com/minibroker/minibroker/txn"
@@ -328,7 +328,7 @@ func (s *Server) address() (string, int32) {
 }
 
 func splitHostPort(addr string) (string, int32, error) {
-	host, port, err := settings.SplitHostPort(addr)
+	host, port, err := hostport.Split(addr)
 	if err != nil {
 		return "", 0, err
 	}
