@@ -18,6 +18,7 @@
 package broker
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -109,10 +110,7 @@ func Start(ctx context.Context, cfg Config) (_ *Broker, err error) {
 		cleanup = append(cleanup, lock.Release)
 	}
 	b.clock = clock.System{}
-	expiry := cfg.ExpiryInterval
-	if expiry == 0 {
-		expiry = DefaultExpiryInterval
-	}
+	expiry := cmp.Or(cfg.ExpiryInterval, DefaultExpiryInterval)
 	if cfg.ManualClock {
 		b.manual = clock.NewManual(time.UnixMilli(0))
 		b.clock, expiry = b.manual, 0
@@ -142,13 +140,7 @@ func Start(ctx context.Context, cfg Config) (_ *Broker, err error) {
 		recorder.Metrics().WatchRecords(b.log.Stats)
 	}
 	coordCfg := coordinator.Config{
-		Clock: b.clock, Store: b.store, Topics: b.catalog, Logger: b.logger,
-		MinSessionTimeout: cfg.MinSessionTimeout, MaxSessionTimeout: cfg.MaxSessionTimeout,
-		ConsumerSessionTimeout: cfg.ConsumerSessionTimeout, ConsumerHeartbeatInterval: cfg.ConsumerHeartbeatInterval,
-		MaxGroupSize: cfg.MaxGroupSize, MaxGroups: cfg.MaxGroups,
-		MaxMetadataBytes: cfg.MaxMetadataBytes, MaxIDBytes: cfg.MaxIDBytes,
-		MaxMemberMetadataBytes: cfg.MaxMemberMetadataBytes, MaxGroupMetadataBytes: cfg.MaxGroupMetadataBytes,
-		OffsetsRetention: cfg.OffsetsRetention,
+		Clock: b.clock, Store: b.store, Topics: b.catalog, Logger: b.logger, Settings: cfg.GroupSettings,
 	}
 	if recorder != nil {
 		coordCfg.OnRebalance = recorder.Rebalanced
@@ -170,10 +162,8 @@ func Start(ctx context.Context, cfg Config) (_ *Broker, err error) {
 		recorder.Metrics().WatchTransactions(b.txns.Stats)
 	}
 	srvCfg := server.Config{
-		Coordinator: b.coord, Catalog: b.catalog, Log: b.log, Logger: b.logger, Advertise: cfg.Advertise,
-		AutoCreateTopics: !cfg.NoAutoCreateTopics, DefaultPartitions: cfg.DefaultPartitions, MaxFetchBytes: cfg.MaxFetchBytes,
-		MaxFrameBytes: cfg.MaxFrameBytes, MaxInFlightBytes: cfg.MaxInFlightBytes, ExpiryInterval: expiry, MaxFetchWait: cfg.MaxFetchWait,
-		MaxConnections: cfg.MaxConnections, IdleTimeout: cfg.IdleTimeout, FrameReadTimeout: cfg.FrameReadTimeout,
+		Coordinator: b.coord, Catalog: b.catalog, Log: b.log, Logger: b.logger, Settings: cfg.ServerSettings,
+		Advertise: cfg.Advertise, AutoCreateTopics: !cfg.NoAutoCreateTopics, ExpiryInterval: expiry,
 		TLS: cfg.TLS, Faults: b.faults, SASLUsers: cfg.SASLUsers, Transactions: b.txns, Topics: b.topics,
 	}
 	if recorder != nil {

@@ -198,7 +198,7 @@ func mustTopic(t *testing.T, b *Broker, name string) catalog.Topic {
 // Advance and members expire only when Expire runs.
 func TestManualClockFencesOnDemand(t *testing.T) {
 	t.Parallel()
-	b := start(t, Config{ManualClock: true, Topics: map[string]int32{"orders": 4}, MinSessionTimeout: time.Millisecond})
+	b := start(t, Config{ManualClock: true, Topics: map[string]int32{"orders": 4}, GroupSettings: GroupSettings{MinSessionTimeout: time.Millisecond}})
 	require.Equal(t, time.UnixMilli(0), b.Now())
 	c := dial(t, b)
 	a := join(t, c, "g", "orders")

@@ -5,27 +5,44 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
-	"strconv"
 	"time"
 
 	"github.com/minibroker/minibroker/admin"
-	"github.com/minibroker/minibroker/catalog"
-	"github.com/minibroker/minibroker/clock"
 	"github.com/minibroker/minibroker/coordinator"
 	"github.com/minibroker/minibroker/internal/atomicfile"
+	"github.com/minibroker/minibroker/internal/hostport"
+	"github.com/minibroker/minibroker/internal/settings"
+	"github.com/minibroker/minibroker/records"
 	"github.com/minibroker/minibroker/server"
+	"github.com/minibroker/minibroker/txn"
 )
 
-// Config configures a broker. Zero fields mean the default; every field
-// has a `minibroker serve` flag of the same name (docs/design.md).
+// The settings of the packages a broker is made of. Config embeds each,
+// so that every setting is a field of Config (cfg.MaxFetchWait), and
+// Start hands each to its package whole.
+type (
+	// ServerSettings: connections, frames, the memory budget, Fetch.
+	ServerSettings = server.Settings
+	// GroupSettings: sessions, group limits, offsets retention.
+	GroupSettings = coordinator.Settings
+	// RecordSettings: segments, retention, batch size, data loss.
+	RecordSettings = records.Settings
+	// TransactionSettings: transaction timeouts.
+	TransactionSettings = txn.Settings
+)
+
+// Config configures a broker. Zero fields mean the default. Every
+// setting with a `flag` tag, here or in an embedded Settings, is the
+// `minibroker serve` flag of that name (docs/design.md, "Adding a
+// setting"); TLS, SASLUsers, Topics and ManualClock have flags of their
+// own (--tls-*, --sasl-user, --topic, --clock).
 type Config struct {
 	// Listen is the Kafka listener's address. Default DefaultListen,
 	// 127.0.0.1 on a free port (the command's default is 127.0.0.1:9092).
-	Listen string
+	Listen string `flag:"listen" arg:"ADDR" help:"ADDR to listen on"`
 	// Advertise is the host:port that Metadata and FindCoordinator
 	// return. Default: the bound address.
-	Advertise string
+	Advertise string `flag:"advertise" arg:"HOST:PORT" help:"HOST:PORT that Metadata and FindCoordinator return (default: the bound address)"`
 	// TLS, when set, serves TLS only (Kafka's SSL listener). Default:
 	// plaintext.
 	TLS *tls.Config
@@ -35,10 +52,11 @@ type Config struct {
 	// as server.Config.SASLUsers documents. Default: SASL off.
 	SASLUsers map[string]string
 
-	// DataDir holds the offsets, the topic catalog and, later, the
-	// partition logs, behind an exclusive lock. Empty keeps everything in
-	// memory: nothing survives Close.
-	DataDir string
+	// DataDir holds the offsets, the topic catalog, the partition logs
+	// and the transaction log, behind an exclusive lock. Empty keeps
+	// everything in memory: nothing survives Close (the command's default
+	// is ./minibroker-data, and it refuses an empty one).
+	DataDir string `flag:"data-dir" arg:"DIR" help:"DIR for offsets.json and topics.json"`
 	// Topics are created at start unless they exist; an existing topic
 	// keeps its partition count (logged at Warn when it differs).
 	Topics map[string]int32
@@ -50,83 +68,25 @@ type Config struct {
 	ManualClock bool
 	// ExpiryInterval is how often the expiry step runs on the system
 	// clock. Default DefaultExpiryInterval.
-	ExpiryInterval time.Duration
+	ExpiryInterval time.Duration `flag:"expiry-interval" help:"real clock: how often the expiry step runs"`
 
-	// Group limits, as coordinator.Config documents them.
-	MinSessionTimeout time.Duration
-	MaxSessionTimeout time.Duration
-	MaxGroupSize      int
-	MaxGroups         int
-	MaxMetadataBytes  int
-	MaxIDBytes        int
+	ServerSettings
+	GroupSettings
+	RecordSettings
+	TransactionSettings
 
-	// ConsumerSessionTimeout is the session of every KIP-848 consumer
-	// group member (Kafka's group.consumer.session.timeout.ms), and
-	// ConsumerHeartbeatInterval the interval its heartbeats are told to
-	// keep (group.consumer.heartbeat.interval.ms); it must be below the
-	// session. Defaults coordinator.DefaultConsumerSessionTimeout (45 s)
-	// and coordinator.DefaultConsumerHeartbeatInterval (5 s), as Kafka's.
-	// Flags --consumer-session-timeout and --consumer-heartbeat-interval.
-	ConsumerSessionTimeout    time.Duration
-	ConsumerHeartbeatInterval time.Duration
-
-	// OffsetsRetention is how long the committed offsets of a group
-	// without members are kept before the expiry step removes them and
-	// deletes the group they leave empty (Kafka's
-	// offsets.retention.minutes, 7 days there; the rules are
-	// coordinator.Config.OffsetsRetention's). Zero, the default, keeps
-	// them for ever, as the chapter does. Flag --offsets-retention.
-	OffsetsRetention time.Duration
-
-	// TransactionMaxTimeout caps the transaction timeout a producer may
-	// ask for (Kafka's transaction.max.timeout.ms); larger gets
-	// INVALID_TRANSACTION_TIMEOUT. Default txn.DefaultMaxTimeout (15
-	// min). Flag --transaction-max-timeout.
-	TransactionMaxTimeout time.Duration
-
-	// Per-member and per-group metadata limits, as coordinator.Config
-	// documents them.
-	MaxMemberMetadataBytes int
-	MaxGroupMetadataBytes  int
-
-	// Connection limits and the memory budget, as server.Config
-	// documents them.
-	MaxFrameBytes    int32
-	MaxInFlightBytes int64
-	MaxConnections   int
-	IdleTimeout      time.Duration
-	FrameReadTimeout time.Duration
-	MaxFetchWait     time.Duration
-
-	// Records, as records.Config documents them: the segment size, the
-	// bytes each partition retains (0: unlimited, the default), the
-	// largest batch a producer may send.
-	SegmentBytes    int64
-	RetentionBytes  int64
-	MaxMessageBytes int32
-	// AcceptDataLoss starts although the data dir lost acknowledged
-	// records while the broker was down (records.ErrDataLoss, and the
-	// catalog and the partition logs disagreeing): each loss is logged at
-	// Error, partitions the catalog lacks are created empty, and records
-	// no topic owns are set aside as <logs>/<topic>-<n>.<k>-orphaned.
-	// Default false: start-up refuses and says what is missing.
-	AcceptDataLoss bool
 	// NoAutoCreateTopics turns off Kafka's auto.create.topics.enable: by
 	// default a Metadata request that allows it creates the topics it
 	// names that do not exist, with DefaultPartitions partitions (default
-	// 1, Kafka's num.partitions).
-	NoAutoCreateTopics bool
-	DefaultPartitions  int32
-	// MaxFetchBytes caps one Fetch answer, whatever it asks for (Kafka's
-	// fetch.max.bytes, 55 MiB there). Default server.DefaultMaxFetchBytes.
-	MaxFetchBytes int32
+	// 1, Kafka's num.partitions). Its flag says it the other way round.
+	NoAutoCreateTopics bool `flag:"auto-create-topics" invert:"true" help:"create a topic a Metadata request names and allows to be created (Kafka's auto.create.topics.enable)"`
 
 	// Admin is the address of the admin HTTP API, /metrics and the live
 	// page. Default: off.
-	Admin string
+	Admin string `flag:"admin" arg:"ADDR" help:"ADDR to serve the admin HTTP API, /metrics and the live page on (default: off)"`
 	// AdminToken, when set, is the bearer token every admin API request
 	// must carry. Required when Admin is not a loopback address.
-	AdminToken string
+	AdminToken string `flag:"admin-token" arg:"TOKEN" help:"TOKEN every admin API request must carry as \"Authorization: Bearer TOKEN\"; required when --admin is not a loopback address (default: none)"`
 
 	// Logger receives the broker's events. Default: discard.
 	Logger *slog.Logger
@@ -143,42 +103,41 @@ const (
 	DefaultExpiryInterval = 100 * time.Millisecond
 )
 
-// Validate checks what can be checked before anything is opened; the
-// packages the broker is made of check the rest.
+// WithDefaults returns cfg with every setting whose zero value stands for
+// a default set to that default (what the command shows in -h). Listen
+// and the settings whose default is zero stay as they are.
+func (cfg Config) WithDefaults() Config {
+	if cfg.ExpiryInterval == 0 {
+		cfg.ExpiryInterval = DefaultExpiryInterval
+	}
+	cfg.ServerSettings = cfg.ServerSettings.WithDefaults()
+	cfg.GroupSettings = cfg.GroupSettings.WithDefaults()
+	cfg.RecordSettings = cfg.RecordSettings.WithDefaults()
+	cfg.TransactionSettings = cfg.TransactionSettings.WithDefaults()
+	return cfg
+}
+
+// Validate checks what can be checked before anything is opened: each
+// package's settings by that package's Validate, and the broker's own.
+// An invalid setting is a *settings.Error naming its field.
 func (cfg *Config) Validate() error {
 	if cfg.ExpiryInterval < 0 {
-		return fmt.Errorf("broker: ExpiryInterval %v must not be negative", cfg.ExpiryInterval)
+		return settings.Errorf("broker", "ExpiryInterval", "must be positive, got %v", cfg.ExpiryInterval)
 	}
-	if cfg.TransactionMaxTimeout < 0 {
-		return fmt.Errorf("broker: TransactionMaxTimeout %v must not be negative", cfg.TransactionMaxTimeout)
-	}
-	coordCfg := coordinator.Config{Clock: clock.System{}, ConsumerSessionTimeout: cfg.ConsumerSessionTimeout,
-		ConsumerHeartbeatInterval: cfg.ConsumerHeartbeatInterval, OffsetsRetention: cfg.OffsetsRetention}
-	if err := coordCfg.Validate(); err != nil {
-		return fmt.Errorf("broker: %w", err)
+	for _, s := range []interface{ Validate() error }{cfg.ServerSettings, cfg.GroupSettings, cfg.RecordSettings, cfg.TransactionSettings} {
+		if err := s.Validate(); err != nil {
+			return fmt.Errorf("broker: %w", err)
+		}
 	}
 	for _, addr := range []struct{ name, value string }{{"Listen", cfg.Listen}, {"Advertise", cfg.Advertise}, {"Admin", cfg.Admin}} {
-		if addr.value == "" {
-			continue
-		}
-		_, port, err := net.SplitHostPort(addr.value)
-		if err != nil || port == "" {
-			return fmt.Errorf("broker: %s must be HOST:PORT, got %q", addr.name, addr.value)
-		}
-		if _, err := strconv.ParseUint(port, 10, 16); err != nil {
-			return fmt.Errorf("broker: %s %q: the port must be a number from 0 to 65535", addr.name, addr.value)
+		if err := hostport.Check("broker", addr.name, addr.value); err != nil {
+			return err
 		}
 	}
 	if cfg.Admin != "" && cfg.AdminToken == "" {
-		if host, _, _ := net.SplitHostPort(cfg.Admin); !admin.IsLoopbackHost(host) {
+		if host, _, _ := hostport.Split(cfg.Admin); !admin.IsLoopbackHost(host) {
 			return fmt.Errorf("broker: the admin API on %s, not a loopback address, needs an AdminToken (--admin-token)", cfg.Admin)
 		}
-	}
-	if cfg.DefaultPartitions < 0 || cfg.DefaultPartitions > catalog.MaxPartitions {
-		return fmt.Errorf("broker: DefaultPartitions %d is outside [1, %d]", cfg.DefaultPartitions, catalog.MaxPartitions)
-	}
-	if cfg.RetentionBytes < 0 {
-		return fmt.Errorf("broker: RetentionBytes %d must not be negative (0 is unlimited)", cfg.RetentionBytes)
 	}
 	for name, n := range cfg.Topics {
 		if n < 1 {

@@ -2,11 +2,13 @@ package broker
 
 import (
 	"crypto/tls"
+	"errors"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/minibroker/minibroker/internal/settings"
 	"github.com/minibroker/minibroker/internal/testutil"
 )
 
@@ -23,7 +25,7 @@ func TestConfigValidate(t *testing.T) {
 			Listen: "127.0.0.1:0", Advertise: "kafka.example:9092", Admin: "127.0.0.1:0",
 			ExpiryInterval: time.Second, Topics: map[string]int32{"orders": 4}, TLS: pki.ServerConfig(true),
 		}, ""},
-		{"advertise without port", Config{Advertise: "nohost"}, "Advertise must be HOST:PORT"},
+		{"advertise without port", Config{Advertise: "nohost"}, `broker: Advertise must be HOST:PORT, got "nohost"`},
 		{"advertise with an empty port", Config{Advertise: "kafka.example:"}, "Advertise must be HOST:PORT"},
 		{"admin without port", Config{Admin: "nope"}, "Admin must be HOST:PORT"},
 		{"listen port out of range", Config{Listen: "127.0.0.1:99999"}, `Listen "127.0.0.1:99999": the port must be a number from 0 to 65535`},
@@ -33,11 +35,15 @@ func TestConfigValidate(t *testing.T) {
 		{"admin on all interfaces without a token", Config{Admin: ":0"}, "needs an AdminToken"},
 		{"admin off loopback with a token", Config{Admin: "0.0.0.0:0", AdminToken: "t"}, ""},
 		{"admin on localhost", Config{Admin: "localhost:0"}, ""},
-		{"negative expiry", Config{ExpiryInterval: -time.Second}, "must not be negative"},
-		{"consumer heartbeat above the session", Config{ConsumerSessionTimeout: time.Second, ConsumerHeartbeatInterval: 2 * time.Second}, "must be below"},
+		{"negative expiry", Config{ExpiryInterval: -time.Second}, "broker: ExpiryInterval must be positive, got -1s"},
+		{"server settings", Config{ServerSettings: ServerSettings{MaxFetchWait: -time.Second}}, "broker: server: MaxFetchWait must be positive, got -1s"},
+		{"records settings", Config{RecordSettings: RecordSettings{RetentionBytes: -1}}, "broker: records: RetentionBytes must not be negative (0: unlimited), got -1"},
+		{"transaction settings", Config{TransactionSettings: TransactionSettings{TransactionMaxTimeout: -time.Minute}}, "broker: txn: TransactionMaxTimeout must be positive, got -1m0s"},
+		{"default partitions past the catalog's", Config{ServerSettings: ServerSettings{DefaultPartitions: 100_001}}, "broker: server: DefaultPartitions must be between 1 and 100000, got 100001"},
+		{"consumer heartbeat above the session", Config{GroupSettings: GroupSettings{ConsumerSessionTimeout: time.Second, ConsumerHeartbeatInterval: 2 * time.Second}}, "broker: coordinator: ConsumerHeartbeatInterval (2s) must be positive and below ConsumerSessionTimeout (1s)"},
 		{"zero partitions", Config{Topics: map[string]int32{"t": 0}}, "want at least 1"},
-		{"negative offsets retention", Config{OffsetsRetention: -time.Hour}, "OffsetsRetention -1h0m0s must not be negative"},
-		{"offsets retention", Config{OffsetsRetention: 7 * 24 * time.Hour}, ""},
+		{"negative offsets retention", Config{GroupSettings: GroupSettings{OffsetsRetention: -time.Hour}}, "broker: coordinator: OffsetsRetention must not be negative, got -1h0m0s"},
+		{"offsets retention", Config{GroupSettings: GroupSettings{OffsetsRetention: 7 * 24 * time.Hour}}, ""},
 		{"TLS without a certificate", Config{TLS: &tls.Config{}}, "holds no certificate"},
 		{"SASL users", Config{SASLUsers: map[string]string{"alice": "a:b"}}, ""},
 		{"SASL user without a password", Config{SASLUsers: map[string]string{"alice": ""}}, `broker: server: SASL user "alice" has an empty password`},
@@ -54,4 +60,42 @@ func TestConfigValidate(t *testing.T) {
 			require.ErrorContains(t, err, tc.want)
 		})
 	}
+}
+
+// TestConfigSettingsErrorNamesTheField: an invalid setting, the broker's
+// own or a package's, is a *settings.Error naming its Go field, which the
+// command turns into its flag.
+func TestConfigSettingsErrorNamesTheField(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		cfg   Config
+		field string
+	}{
+		{Config{Listen: "127.0.0.1"}, "Listen"},
+		{Config{ExpiryInterval: -1}, "ExpiryInterval"},
+		{Config{ServerSettings: ServerSettings{MaxConnections: -1}}, "MaxConnections"},
+		{Config{GroupSettings: GroupSettings{MaxGroups: -1}}, "MaxGroups"},
+		{Config{RecordSettings: RecordSettings{SegmentBytes: 1}}, "SegmentBytes"},
+		{Config{TransactionSettings: TransactionSettings{TransactionMaxTimeout: -1}}, "TransactionMaxTimeout"},
+	} {
+		var se *settings.Error
+		require.True(t, errors.As(tc.cfg.Validate(), &se), tc.field)
+		require.Equal(t, tc.field, se.Field)
+	}
+}
+
+// TestConfigWithDefaults: WithDefaults fills each package's defaults and
+// the broker's, and keeps what is set.
+func TestConfigWithDefaults(t *testing.T) {
+	t.Parallel()
+	cfg := Config{Listen: "127.0.0.1:9092", ServerSettings: ServerSettings{MaxFetchWait: time.Second}}.WithDefaults()
+	require.Equal(t, "127.0.0.1:9092", cfg.Listen)
+	require.Equal(t, DefaultExpiryInterval, cfg.ExpiryInterval)
+	require.Equal(t, time.Second, cfg.MaxFetchWait)
+	require.Equal(t, 10*time.Minute, cfg.IdleTimeout)
+	require.Equal(t, 45*time.Second, cfg.ConsumerSessionTimeout)
+	require.Equal(t, int64(64<<20), cfg.SegmentBytes)
+	require.Zero(t, cfg.RetentionBytes, "unlimited")
+	require.Equal(t, 15*time.Minute, cfg.TransactionMaxTimeout)
+	require.NoError(t, cfg.Validate())
 }

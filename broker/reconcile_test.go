@@ -73,7 +73,7 @@ func TestReconcileCatalogWithoutLogs(t *testing.T) {
 	require.ErrorIs(t, err, records.ErrDataLoss)
 	require.ErrorContains(t, err, fmt.Sprintf("partition a-1: directory %s is gone with offsets 0 to 3", filepath.Join(logsDir, "a-1")))
 
-	log, _, logs, err := openStores(t, Config{DataDir: dir, AcceptDataLoss: true})
+	log, _, logs, err := openStores(t, Config{DataDir: dir, RecordSettings: RecordSettings{AcceptDataLoss: true}})
 	require.NoError(t, err)
 	require.Len(t, logs.Find("partition directory missing; creating it empty as told"), 2)
 	require.Len(t, logs.Find("acknowledged records missing; starting anyway as told"), 1)
@@ -99,7 +99,7 @@ func TestReconcileLogsWithoutCatalog(t *testing.T) {
 	require.NoDirExists(t, filepath.Join(logsDir, "b-0"))
 	require.DirExists(t, filepath.Join(logsDir, "a-1"))
 
-	log, cat, logs, err := openStores(t, Config{DataDir: dir, AcceptDataLoss: true})
+	log, cat, logs, err := openStores(t, Config{DataDir: dir, RecordSettings: RecordSettings{AcceptDataLoss: true}})
 	require.NoError(t, err)
 	require.Empty(t, cat.List())
 	require.Empty(t, log.Partitions())

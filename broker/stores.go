@@ -15,13 +15,7 @@ import (
 
 // openLog opens the partition logs of <data-dir>/logs, or logs in memory.
 func openLog(cfg Config, logger *slog.Logger) (*records.Log, error) {
-	logCfg := records.Config{
-		SegmentBytes: cfg.SegmentBytes, RetentionBytes: cfg.RetentionBytes, MaxMessageBytes: cfg.MaxMessageBytes,
-		AcceptDataLoss: cfg.AcceptDataLoss, Logger: logger,
-	}
-	if logCfg.RetentionBytes == 0 {
-		logCfg.RetentionBytes = -1 // unlimited
-	}
+	logCfg := records.Config{Settings: cfg.RecordSettings, Logger: logger}
 	if cfg.DataDir != "" {
 		logCfg.Dir = filepath.Join(cfg.DataDir, LogsDir)
 	}

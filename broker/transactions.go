@@ -12,7 +12,7 @@ import (
 func openTransactions(cfg Config, b *Broker) (*txn.Coordinator, error) {
 	t, err := txn.New(txn.Config{
 		Clock: b.clock, Partitions: b.log, Offsets: b.coord, Dir: b.dataDir,
-		MaxTimeout: cfg.TransactionMaxTimeout, Logger: b.logger,
+		Settings: cfg.TransactionSettings, Logger: b.logger,
 	})
 	if err != nil {
 		return nil, err

@@ -356,7 +356,7 @@ func TestConsumerJoinTakesEmptyClassicGroup(t *testing.T) {
 // it; the pending id is forgotten and its join refused.
 func TestConsumerJoinTakesGroupWithOnlyPendingIDs(t *testing.T) {
 	t.Parallel()
-	f := newFixtureWith(t, Config{MaxGroupSize: 1})
+	f := newFixtureWith(t, Config{Settings: Settings{MaxGroupSize: 1}})
 	res, err := f.c.Join(wireJoin("g", "", roundrobin("orders")))
 	require.ErrorIs(t, err, ErrMemberIDRequired)
 	f.consumerJoin("g", "a", "orders")
@@ -366,7 +366,7 @@ func TestConsumerJoinTakesGroupWithOnlyPendingIDs(t *testing.T) {
 
 func TestConsumerJoinLimits(t *testing.T) {
 	t.Parallel()
-	f := newFixtureWith(t, Config{MaxGroupSize: 2, MaxGroups: 1})
+	f := newFixtureWith(t, Config{Settings: Settings{MaxGroupSize: 2, MaxGroups: 1}})
 	f.consumerJoin("g", "a", "orders")
 	f.consumerJoin("g", "b", "orders")
 	_, err := f.c.ConsumerHeartbeat(consumerReq("g", "c", JoinEpoch, "orders"))

@@ -1,7 +1,6 @@
 package coordinator
 
 import (
-	"cmp"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -43,58 +42,8 @@ type Config struct {
 	// subscriptions against it, rebalances assign its partitions, direct
 	// commits must name its partitions). Default: no topics.
 	Topics Topics
-	// MinSessionTimeout and MaxSessionTimeout bound a member's session
-	// timeout (Kafka's group.min.session.timeout.ms, default 6 s there;
-	// 10 ms here so labs and tests can use short sessions) and
-	// group.max.session.timeout.ms (default 30 min, as Kafka).
-	MinSessionTimeout time.Duration
-	MaxSessionTimeout time.Duration
-	// ConsumerSessionTimeout is the session of every consumer-group
-	// (KIP-848) member: a heartbeat renews the lease for this long, and
-	// only Expire ends it (Kafka's group.consumer.session.timeout.ms,
-	// default 45 s there and here). The client does not choose it.
-	ConsumerSessionTimeout time.Duration
-	// ConsumerHeartbeatInterval is the interval each ConsumerGroupHeartbeat
-	// response tells the member to heartbeat at (Kafka's
-	// group.consumer.heartbeat.interval.ms, default 5 s there and here).
-	// It must be below ConsumerSessionTimeout.
-	ConsumerHeartbeatInterval time.Duration
-	// MaxGroupSize caps the members of one group, pending member ids
-	// (KIP-394) included: a join that would add one more gets
-	// ErrGroupMaxSizeReached (Kafka's group.max.size, default 2147483647
-	// there). Default DefaultMaxGroupSize (1000).
-	MaxGroupSize int
-	// MaxGroups caps the number of groups: those joined and those known
-	// only by committed offsets. A join or direct commit that would create
-	// one more gets ErrTooManyGroups. Kafka has no such setting. A group
-	// deleted (DeleteGroups, or by OffsetsRetention) frees its place.
-	// Default DefaultMaxGroups (100,000).
-	MaxGroups int
-	// OffsetsRetention is how long the committed offsets of a group
-	// without members are kept (Kafka's offsets.retention.minutes, 7 days
-	// there); the expiry step removes them and deletes the group they
-	// leave with neither members nor offsets (retention.go). Zero, the
-	// default, keeps offsets and groups for ever, as the chapter does.
-	OffsetsRetention time.Duration
-	// MaxMetadataBytes caps the metadata of each committed offset, in
-	// bytes (Kafka's offset.metadata.max.bytes, 4096 there): larger gets
-	// offsets.ErrMetadataTooLarge. Default, and largest allowed,
-	// offsets.MaxMetadataBytes (4096), which the store itself enforces.
-	MaxMetadataBytes int
-	// MaxMemberMetadataBytes bounds one member's protocol metadata and
-	// subscribed topic names, in bytes (ErrMemberMetadataTooLarge);
-	// MaxGroupMetadataBytes bounds a group's members' together
-	// (ErrGroupMaxSizeReached). Kafka has neither. Defaults
-	// DefaultMaxMemberMetadataBytes (1 MiB) and
-	// DefaultMaxGroupMetadataBytes (8 MiB).
-	MaxMemberMetadataBytes int
-	MaxGroupMetadataBytes  int
-	// MaxIDBytes bounds group ids and client ids, in bytes; member ids may
-	// be MemberIDSlackBytes longer. Longer ids get ErrInvalidGroupID,
-	// ErrInvalidClientID or ErrInvalidMemberID. Kafka bounds them only by
-	// the protocol's 32767 bytes. Default DefaultMaxIDBytes (255); at most
-	// MaxIDBytesLimit.
-	MaxIDBytes int
+	// Settings are the user settings (settings.go).
+	Settings
 	// Logger receives one Info event per rebalance. Default: discard.
 	Logger *slog.Logger
 	// OnRebalance, if set, is called after every rebalance, without the
@@ -122,52 +71,7 @@ func (cfg *Config) Validate() error {
 	if cfg.Clock == nil {
 		return errors.New("coordinator: Config.Clock is required")
 	}
-	if cfg.MinSessionTimeout < 0 || cfg.MaxSessionTimeout < 0 {
-		return errors.New("coordinator: session timeout bounds must not be negative")
-	}
-	if cfg.MaxGroupSize < 0 || cfg.MaxGroups < 0 || cfg.MaxMemberMetadataBytes < 0 || cfg.MaxGroupMetadataBytes < 0 {
-		return errors.New("coordinator: MaxGroupSize, MaxGroups and the metadata limits must not be negative")
-	}
-	if cfg.OffsetsRetention < 0 {
-		return fmt.Errorf("coordinator: OffsetsRetention %v must not be negative", cfg.OffsetsRetention)
-	}
-	if cfg.MaxIDBytes < 0 || cfg.MaxIDBytes > MaxIDBytesLimit {
-		return fmt.Errorf("coordinator: MaxIDBytes %d is outside [0, %d]", cfg.MaxIDBytes, MaxIDBytesLimit)
-	}
-	if cfg.MaxMetadataBytes < 0 || cfg.MaxMetadataBytes > offsets.MaxMetadataBytes {
-		return fmt.Errorf("coordinator: MaxMetadataBytes %d is outside [0, %d]", cfg.MaxMetadataBytes, offsets.MaxMetadataBytes)
-	}
-	lo, hi := cfg.sessionBounds()
-	if lo > hi {
-		return fmt.Errorf("coordinator: min session timeout %v is above max %v", lo, hi)
-	}
-	if cfg.ConsumerSessionTimeout < 0 || cfg.ConsumerHeartbeatInterval < 0 {
-		return errors.New("coordinator: consumer session timeout and heartbeat interval must not be negative")
-	}
-	// As Kafka's GroupCoordinatorConfig: a member told to heartbeat no
-	// more often than its session lasts would expire between heartbeats.
-	if session, interval := cfg.consumerTimes(); interval >= session {
-		return fmt.Errorf("coordinator: consumer heartbeat interval %v must be below the consumer session timeout %v", interval, session)
-	}
-	return nil
-}
-
-// consumerTimes returns the consumer session timeout and heartbeat
-// interval, defaults applied.
-func (cfg *Config) consumerTimes() (session, interval time.Duration) {
-	return cmp.Or(cfg.ConsumerSessionTimeout, DefaultConsumerSessionTimeout),
-		cmp.Or(cfg.ConsumerHeartbeatInterval, DefaultConsumerHeartbeatInterval)
-}
-
-func (cfg *Config) sessionBounds() (time.Duration, time.Duration) {
-	lo, hi := cfg.MinSessionTimeout, cfg.MaxSessionTimeout
-	if lo == 0 {
-		lo = DefaultMinSessionTimeout
-	}
-	if hi == 0 {
-		hi = DefaultMaxSessionTimeout
-	}
-	return lo, hi
+	return cfg.Settings.Validate()
 }
 
 // Coordinator owns every consumer group and the topic catalog. It is safe
@@ -230,20 +134,21 @@ func New(cfg Config) (*Coordinator, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	set := cfg.Settings.WithDefaults()
 	c := &Coordinator{
 		clock:        cfg.Clock,
 		store:        cfg.Store,
 		logger:       cfg.Logger,
 		onRebalance:  cfg.OnRebalance,
 		onDeleted:    cfg.OnGroupDeleted,
-		retention:    cfg.OffsetsRetention,
-		maxGroupSize: cmp.Or(cfg.MaxGroupSize, DefaultMaxGroupSize),
-		maxGroups:    cmp.Or(cfg.MaxGroups, DefaultMaxGroups),
-		maxMetadata:  cmp.Or(cfg.MaxMetadataBytes, offsets.MaxMetadataBytes),
-		maxIDBytes:   cmp.Or(cfg.MaxIDBytes, DefaultMaxIDBytes),
+		retention:    set.OffsetsRetention,
+		maxGroupSize: set.MaxGroupSize,
+		maxGroups:    set.MaxGroups,
+		maxMetadata:  set.MaxMetadataBytes,
+		maxIDBytes:   set.MaxIDBytes,
 
-		maxMemberMetadata: cmp.Or(cfg.MaxMemberMetadataBytes, DefaultMaxMemberMetadataBytes),
-		maxGroupMetadata:  cmp.Or(cfg.MaxGroupMetadataBytes, DefaultMaxGroupMetadataBytes),
+		maxMemberMetadata: set.MaxMemberMetadataBytes,
+		maxGroupMetadata:  set.MaxGroupMetadataBytes,
 		groups:            make(map[string]*group),
 		known:             make(map[string]struct{}),
 		inflight:          make(map[string]int),
@@ -272,8 +177,8 @@ func New(cfg Config) (*Coordinator, error) {
 	if c.logger == nil {
 		c.logger = slog.New(slog.DiscardHandler)
 	}
-	c.minSession, c.maxSession = cfg.sessionBounds()
-	c.consumerSession, c.consumerInterval = cfg.consumerTimes()
+	c.minSession, c.maxSession = set.MinSessionTimeout, set.MaxSessionTimeout
+	c.consumerSession, c.consumerInterval = set.ConsumerSessionTimeout, set.ConsumerHeartbeatInterval
 	return c, nil
 }
 

@@ -18,12 +18,12 @@ func TestConfigValidate(t *testing.T) {
 		want string
 	}{
 		{"no clock", Config{}, "Clock is required"},
-		{"negative bound", Config{Clock: manual, MinSessionTimeout: -1}, "must not be negative"},
-		{"min above max", Config{Clock: manual, MinSessionTimeout: time.Hour, MaxSessionTimeout: time.Minute}, "is above max"},
-		{"min above default max", Config{Clock: manual, MinSessionTimeout: time.Hour}, "is above max"},
-		{"negative consumer session", Config{Clock: manual, ConsumerSessionTimeout: -1}, "must not be negative"},
-		{"consumer heartbeat as long as the session", Config{Clock: manual, ConsumerSessionTimeout: time.Second, ConsumerHeartbeatInterval: time.Second}, "must be below"},
-		{"consumer heartbeat above the default session", Config{Clock: manual, ConsumerHeartbeatInterval: time.Minute}, "must be below"},
+		{"negative bound", Config{Clock: manual, Settings: Settings{MinSessionTimeout: -1}}, "coordinator: MinSessionTimeout (-1ns) must be positive and at most MaxSessionTimeout (30m0s)"},
+		{"min above max", Config{Clock: manual, Settings: Settings{MinSessionTimeout: time.Hour, MaxSessionTimeout: time.Minute}}, "MinSessionTimeout (1h0m0s) must be positive and at most MaxSessionTimeout (1m0s)"},
+		{"min above default max", Config{Clock: manual, Settings: Settings{MinSessionTimeout: time.Hour}}, "MinSessionTimeout (1h0m0s) must be positive and at most MaxSessionTimeout (30m0s)"},
+		{"negative consumer session", Config{Clock: manual, Settings: Settings{ConsumerSessionTimeout: -1}}, "ConsumerHeartbeatInterval (5s) must be positive and below ConsumerSessionTimeout (-1ns)"},
+		{"consumer heartbeat as long as the session", Config{Clock: manual, Settings: Settings{ConsumerSessionTimeout: time.Second, ConsumerHeartbeatInterval: time.Second}}, "ConsumerHeartbeatInterval (1s) must be positive and below ConsumerSessionTimeout (1s)"},
+		{"consumer heartbeat above the default session", Config{Clock: manual, Settings: Settings{ConsumerHeartbeatInterval: time.Minute}}, "ConsumerHeartbeatInterval (1m0s) must be positive and below ConsumerSessionTimeout (45s)"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -81,7 +81,7 @@ func TestDeletedGroupStartsAfresh(t *testing.T) {
 // and deleting groups frees places for new ones.
 func TestDeleteGroupsFreesMaxGroupsPlaces(t *testing.T) {
 	t.Parallel()
-	f := newFixtureWith(t, Config{MaxGroups: 3})
+	f := newFixtureWith(t, Config{Settings: Settings{MaxGroups: 3}})
 	for _, g := range []string{"junk-1", "junk-2", "junk-3"} {
 		require.NoError(t, f.c.CommitDirect(g, entries("orders-0")))
 	}
@@ -105,7 +105,7 @@ func TestDeleteGroupsFreesMaxGroupsPlaces(t *testing.T) {
 func TestDeleteGroupsOrderedAfterCommitOnItsWay(t *testing.T) {
 	t.Parallel()
 	store := &slowStore{Memory: offsets.NewMemory(), slowGroup: "A", waiting: make(chan struct{}), release: make(chan struct{})}
-	f := newFixtureWith(t, Config{Store: store, MaxGroups: 1})
+	f := newFixtureWith(t, Config{Store: store, Settings: Settings{MaxGroups: 1}})
 	done := make(chan error, 1)
 	go func() { done <- f.c.CommitDirect("A", entries("orders-0")) }()
 	<-store.waiting
@@ -122,7 +122,7 @@ func TestDeleteGroupsOrderedAfterCommitOnItsWay(t *testing.T) {
 func TestDeleteGroupsStorageFailureKeepsTheGroup(t *testing.T) {
 	t.Parallel()
 	store := &failingStore{Memory: offsets.NewMemory()}
-	f := newFixtureWith(t, Config{Store: store, MaxGroups: 2})
+	f := newFixtureWith(t, Config{Store: store, Settings: Settings{MaxGroups: 2}})
 	require.NoError(t, f.c.CommitDirect("manual", entries("orders-0")))
 	res := f.join("left", "a", "orders")
 	require.NoError(t, f.commit("left", "a", res.Generation, "orders-1"))
@@ -147,7 +147,7 @@ func TestDeleteGroupsStorageFailureKeepsTheGroup(t *testing.T) {
 func TestDeleteGroupsForgetsGroupOfRefusedCommit(t *testing.T) {
 	t.Parallel()
 	store := &failingStore{Memory: offsets.NewMemory(), failCommits: true}
-	f := newFixtureWith(t, Config{Store: store, MaxGroups: 1})
+	f := newFixtureWith(t, Config{Store: store, Settings: Settings{MaxGroups: 1}})
 	require.ErrorIs(t, f.c.CommitDirect("refused", entries("orders-0")), offsets.ErrStorage)
 	store.failCommits = false
 	require.ErrorIs(t, f.c.CommitDirect("other", entries("orders-0")), ErrTooManyGroups, "the refused group counts")
@@ -246,7 +246,7 @@ func TestDeleteOffsetsGroupErrors(t *testing.T) {
 func TestDeleteOffsetsOfLastOffsetDeletesGroupKnownByOffsets(t *testing.T) {
 	t.Parallel()
 	var deleted []string
-	f := newFixtureWith(t, Config{MaxGroups: 1, OnGroupDeleted: func(g string) { deleted = append(deleted, g) }})
+	f := newFixtureWith(t, Config{Settings: Settings{MaxGroups: 1}, OnGroupDeleted: func(g string) { deleted = append(deleted, g) }})
 	require.NoError(t, f.c.CommitDirect("manual", entries("orders-0", "orders-1")))
 	_, err := f.c.DeleteOffsets("manual", keys("orders-0"))
 	require.NoError(t, err)

@@ -173,7 +173,7 @@ func TestForceRebalanceStalesEveryMember(t *testing.T) {
 // ended only by the expiry step, in the same strict pass as classic ones.
 func TestExpireConsumerAndClassicMembersInOnePass(t *testing.T) {
 	t.Parallel()
-	f := newFixtureWith(t, Config{ConsumerSessionTimeout: 100 * scale, ConsumerHeartbeatInterval: 10 * scale})
+	f := newFixtureWith(t, Config{Settings: Settings{ConsumerSessionTimeout: 100 * scale, ConsumerHeartbeatInterval: 10 * scale}})
 	f.joinSession("classic", "c", 100*scale, "orders")
 	f.consumerJoin("kip848", "a", "orders")
 	f.consumerJoin("kip848", "b", "orders")

@@ -113,7 +113,7 @@ func TestStateStrings(t *testing.T) {
 func TestConsumerRebalanceReasons(t *testing.T) {
 	t.Parallel()
 	var seen []Rebalance
-	f := newFixtureWith(t, Config{ConsumerSessionTimeout: 100 * scale, ConsumerHeartbeatInterval: 10 * scale,
+	f := newFixtureWith(t, Config{Settings: Settings{ConsumerSessionTimeout: 100 * scale, ConsumerHeartbeatInterval: 10 * scale},
 		OnRebalance: func(r Rebalance) { seen = append(seen, r) }})
 	f.consumerJoin("g", "a", "orders")
 	f.consumerJoin("g", "b", "orders")

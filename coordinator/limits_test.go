@@ -20,12 +20,12 @@ func TestLimitsConfigValidate(t *testing.T) {
 		cfg  Config
 		want string
 	}{
-		{"negative group size", Config{Clock: clk, MaxGroupSize: -1}, "must not be negative"},
-		{"negative group count", Config{Clock: clk, MaxGroups: -1}, "must not be negative"},
-		{"negative metadata", Config{Clock: clk, MaxMetadataBytes: -1}, "MaxMetadataBytes -1"},
-		{"metadata above the store's", Config{Clock: clk, MaxMetadataBytes: offsets.MaxMetadataBytes + 1}, "MaxMetadataBytes 4097"},
-		{"negative id bytes", Config{Clock: clk, MaxIDBytes: -1}, "MaxIDBytes -1"},
-		{"id bytes beyond the protocol", Config{Clock: clk, MaxIDBytes: MaxIDBytesLimit + 1}, "MaxIDBytes 32736"},
+		{"negative group size", Config{Clock: clk, Settings: Settings{MaxGroupSize: -1}}, "coordinator: MaxGroupSize must be at least 1, got -1"},
+		{"negative group count", Config{Clock: clk, Settings: Settings{MaxGroups: -1}}, "coordinator: MaxGroups must be at least 1, got -1"},
+		{"negative metadata", Config{Clock: clk, Settings: Settings{MaxMetadataBytes: -1}}, "MaxMetadataBytes must be between 1 and 4096, got -1"},
+		{"metadata above the store's", Config{Clock: clk, Settings: Settings{MaxMetadataBytes: offsets.MaxMetadataBytes + 1}}, "MaxMetadataBytes must be between 1 and 4096, got 4097"},
+		{"negative id bytes", Config{Clock: clk, Settings: Settings{MaxIDBytes: -1}}, "MaxIDBytes must be between 1 and 32735, got -1"},
+		{"id bytes beyond the protocol", Config{Clock: clk, Settings: Settings{MaxIDBytes: MaxIDBytesLimit + 1}}, "MaxIDBytes must be between 1 and 32735, got 32736"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -46,7 +46,7 @@ func TestLimitsConfigValidate(t *testing.T) {
 // and member ids MemberIDSlackBytes beyond it.
 func TestConfiguredIDLimit(t *testing.T) {
 	t.Parallel()
-	f := newFixtureWith(t, Config{MaxIDBytes: 8})
+	f := newFixtureWith(t, Config{Settings: Settings{MaxIDBytes: 8}})
 	ok := strings.Repeat("x", 8)
 	over := strings.Repeat("x", 9)
 	_, err := f.c.Join(JoinRequest{Group: over, MemberID: "a", SessionTimeout: time.Second, Topics: []string{"orders"}})
@@ -68,7 +68,7 @@ func TestConfiguredIDLimit(t *testing.T) {
 // pending id takes the place it already holds.
 func TestGroupMaxSizeCountsMembersAndPendingIDs(t *testing.T) {
 	t.Parallel()
-	f := newFixtureWith(t, Config{MaxGroupSize: 2})
+	f := newFixtureWith(t, Config{Settings: Settings{MaxGroupSize: 2}})
 	f.join("g", "a", "orders")
 	f.join("g", "b", "orders")
 
@@ -102,7 +102,7 @@ func TestMaxGroupsCountsJoinedAndCommittedGroups(t *testing.T) {
 	t.Parallel()
 	store := offsets.NewMemory()
 	require.NoError(t, store.Commit("stored", entries("orders-0")))
-	f := newFixtureWith(t, Config{MaxGroups: 3, Store: store})
+	f := newFixtureWith(t, Config{Settings: Settings{MaxGroups: 3}, Store: store})
 	f.join("joined", "a", "orders")
 	_, err := f.c.Join(wireJoin("pending", "", roundrobin("orders")))
 	require.ErrorIs(t, err, ErrMemberIDRequired, "a pending id makes a group")
@@ -124,7 +124,7 @@ func TestMaxGroupsCountsJoinedAndCommittedGroups(t *testing.T) {
 // own checks takes no place among the groups.
 func TestDirectCommitAdmitsGroupOnlyWhenValid(t *testing.T) {
 	t.Parallel()
-	f := newFixtureWith(t, Config{MaxGroups: 1})
+	f := newFixtureWith(t, Config{Settings: Settings{MaxGroups: 1}})
 	require.ErrorIs(t, f.c.CommitDirect("a", entries("nope-0")), ErrUnknownTopic)
 	require.ErrorIs(t, f.c.CommitDirect("a", []offsets.Entry{{Topic: "orders", Offset: -3}}), offsets.ErrNegativeOffset)
 	require.NoError(t, f.c.CommitDirect("b", entries("orders-0")))
@@ -213,7 +213,7 @@ func TestJoinSubscriptionToInvalidTopicName(t *testing.T) {
 
 func TestMaxMetadataBytes(t *testing.T) {
 	t.Parallel()
-	f := newFixtureWith(t, Config{MaxMetadataBytes: 8})
+	f := newFixtureWith(t, Config{Settings: Settings{MaxMetadataBytes: 8}})
 	res := f.join("g", "a", "orders")
 	at := []offsets.Entry{{Topic: "orders", Partition: 0, Offset: 1, Metadata: "12345678"}}
 	over := []offsets.Entry{{Topic: "orders", Partition: 0, Offset: 2, Metadata: "123456789"}}

@@ -12,7 +12,7 @@ import (
 // and nothing of it is kept.
 func TestMemberMetadataLimit(t *testing.T) {
 	t.Parallel()
-	f := newFixtureWith(t, Config{MaxMemberMetadataBytes: 1000})
+	f := newFixtureWith(t, Config{Settings: Settings{MaxMemberMetadataBytes: 1000}})
 	big := Protocol{Name: "roundrobin", Metadata: make([]byte, 1000), Topics: []string{"orders"}}
 	req := wireJoin("g", "", big)
 	req.RequireMemberID = false
@@ -45,7 +45,7 @@ func TestMemberMetadataLimit(t *testing.T) {
 // would be.
 func TestGroupMetadataLimit(t *testing.T) {
 	t.Parallel()
-	f := newFixtureWith(t, Config{MaxGroupMetadataBytes: 2500})
+	f := newFixtureWith(t, Config{Settings: Settings{MaxGroupMetadataBytes: 2500}})
 	p := Protocol{Name: "roundrobin", Metadata: make([]byte, 1000), Topics: []string{"orders"}}
 	for _, id := range []string{"", ""} {
 		req := wireJoin("g", id, p)

@@ -35,7 +35,7 @@ func TestRetentionOffByDefault(t *testing.T) {
 // group is deleted with them, at exactly that instant.
 func TestRetentionEmptyClassicGroupFromWhenItBecameEmpty(t *testing.T) {
 	t.Parallel()
-	f, deleted := retentionFixture(t, 1000, Config{MaxGroups: 2})
+	f, deleted := retentionFixture(t, 1000, Config{Settings: Settings{MaxGroups: 2}})
 	res := f.join("g", "a", "orders") // t=1000
 	require.NoError(t, f.commit("g", "a", res.Generation, "orders-0"))
 	f.advance(500)
@@ -117,7 +117,7 @@ func TestRetentionKeepsGroupsWithMembers(t *testing.T) {
 // goes once it has been Empty for the retention.
 func TestRetentionEmptyConsumerGroupFromEachCommit(t *testing.T) {
 	t.Parallel()
-	f, deleted := retentionFixture(t, 1000, Config{ConsumerSessionTimeout: time.Hour})
+	f, deleted := retentionFixture(t, 1000, Config{Settings: Settings{ConsumerSessionTimeout: time.Hour}})
 	f.consumerJoin("c", "m", "orders") // t=1000
 	require.NoError(t, f.c.CommitDirect("c", entries("orders-0")))
 	f.advance(4000)
@@ -164,7 +164,7 @@ func TestRetentionRestartMeasuresFromCommitTimes(t *testing.T) {
 		{Topic: "orders", Partition: 0, Offset: 5},
 		{Topic: "orders", Partition: 1, Offset: 5, CommitTimestampMs: 900},
 	}))
-	f, deleted := retentionFixture(t, 1000, Config{Store: store, MaxGroups: 2})
+	f, deleted := retentionFixture(t, 1000, Config{Store: store, Settings: Settings{MaxGroups: 2}})
 	f.advance(499) // 1499
 	require.Empty(t, f.c.ExpireStep().Offsets)
 	f.advance(1)
@@ -207,7 +207,7 @@ func TestRetentionStorageFailureKeepsTheGroup(t *testing.T) {
 	t.Parallel()
 	logs := testutil.NewLogRecorder(t.Output(), slog.LevelError+1)
 	store := &failingStore{Memory: offsets.NewMemory()}
-	f, deleted := retentionFixture(t, 1000, Config{Store: store, Logger: logs.Logger(), MaxGroups: 2})
+	f, deleted := retentionFixture(t, 1000, Config{Store: store, Logger: logs.Logger(), Settings: Settings{MaxGroups: 2}})
 	require.NoError(t, f.c.CommitDirect("manual", entries("orders-0")))
 	res := f.join("left", "a", "orders")
 	require.NoError(t, f.commit("left", "a", res.Generation, "orders-0"))
@@ -285,6 +285,6 @@ func TestRetentionSkipsStepsUntilSomethingIsDue(t *testing.T) {
 func TestRetentionConfig(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
-	_, err := New(Config{Clock: f.clock, OffsetsRetention: -time.Second})
-	require.ErrorContains(t, err, "OffsetsRetention -1s must not be negative")
+	_, err := New(Config{Clock: f.clock, Settings: Settings{OffsetsRetention: -time.Second}})
+	require.ErrorContains(t, err, "coordinator: OffsetsRetention must not be negative, got -1s")
 }

@@ -188,7 +188,7 @@ func TestAssignorSortsStaticMembersByInstanceIDBeforeDynamicOnes(t *testing.T) {
 
 func TestStaticRestartIsAdmittedInAFullGroup(t *testing.T) {
 	t.Parallel()
-	f := newFixtureWith(t, Config{MaxGroupSize: 1})
+	f := newFixtureWith(t, Config{Settings: Settings{MaxGroupSize: 1}})
 	f.mustJoin(staticJoin("g", "", "a", roundrobin("orders")))
 	res := f.mustJoin(staticJoin("g", "", "a", roundrobin("orders")))
 	require.Equal(t, "a-000002", res.MemberID)
@@ -198,7 +198,7 @@ func TestStaticRestartIsAdmittedInAFullGroup(t *testing.T) {
 
 func TestInstanceIDLimits(t *testing.T) {
 	t.Parallel()
-	f := newFixtureWith(t, Config{MaxIDBytes: 8})
+	f := newFixtureWith(t, Config{Settings: Settings{MaxIDBytes: 8}})
 	for _, id := range []string{"123456789", "a\x00b"} {
 		_, err := f.c.Join(staticJoin("g", "", id, roundrobin("orders")))
 		require.ErrorIs(t, err, ErrInvalidMemberID, "%q", id)

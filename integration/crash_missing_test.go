@@ -88,7 +88,7 @@ func TestStartRefusesMissingData(t *testing.T) {
 			t.Parallel()
 			fx := writeMissingFixture(t)
 			want := tc.damage(t, fx)
-			cfg := broker.Config{Topics: defaultTopics(), DataDir: fx.dir, SegmentBytes: 1024}
+			cfg := broker.Config{Topics: defaultTopics(), DataDir: fx.dir, RecordSettings: broker.RecordSettings{SegmentBytes: 1024}}
 			_, err := broker.Start(context.Background(), cfg)
 			require.ErrorIs(t, err, records.ErrDataLoss)
 			require.ErrorContains(t, err, want)

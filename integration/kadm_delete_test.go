@@ -98,7 +98,7 @@ func TestKadmDeleteOffsets(t *testing.T) {
 // and gone, with their group, at the expiry step after it.
 func TestKadmOffsetsRetention(t *testing.T) {
 	t.Parallel()
-	b := startBroker(t, broker.Config{Topics: map[string]int32{"orders": 4}, ManualClock: true, OffsetsRetention: 24 * time.Hour})
+	b := startBroker(t, broker.Config{Topics: map[string]int32{"orders": 4}, ManualClock: true, GroupSettings: broker.GroupSettings{OffsetsRetention: 24 * time.Hour}})
 	adm := b.admin(t)
 	ctx := kadmCtx(t)
 	_, err := b.Advance(time.Second) // a commit at Unix 0 carries no commit time

@@ -79,7 +79,7 @@ func startBroker(t *testing.T, cfg broker.Config) *testBroker {
 func kgoConfig(t *testing.T, topics map[string]int32) broker.Config {
 	return broker.Config{
 		Topics: topics, DataDir: t.TempDir(),
-		ExpiryInterval: 20 * time.Millisecond, MinSessionTimeout: 10 * time.Millisecond,
+		ExpiryInterval: 20 * time.Millisecond, GroupSettings: broker.GroupSettings{MinSessionTimeout: 10 * time.Millisecond},
 	}
 }
 

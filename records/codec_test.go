@@ -83,7 +83,7 @@ func putLength(b []byte) {
 // for a set to be given back.
 func TestDecompressionMemoryIsBounded(t *testing.T) {
 	t.Parallel()
-	v := newTestValidator(Config{MaxMessageBytes: 2 << 20})
+	v := newTestValidator(Config{Settings: Settings{MaxMessageBytes: 2 << 20}})
 	raw := build(t, spec{values: [][]byte{make([]byte, maxSnappyBlock+1)}, codec: CodecSnappy})
 	require.Less(t, len(raw), 1<<20, "zeros compress")
 	_, err := v.validate(raw)

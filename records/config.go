@@ -42,22 +42,8 @@ type Config struct {
 	// Empty: everything is kept in memory, with the same semantics and
 	// nothing persisted (for brokers embedded in Go tests).
 	Dir string
-	// SegmentBytes is the size at which the active segment rolls: a batch
-	// that would take the segment past it starts a new segment (a batch
-	// is never split, so a segment holding one batch may be larger).
-	// Bytes; default DefaultSegmentBytes (64 MiB); Kafka log.segment.bytes
-	// (default 1 GiB). At least MinSegmentBytes, at most 2^31-1.
-	SegmentBytes int64
-	// RetentionBytes bounds each partition's size: whole oldest segments,
-	// never the active one, are deleted while the partition would still
-	// hold at least RetentionBytes without them, and the log start offset
-	// moves past them. Bytes per partition; 0 means the default, -1:
-	// unlimited (the default); Kafka log.retention.bytes (default -1).
-	RetentionBytes int64
-	// MaxMessageBytes is the largest batch accepted, header included.
-	// Bytes; default DefaultMaxMessageBytes (1048588); Kafka
-	// message.max.bytes.
-	MaxMessageBytes int32
+	// Settings are the user settings (settings.go).
+	Settings
 	// MaxUncompressedBytes bounds the records of one compressed batch
 	// once decompressed; a batch past it is refused with
 	// ErrMessageTooLarge. It caps the work one hostile batch can cause
@@ -100,10 +86,6 @@ type Config struct {
 	// DefaultCheckpointInterval; Kafka
 	// log.flush.offset.checkpoint.interval.ms (one minute).
 	CheckpointInterval time.Duration
-	// AcceptDataLoss lets Open start although a partition holds less
-	// than the checkpoint says was acknowledged (ErrDataLoss): each loss
-	// is logged at Error and the log is taken as it is.
-	AcceptDataLoss bool
 
 	// fs replaces the file system; tests inject failures through it.
 	fs fileSystem
@@ -111,14 +93,9 @@ type Config struct {
 
 // withDefaults returns c with every zero field set to its default.
 func (c Config) withDefaults() Config {
-	if c.SegmentBytes == 0 {
-		c.SegmentBytes = DefaultSegmentBytes
-	}
+	c.Settings = c.Settings.WithDefaults()
 	if c.RetentionBytes == 0 {
-		c.RetentionBytes = -1
-	}
-	if c.MaxMessageBytes == 0 {
-		c.MaxMessageBytes = DefaultMaxMessageBytes
+		c.RetentionBytes = -1 // unlimited, as retain reads it
 	}
 	if c.MaxUncompressedBytes == 0 {
 		c.MaxUncompressedBytes = DefaultUncompressedFactor * int64(c.MaxMessageBytes)
@@ -151,16 +128,10 @@ func (c Config) withDefaults() Config {
 // Validate checks the ranges of c's fields; zero fields are valid (they
 // mean the default).
 func (c Config) Validate() error {
+	if err := c.Settings.Validate(); err != nil {
+		return err
+	}
 	var errs []error
-	if c.SegmentBytes != 0 && (c.SegmentBytes < MinSegmentBytes || c.SegmentBytes > math.MaxInt32) {
-		errs = append(errs, fmt.Errorf("SegmentBytes %d outside [%d, %d]", c.SegmentBytes, MinSegmentBytes, math.MaxInt32))
-	}
-	if c.RetentionBytes < -1 {
-		errs = append(errs, fmt.Errorf("RetentionBytes %d: want -1 (unlimited) or more than 0", c.RetentionBytes))
-	}
-	if c.MaxMessageBytes < 0 || (c.MaxMessageBytes > 0 && c.MaxMessageBytes < MinMaxMessageBytes) {
-		errs = append(errs, fmt.Errorf("MaxMessageBytes %d: want at least %d", c.MaxMessageBytes, MinMaxMessageBytes))
-	}
 	if c.MaxUncompressedBytes < 0 {
 		errs = append(errs, fmt.Errorf("MaxUncompressedBytes %d is negative", c.MaxUncompressedBytes))
 	}

@@ -76,9 +76,9 @@ func TestInMemoryLog(t *testing.T) {
 func TestOpenRejectsBadConfig(t *testing.T) {
 	t.Parallel()
 	for name, cfg := range map[string]Config{
-		"segment too small": {SegmentBytes: 100},
-		"retention":         {RetentionBytes: -2},
-		"message bytes":     {MaxMessageBytes: 10},
+		"segment too small": {Settings: Settings{SegmentBytes: 100}},
+		"retention":         {Settings: Settings{RetentionBytes: -2}},
+		"message bytes":     {Settings: Settings{MaxMessageBytes: 10}},
 		"uncompressed":      {MaxUncompressedBytes: -1},
 		"producers":         {MaxProducers: -1},
 	} {

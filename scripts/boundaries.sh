@@ -41,14 +41,14 @@ done
 [ -z "$(deps clock)" ] || fail "clock/ imports $(deps clock)"
 deps offsets | grep -qE "^$mod/(coordinator|records)$" && fail "offsets/ imports the coordinator or records"
 # The partition logs take the topic-name rule from the catalog and stand on
-# nothing else of the module but the small stores.
+# nothing else of the module but the small stores and the settings error.
 if [ -d records ]; then
-	bad=$(deps records | grep -vE "^$mod/(catalog|internal/(atomicfile|datadir))$" || true)
-	[ -z "$bad" ] || fail "records/ imports $(echo $bad) (it may import only catalog/ and the small stores)"
+	bad=$(deps records | grep -vE "^$mod/(catalog|internal/(atomicfile|datadir|settings))$" || true)
+	[ -z "$bad" ] || fail "records/ imports $(echo $bad) (it may import only catalog/, the small stores and internal/settings)"
 fi
 
 # The small stores of the data directory stand on the standard library.
-for pkg in catalog internal/atomicfile internal/datadir internal/testutil; do
+for pkg in catalog internal/atomicfile internal/datadir internal/settings internal/testutil; do
 	[ -d "$pkg" ] || continue
 	bad=$(deps "$pkg" | grep -vE "^$mod/internal/(atomicfile|datadir)$" || true)
 	[ -z "$bad" ] || fail "$pkg/ imports $(echo $bad)"

@@ -1,14 +1,12 @@
 package server
 
 import (
-	"cmp"
 	"context"
 	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net"
-	"strconv"
 	"sync"
 	"time"
 
@@ -17,8 +15,8 @@ import (
 	"github.com/minibroker/minibroker/catalog"
 	"github.com/minibroker/minibroker/clock"
 	"github.com/minibroker/minibroker/coordinator"
+	"github.com/minibroker/minibroker/internal/hostport"
 	"github.com/minibroker/minibroker/internal/topics"
-	"github.com/minibroker/minibroker/protocol"
 	"github.com/minibroker/minibroker/records"
 	"github.com/minibroker/minibroker/txn"
 )
@@ -37,29 +35,21 @@ type Config struct {
 	// Topics deletes topics and adds partitions for DeleteTopics and
 	// CreatePartitions. Default: one over Catalog, Log and Coordinator.
 	Topics *topics.Admin
+	// Settings are the user settings (settings.go).
+	Settings
 	// AutoCreateTopics creates, with DefaultPartitions partitions, a topic
 	// a Metadata request names and allows to be created (Kafka's
 	// auto.create.topics.enable, on by default there; off when zero here:
 	// the broker package sets it).
-	AutoCreateTopics  bool
-	DefaultPartitions int32
-	// MaxFetchBytes caps one Fetch answer's records, whatever it asks for
-	// (Kafka's fetch.max.bytes). Default DefaultMaxFetchBytes.
-	MaxFetchBytes int32
+	AutoCreateTopics bool
 	// Logger receives connection and request events. Default: discard.
 	Logger *slog.Logger
 	// Advertise is the host:port that Metadata and FindCoordinator return.
 	// Default: the listener's address.
 	Advertise string
-	// MaxFrameBytes caps a request frame (Kafka's socket.request.max.bytes,
-	// 100 MiB there). Default protocol.DefaultMaxFrameBytes (16 MiB).
-	MaxFrameBytes int32
 	// ExpiryInterval is how often Serve runs the coordinator's expiry step.
 	// Zero runs it never: with a manual clock, expiry is explicit.
 	ExpiryInterval time.Duration
-	// MaxFetchWait caps how long a Fetch waits before its empty answer.
-	// Default 5 s; a Fetch never waits longer than its own MaxWaitMillis.
-	MaxFetchWait time.Duration
 	// Observer is told about requests, commits, connections and fencing
 	// rejections (observe.go). Default: nobody.
 	Observer Observer
@@ -68,38 +58,6 @@ type Config struct {
 	// step.
 	Transactions *txn.Coordinator
 
-	// MaxConnections caps the connections served at once. A connection
-	// accepted beyond it is closed at once and logged (at most one Warn a
-	// second, with the count). Kafka's max.connections defaults to
-	// unbounded and makes the acceptor wait for a free slot; its
-	// max.connections.per.ip closes new connections as we do. Default
-	// DefaultMaxConnections (10,000): a connection costs a goroutine and
-	// a 4 KiB read buffer, about 15 KiB in all while it stalls inside a
-	// frame (TestHostileConnectionFlood), so the default bounds that at
-	// about 150 MiB. With a soft open-file limit of 1024 (a common
-	// ulimit -n), accept fails first: that is logged and retried with a
-	// backoff (Serve).
-	MaxConnections int
-	// IdleTimeout closes a connection that has not started a request for
-	// this long (Kafka's connections.max.idle.ms, 10 min). Time spent
-	// answering, such as a Fetch's wait, is not idle. Default
-	// DefaultIdleTimeout.
-	IdleTimeout time.Duration
-	// FrameReadTimeout bounds the rest of a request once its first byte
-	// has arrived, each response write, and the TLS handshake. A peer
-	// that sends part of a frame and stalls, or stops reading our
-	// answers, is closed after it, so a slow or partial frame cannot hold
-	// a goroutine or memory for ever. Kafka has no direct equivalent: its
-	// idle timer restarts on any byte, which a slowloris can feed for
-	// ever. Default DefaultFrameReadTimeout (30 s, Kafka's default
-	// request.timeout.ms on the client side).
-	FrameReadTimeout time.Duration
-	// MaxInFlightBytes caps the request bytes held at once over every
-	// connection (Kafka's queued.max.request.bytes), and as much again the
-	// answers, records read and decompressors their handlers hold (the
-	// two lanes of memory.go). It must be at least MaxFrameBytes. Default
-	// DefaultMaxInFlightBytes (128 MiB).
-	MaxInFlightBytes int64
 	// TLS, when set, makes every connection a TLS server connection
 	// (Kafka's SSL listener): the handshake must complete within
 	// FrameReadTimeout, and a peer that fails it (a plaintext client, or
@@ -151,23 +109,11 @@ func (cfg *Config) Validate() error {
 	if cfg.Log == nil {
 		return errors.New("server: Config.Log is required")
 	}
-	if cfg.DefaultPartitions < 0 || cfg.MaxFetchBytes < 0 {
-		return errors.New("server: DefaultPartitions and MaxFetchBytes must not be negative")
+	if err := cfg.Settings.Validate(); err != nil {
+		return err
 	}
-	if cfg.MaxFrameBytes < 0 {
-		return fmt.Errorf("server: MaxFrameBytes %d must not be negative", cfg.MaxFrameBytes)
-	}
-	if cfg.ExpiryInterval < 0 || cfg.MaxFetchWait < 0 || cfg.IdleTimeout < 0 || cfg.FrameReadTimeout < 0 {
+	if cfg.ExpiryInterval < 0 {
 		return errors.New("server: durations must not be negative")
-	}
-	if cfg.MaxInFlightBytes < 0 {
-		return fmt.Errorf("server: MaxInFlightBytes %d must not be negative", cfg.MaxInFlightBytes)
-	}
-	if frame := int64(cmp.Or(cfg.MaxFrameBytes, protocol.DefaultMaxFrameBytes)); cmp.Or(cfg.MaxInFlightBytes, DefaultMaxInFlightBytes) < frame {
-		return fmt.Errorf("server: MaxInFlightBytes %d is below MaxFrameBytes %d: a largest request could never be read", cfg.MaxInFlightBytes, frame)
-	}
-	if cfg.MaxConnections < 0 {
-		return fmt.Errorf("server: MaxConnections %d must not be negative", cfg.MaxConnections)
 	}
 	if cfg.TLS != nil && len(cfg.TLS.Certificates) == 0 && cfg.TLS.GetCertificate == nil && cfg.TLS.GetConfigForClient == nil {
 		return errors.New("server: Config.TLS holds no certificate")
@@ -222,24 +168,25 @@ func New(cfg Config) (*Server, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	set := cfg.Settings.WithDefaults()
 	s := &Server{
 		coord:        cfg.Coordinator,
 		logger:       cfg.Logger,
 		advertise:    cfg.Advertise,
-		maxFrame:     cfg.MaxFrameBytes,
+		maxFrame:     set.MaxFrameBytes,
 		expiry:       cfg.ExpiryInterval,
 		catalog:      cfg.Catalog,
 		log:          cfg.Log,
 		topics:       cfg.Topics,
 		autoCreate:   cfg.AutoCreateTopics,
-		defaultParts: cmp.Or(cfg.DefaultPartitions, 1),
-		maxFetch:     cmp.Or(cfg.MaxFetchBytes, DefaultMaxFetchBytes),
-		maxFetchWait: cfg.MaxFetchWait,
+		defaultParts: set.DefaultPartitions,
+		maxFetch:     set.MaxFetchBytes,
+		maxFetchWait: set.MaxFetchWait,
 		observer:     cfg.Observer,
-		maxConns:     cmp.Or(cfg.MaxConnections, DefaultMaxConnections),
-		idleTimeout:  cmp.Or(cfg.IdleTimeout, DefaultIdleTimeout),
-		frameTimeout: cmp.Or(cfg.FrameReadTimeout, DefaultFrameReadTimeout),
-		mem:          newMemory(cmp.Or(cfg.MaxInFlightBytes, DefaultMaxInFlightBytes)),
+		maxConns:     set.MaxConnections,
+		idleTimeout:  set.IdleTimeout,
+		frameTimeout: set.FrameReadTimeout,
+		mem:          newMemory(set.MaxInFlightBytes),
 		conns:        make(map[net.Conn]struct{}),
 	}
 	if cfg.TLS != nil {
@@ -254,12 +201,6 @@ func New(cfg Config) (*Server, error) {
 	}
 	if s.logger == nil {
 		s.logger = slog.New(slog.DiscardHandler)
-	}
-	if s.maxFrame == 0 {
-		s.maxFrame = protocol.DefaultMaxFrameBytes
-	}
-	if s.maxFetchWait == 0 {
-		s.maxFetchWait = DefaultMaxFetchWait
 	}
 	if s.observer == nil {
 		s.observer = nopObserver{}
@@ -387,13 +328,9 @@ func (s *Server) address() (string, int32) {
 }
 
 func splitHostPort(addr string) (string, int32, error) {
-	host, portText, err := net.SplitHostPort(addr)
+	host, port, err := hostport.Split(addr)
 	if err != nil {
 		return "", 0, err
-	}
-	port, err := strconv.ParseUint(portText, 10, 16)
-	if err != nil {
-		return "", 0, fmt.Errorf("bad port %q", portText)
 	}
 	if host == "" {
 		return "", 0, errors.New("empty host")

@@ -54,9 +54,8 @@ type Config struct {
 	// Dir is where the transaction log lives (JournalFile); "" keeps
 	// transactions in memory.
 	Dir string
-	// MaxTimeout caps the transaction timeout a producer may ask for
-	// (Kafka's transaction.max.timeout.ms). Default DefaultMaxTimeout.
-	MaxTimeout time.Duration
+	// Settings are the user settings (settings.go).
+	Settings
 	// MaxTransactionalIDs caps the transactional ids held: a new one
 	// beyond it gets ErrTooManyTransactionalIDs. Kafka expires idle ids
 	// after transactional.id.expiration.ms instead. Default
@@ -112,12 +111,13 @@ func New(cfg Config) (*Coordinator, error) {
 	if cfg.Clock == nil || cfg.Partitions == nil || cfg.Offsets == nil {
 		return nil, errors.New("txn: Config.Clock, Partitions and Offsets are required")
 	}
-	if cfg.MaxTimeout < 0 || cfg.MaxTransactionalIDs < 0 || cfg.MaxIDBytes < 0 {
+	if err := cfg.Settings.Validate(); err != nil {
+		return nil, err
+	}
+	if cfg.MaxTransactionalIDs < 0 || cfg.MaxIDBytes < 0 {
 		return nil, errors.New("txn: limits must not be negative")
 	}
-	if cfg.MaxTimeout == 0 {
-		cfg.MaxTimeout = DefaultMaxTimeout
-	}
+	cfg.Settings = cfg.Settings.WithDefaults()
 	if cfg.MaxTransactionalIDs == 0 {
 		cfg.MaxTransactionalIDs = DefaultMaxTransactionalIDs
 	}
@@ -178,8 +178,8 @@ func (c *Coordinator) InitProducerID(id string, timeout time.Duration, expectPID
 	if err := c.checkID(id); err != nil {
 		return -1, -1, err
 	}
-	if timeout <= 0 || timeout > c.cfg.MaxTimeout {
-		return -1, -1, fmt.Errorf("%w: %v, must be in (0, %v]", ErrInvalidTimeout, timeout, c.cfg.MaxTimeout)
+	if timeout <= 0 || timeout > c.cfg.TransactionMaxTimeout {
+		return -1, -1, fmt.Errorf("%w: %v, must be in (0, %v]", ErrInvalidTimeout, timeout, c.cfg.TransactionMaxTimeout)
 	}
 	for {
 		c.mu.Lock()

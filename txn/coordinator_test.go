@@ -55,7 +55,7 @@ func TestInitProducerIDChecks(t *testing.T) {
 	require.NoError(t, err, "a known id is not a new one")
 	_, err = New(Config{Clock: f.clock})
 	require.Error(t, err)
-	_, err = New(Config{Clock: clock.System{}, Partitions: f.log, Offsets: f.offs, MaxTimeout: -1})
+	_, err = New(Config{Clock: clock.System{}, Partitions: f.log, Offsets: f.offs, Settings: Settings{TransactionMaxTimeout: -1}})
 	require.Error(t, err)
 }
 

@@ -9,7 +9,7 @@ var (
 	// transactional id (INVALID_REQUEST, as Kafka answers an empty one).
 	ErrInvalidTransactionalID = errors.New("invalid transactional id")
 	// ErrInvalidTimeout: a transaction timeout of zero or less, or over
-	// Config.MaxTimeout (INVALID_TRANSACTION_TIMEOUT).
+	// Settings.TransactionMaxTimeout (INVALID_TRANSACTION_TIMEOUT).
 	ErrInvalidTimeout = errors.New("invalid transaction timeout")
 	// ErrProducerIDMapping: the transactional id is unknown, or holds
 	// another producer id (INVALID_PRODUCER_ID_MAPPING).

@@ -95,7 +95,7 @@ func newFixture(t *testing.T, dir string) *fixture {
 // open (re)opens the coordinator on the fixture's directory.
 func (f *fixture) open() {
 	f.t.Helper()
-	c, err := New(Config{Clock: f.clock, Partitions: f.log, Offsets: f.offs, Dir: f.dir, MaxTimeout: time.Hour})
+	c, err := New(Config{Clock: f.clock, Partitions: f.log, Offsets: f.offs, Dir: f.dir, Settings: Settings{TransactionMaxTimeout: time.Hour}})
 	require.NoError(f.t, err)
 	f.t.Cleanup(func() { _ = c.Close() })
 	f.c = c

@@ -15,7 +15,7 @@ func TestHelloGroupPrintsItsAssignment(t *testing.T) {
 	t.Parallel()
 	b, err := broker.Start(context.Background(), broker.Config{
 		Topics:         map[string]int32{"orders": 4, "payments": 1},
-		ExpiryInterval: 50 * time.Millisecond, MaxFetchWait: 100 * time.Millisecond,
+		ExpiryInterval: 50 * time.Millisecond, ServerSettings: broker.ServerSettings{MaxFetchWait: 100 * time.Millisecond},
 	})
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, b.Close()) })

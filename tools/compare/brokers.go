@@ -27,7 +27,7 @@ const minSessionTimeout = 10 * time.Millisecond
 // StartMinibroker starts an in-process minibroker on the real clock, with
 // the expiry step on a short ticker, for the scenarios. Close it when done.
 func StartMinibroker(ctx context.Context) (*broker.Broker, error) {
-	return broker.Start(ctx, broker.Config{ExpiryInterval: expiryInterval, MinSessionTimeout: minSessionTimeout, Topics: Topics()})
+	return broker.Start(ctx, broker.Config{ExpiryInterval: expiryInterval, GroupSettings: broker.GroupSettings{MinSessionTimeout: minSessionTimeout}, Topics: Topics()})
 }
 
 // StartKfake starts an in-process kfake cluster of one broker with the
