@@ -8,38 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
-
-	"github.com/minibroker/minibroker/assignor"
 )
-
-func TestEncodeAssignmentGolden(t *testing.T) {
-	t.Parallel()
-	tests := []struct {
-		name  string
-		parts []assignor.TopicPartition
-		want  string
-	}{
-		// version 0 | 0 topics | null user data: never zero bytes.
-		{"nil", nil, "0000" + "00000000" + "ffffffff"},
-		{"empty", []assignor.TopicPartition{}, "0000" + "00000000" + "ffffffff"},
-		{"one partition", []assignor.TopicPartition{{Topic: "t", Partition: 3}},
-			"0000" + "00000001" + "0001" + hex.EncodeToString([]byte("t")) + "00000001" + "00000003" + "ffffffff"},
-		{"two topics", []assignor.TopicPartition{{Topic: "orders", Partition: 0}, {Topic: "orders", Partition: 2}, {Topic: "payments", Partition: 0}},
-			"0000" + "00000002" +
-				"0006" + hex.EncodeToString([]byte("orders")) + "00000002" + "00000000" + "00000002" +
-				"0008" + hex.EncodeToString([]byte("payments")) + "00000001" + "00000000" +
-				"ffffffff"},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			got := encodeAssignment(tc.parts)
-			assert.Equal(t, tc.want, hex.EncodeToString(got))
-			var a kmsg.ConsumerMemberAssignment
-			require.NoError(t, a.ReadFrom(got), "kgo's parser accepts it")
-		})
-	}
-}
 
 func syncRequest(version int16, group, member string, generation int32) *kmsg.SyncGroupRequest {
 	req := kmsg.NewPtrSyncGroupRequest()
