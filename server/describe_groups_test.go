@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/minibroker/minibroker/internal/wiretest"
 	"github.com/minibroker/minibroker/offsets"
 )
 
@@ -46,8 +47,8 @@ func TestDescribeGroups(t *testing.T) {
 		assert.Equal(t, consumerMetadata(0, "orders"), m.ProtocolMetadata)
 		assert.Nil(t, m.InstanceID)
 	}
-	assert.Equal(t, []string{"orders-0", "orders-2"}, decodeAssignment(t, stable.Members[0].MemberAssignment))
-	assert.Equal(t, []string{"orders-1", "orders-3"}, decodeAssignment(t, stable.Members[1].MemberAssignment))
+	assert.Equal(t, []string{"orders-0", "orders-2"}, wiretest.Assignment(t, stable.Members[0].MemberAssignment))
+	assert.Equal(t, []string{"orders-1", "orders-3"}, wiretest.Assignment(t, stable.Members[1].MemberAssignment))
 
 	for i, want := range []struct{ group, state, protocolType string }{
 		{"left", "Empty", "consumer"},
@@ -95,5 +96,5 @@ func TestDescribeGroupsInstanceIDs(t *testing.T) {
 	assert.Equal(t, "a", *m[0].InstanceID)
 	assert.Equal(t, "kgo-000003", m[1].MemberID)
 	assert.Nil(t, m[1].InstanceID)
-	assert.Equal(t, []string{"orders-0", "orders-2"}, decodeAssignment(t, m[0].MemberAssignment), "the static member sorts first")
+	assert.Equal(t, []string{"orders-0", "orders-2"}, wiretest.Assignment(t, m[0].MemberAssignment), "the static member sorts first")
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/minibroker/minibroker/internal/wiretest"
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -108,14 +109,14 @@ func TestFaultDropStallsTheConnection(t *testing.T) {
 	addr := e.serve()
 	j := e.join("c", "g", "", "orders")
 	h := e.inject(Fault{Keys: []int16{12}, Group: "g", Member: j.MemberID, Drop: true})
-	stalled := dial(t, addr, "c")
+	stalled := wiretest.Dial(t, addr, "c")
 	hb := rawRequest(heartbeatRequest(4, "g", j.MemberID, j.Generation), 1, "c")
 	join := rawRequest(joinRequest(4, "late", "", "orders"), 2, "c")
 	require.NoError(t, stalled.Send(append(hb, join...)))
 	eventually(t, testTimeout, func() bool { return h.Hits() == 1 }, "the heartbeat reaches the fault")
 
-	other := dial(t, addr, "c")
-	resp := roundTrip[*kmsg.HeartbeatResponse](t, other, heartbeatRequest(4, "g", j.MemberID, j.Generation))
+	other := wiretest.Dial(t, addr, "c")
+	resp := wiretest.Do[*kmsg.HeartbeatResponse](t, other, heartbeatRequest(4, "g", j.MemberID, j.Generation))
 	require.Zero(t, resp.ErrorCode, "the fault is used up; other connections are served")
 
 	requireNoAnswer(t, stalled)
@@ -134,19 +135,19 @@ func TestFaultCloseWritesWhatIsOwed(t *testing.T) {
 	e := newEnv(t)
 	addr := e.serve()
 	e.inject(Fault{Keys: []int16{11}, ClientID: "c", Close: true})
-	c := dial(t, addr, "c")
+	c := wiretest.Dial(t, addr, "c")
 	require.NoError(t, c.Send(append(rawRequest(apiVersionsRequest(3), 1, "c"), rawRequest(joinRequest(4, "g", "", "orders"), 2, "c")...)))
 	require.NoError(t, c.SetDeadline(time.Now().Add(testTimeout)))
 	frame, err := c.ReadFrame()
 	require.NoError(t, err, "the ApiVersions before the fault is answered")
 	require.Equal(t, []byte{0, 0, 0, 1}, frame[:4], "correlation id 1")
-	requireClosed(t, c)
+	wiretest.RequireClosed(t, c)
 	_, ok := e.coord.Describe("g")
 	require.False(t, ok)
 	require.Len(t, e.logs.Find("fault applied"), 1, "the fault is logged")
 
-	again := dial(t, addr, "other")
-	jresp := roundTrip[*kmsg.JoinGroupResponse](t, again, joinRequest(4, "g", "", "orders"))
+	again := wiretest.Dial(t, addr, "other")
+	jresp := wiretest.Do[*kmsg.JoinGroupResponse](t, again, joinRequest(4, "g", "", "orders"))
 	require.Equal(t, kerr.MemberIDRequired.Code, jresp.ErrorCode, "another client id is served")
 }
 
@@ -160,17 +161,17 @@ func TestFaultDelayHoldsOnlyItsConnection(t *testing.T) {
 	addr := e.serve()
 	j := e.join("c", "g", "", "orders")
 	held := e.inject(Fault{Keys: []int16{12}, ClientID: "slow", Delay: MaxFaultDelay})
-	slow := dial(t, addr, "slow")
+	slow := wiretest.Dial(t, addr, "slow")
 	require.NoError(t, slow.Send(rawRequest(heartbeatRequest(4, "g", j.MemberID, j.Generation), 1, "slow")))
 	eventually(t, testTimeout, func() bool { return held.Hits() == 1 }, "the slow heartbeat is held")
-	fast := dial(t, addr, "fast")
-	resp := roundTrip[*kmsg.HeartbeatResponse](t, fast, heartbeatRequest(4, "g", j.MemberID, j.Generation))
+	fast := wiretest.Dial(t, addr, "fast")
+	resp := wiretest.Do[*kmsg.HeartbeatResponse](t, fast, heartbeatRequest(4, "g", j.MemberID, j.Generation))
 	require.Zero(t, resp.ErrorCode)
 
 	const delay = 50 * time.Millisecond
 	e.inject(Fault{Keys: []int16{12}, ClientID: "fast", Delay: delay})
 	start := time.Now()
-	resp = roundTrip[*kmsg.HeartbeatResponse](t, fast, heartbeatRequest(4, "g", j.MemberID, j.Generation))
+	resp = wiretest.Do[*kmsg.HeartbeatResponse](t, fast, heartbeatRequest(4, "g", j.MemberID, j.Generation))
 	require.Zero(t, resp.ErrorCode, "a delayed request is handled")
 	require.GreaterOrEqual(t, time.Since(start), delay)
 	requireNoAnswer(t, slow)
@@ -229,7 +230,7 @@ func TestFaultCountUnderConcurrentRequests(t *testing.T) {
 	var wg sync.WaitGroup
 	codes := make(chan int16, 8*40)
 	for range 8 {
-		c := dial(t, addr, "c")
+		c := wiretest.Dial(t, addr, "c")
 		wg.Go(func() {
 			for range 40 {
 				ctx, cancel := context.WithTimeout(t.Context(), testTimeout)

@@ -8,6 +8,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/minibroker/minibroker/internal/wiretest"
 	"github.com/minibroker/minibroker/protocol"
 )
 
@@ -58,7 +59,7 @@ func TestFaultOffsetCommitPerPartition(t *testing.T) {
 
 	// Used up: the same commit is stored whole.
 	resp, _ = dispatchAs[*kmsg.OffsetCommitResponse](e, "c", req)
-	require.Equal(t, []int16{0, 0, 0}, commitCodes(t, req, resp))
+	require.Equal(t, []int16{0, 0, 0}, wiretest.CommitCodes(t, req, resp))
 	off, _ := e.coord.CommittedOffset("g", "orders", 1)
 	require.Equal(t, int64(6), off.Offset)
 }
@@ -72,7 +73,7 @@ func TestFaultOffsetCommitWhole(t *testing.T) {
 	e.inject(Fault{Keys: []int16{8}, Member: j.MemberID, Err: kerr.RebalanceInProgress.Code})
 	req := commitRequest(9, "g", j.MemberID, j.Generation, commitPart{"orders", 0, 5, nil}, commitPart{"orders", 3, 8, nil})
 	resp, _ := dispatchAs[*kmsg.OffsetCommitResponse](e, "c", req)
-	require.Equal(t, []int16{kerr.RebalanceInProgress.Code, kerr.RebalanceInProgress.Code}, commitCodes(t, req, resp))
+	require.Equal(t, []int16{kerr.RebalanceInProgress.Code, kerr.RebalanceInProgress.Code}, wiretest.CommitCodes(t, req, resp))
 	require.Empty(t, e.coord.Committed("g"))
 }
 

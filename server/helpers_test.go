@@ -4,12 +4,9 @@ import (
 	"context"
 	"crypto/tls"
 	"encoding/binary"
-	"errors"
-	"io"
 	"maps"
 	"net"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -165,56 +162,6 @@ func consumerMetadata(version int16, topics ...string) []byte {
 	m.Version = version
 	m.Topics = topics
 	return m.AppendTo(nil)
-}
-
-// decodeAssignment parses SyncGroup or DescribeGroups assignment bytes into
-// "topic-partition" strings.
-func decodeAssignment(t *testing.T, raw []byte) []string {
-	t.Helper()
-	var a kmsg.ConsumerMemberAssignment
-	require.NoError(t, a.ReadFrom(raw))
-	out := []string{}
-	for _, topic := range a.Topics {
-		for _, p := range topic.Partitions {
-			out = append(out, topic.Topic+"-"+strconv.Itoa(int(p)))
-		}
-	}
-	return out
-}
-
-// dial opens a raw client to addr; cleanup closes it.
-func dial(t *testing.T, addr, clientID string) *wireclient.Client {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), testTimeout)
-	defer cancel()
-	c, err := wireclient.Dial(ctx, addr, clientID)
-	require.NoError(t, err)
-	t.Cleanup(func() { c.Close() })
-	return c
-}
-
-// roundTrip sends req on c and returns its typed response.
-func roundTrip[R kmsg.Response](t *testing.T, c *wireclient.Client, req kmsg.Request) R {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), testTimeout)
-	defer cancel()
-	resp, err := c.Request(ctx, req)
-	require.NoError(t, err)
-	return resp.(R)
-}
-
-// requireClosed waits for the server to close c: the next read sees EOF
-// (or a reset) and no frame.
-func requireClosed(t *testing.T, c *wireclient.Client) {
-	t.Helper()
-	require.NoError(t, c.SetDeadline(time.Now().Add(testTimeout)))
-	frame, err := c.ReadFrame()
-	require.Error(t, err, "server must close the connection, got frame %x", frame)
-	var ne net.Error
-	if errors.As(err, &ne) && ne.Timeout() {
-		t.Fatalf("server did not close the connection within %v", testTimeout)
-	}
-	require.True(t, errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || isReset(err), "want EOF, got %v", err)
 }
 
 func isReset(err error) bool {

@@ -4,6 +4,7 @@ import (
 	"encoding/hex"
 	"testing"
 
+	"github.com/minibroker/minibroker/internal/wiretest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -48,7 +49,7 @@ func TestSyncGroup(t *testing.T) {
 				assert.Empty(t, resp.MemberAssignment)
 				return
 			}
-			assert.Equal(t, tc.want, decodeAssignment(t, resp.MemberAssignment))
+			assert.Equal(t, tc.want, wiretest.Assignment(t, resp.MemberAssignment))
 		})
 	}
 }
@@ -70,14 +71,14 @@ func TestSyncGroupIgnoresLeaderPlanAndNeverSendsEmptyBytes(t *testing.T) {
 	}
 	resp := call[*kmsg.SyncGroupResponse](e, "c", req)
 	require.Zero(t, resp.ErrorCode)
-	assert.Equal(t, []string{"payments-0"}, decodeAssignment(t, resp.MemberAssignment), "the coordinator's assignment, not the plan")
+	assert.Equal(t, []string{"payments-0"}, wiretest.Assignment(t, resp.MemberAssignment), "the coordinator's assignment, not the plan")
 	assert.Equal(t, &protocolType, resp.ProtocolType, "v5 echoes the protocol type")
 	assert.Equal(t, &protocol, resp.Protocol, "and name")
 
 	resp = call[*kmsg.SyncGroupResponse](e, "c", syncRequest(5, "g", b.MemberID, b.Generation))
 	require.Zero(t, resp.ErrorCode)
 	assert.Equal(t, "000000000000ffffffff", hex.EncodeToString(resp.MemberAssignment))
-	assert.Empty(t, decodeAssignment(t, resp.MemberAssignment))
+	assert.Empty(t, wiretest.Assignment(t, resp.MemberAssignment))
 }
 
 func TestSyncGroupFencedInstance(t *testing.T) {
@@ -89,5 +90,5 @@ func TestSyncGroupFencedInstance(t *testing.T) {
 	assert.Equal(t, kerr.FencedInstanceID.Code, resp.ErrorCode)
 	resp = call[*kmsg.SyncGroupResponse](e, "kgo", &kmsg.SyncGroupRequest{Version: 5, Group: "g", MemberID: current, InstanceID: &a, Generation: 1})
 	require.Zero(t, resp.ErrorCode)
-	assert.Equal(t, []string{"orders-0", "orders-1", "orders-2", "orders-3"}, decodeAssignment(t, resp.MemberAssignment))
+	assert.Equal(t, []string{"orders-0", "orders-1", "orders-2", "orders-3"}, wiretest.Assignment(t, resp.MemberAssignment))
 }
