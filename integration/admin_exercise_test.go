@@ -1,4 +1,4 @@
-package integration_test
+package integration
 
 // The chapter's exercise 3 as a user runs it against the real binary:
 // "minibroker serve --clock manual --admin ADDR", a kgo program that joins
@@ -18,10 +18,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/minibroker/minibroker/internal/testutil"
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/minibroker/minibroker/internal/testutil"
 )
 
 // adminBinary is a running "minibroker serve" with its stderr read line by
@@ -76,7 +77,7 @@ func (b *adminBinary) waitFor(t *testing.T, substr string) string {
 			return l
 		}
 	}
-	timeout := time.NewTimer(adminWait)
+	timeout := time.NewTimer(waitTimeout)
 	defer timeout.Stop()
 	for {
 		select {
@@ -89,7 +90,7 @@ func (b *adminBinary) waitFor(t *testing.T, substr string) string {
 				return l
 			}
 		case <-timeout.C:
-			t.Fatalf("minibroker did not log %q within %v; its log:\n%s", substr, adminWait, strings.Join(b.seen, "\n"))
+			t.Fatalf("minibroker did not log %q within %v; its log:\n%s", substr, waitTimeout, strings.Join(b.seen, "\n"))
 		}
 	}
 }
@@ -113,7 +114,7 @@ func TestAdminExercise3OverHTTP(t *testing.T) {
 	}
 	t.Parallel()
 	b := startAdminBinary(t, "--clock", "manual", "--topic", "orders:4")
-	ctx, cancel := context.WithTimeout(t.Context(), adminWait)
+	ctx, cancel := context.WithTimeout(t.Context(), waitTimeout)
 	defer cancel()
 	const group = "exercise3"
 

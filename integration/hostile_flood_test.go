@@ -26,6 +26,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/minibroker/minibroker/broker"
+	"github.com/minibroker/minibroker/internal/wiretest"
 )
 
 // floodConns is how many hostile connections TestHostileConnectionFlood
@@ -129,7 +130,7 @@ func TestHostileConnectionFlood(t *testing.T) {
 		cfg.Logger = slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelError}))
 	})
 
-	good := b.dial(t, "good")
+	good := wiretest.Dial(t, b.Addr(), "good")
 	member := join(t, good, "g", "orders")
 	var heartbeats, failures atomic.Int64
 	var slowest atomic.Int64

@@ -1,4 +1,4 @@
-package integration_test
+package integration
 
 // franz-go kadm deleting topics while a kgo group consumes them, and
 // creating them again.
@@ -20,7 +20,7 @@ import (
 // again under its name has a new topic id and an empty log.
 func TestKadmDeleteTopicUnderConsumer(t *testing.T) {
 	t.Parallel()
-	b := startBroker(t, kgoConfig(t, map[string]int32{"orders": 2, "payments": 2}))
+	b := startBroker(t, kgoConfig(map[string]int32{"orders": 2, "payments": 2}))
 	adm := b.admin(t)
 	ctx := kadmCtx(t)
 	kgoProduceAll(t, b, "payments", "pay", 4)
@@ -103,7 +103,7 @@ func TestKadmDeleteTopicUnderConsumer(t *testing.T) {
 // INVALID_PARTITIONS; ValidateOnly changes nothing.
 func TestKadmCreatePartitionsUnderConsumer(t *testing.T) {
 	t.Parallel()
-	b := startBroker(t, kgoConfig(t, map[string]int32{"orders": 2}))
+	b := startBroker(t, kgoConfig(map[string]int32{"orders": 2}))
 	adm := b.admin(t)
 	ctx := kadmCtx(t)
 	m1 := newKgoMember(t, b, "a", kgoMemberConfig{Group: "g", Topics: []string{"orders"}})
@@ -174,7 +174,7 @@ func TestKadmCreatePartitionsUnderConsumer(t *testing.T) {
 // consumes from there: not one deleted record is served.
 func TestKadmDeleteRecordsUnderConsumer(t *testing.T) {
 	t.Parallel()
-	b := startBroker(t, kgoConfig(t, map[string]int32{"orders": 1}))
+	b := startBroker(t, kgoConfig(map[string]int32{"orders": 1}))
 	adm := b.admin(t)
 	ctx := kadmCtx(t)
 	kgoProduceAll(t, b, "orders", "v", 10)

@@ -1,4 +1,4 @@
-package integration_test
+package integration
 
 // Faults on demand against stock kgo clients: each action as a client
 // meets it. A NOT_COORDINATOR on a commit is retried by kgo and stored; a
@@ -60,7 +60,7 @@ func kgoProduce(t *testing.T, b *testBroker, partition int32, values ...string) 
 // the retry is stored.
 func TestKgoFaultNotCoordinatorOnCommit(t *testing.T) {
 	t.Parallel()
-	b := startBroker(t, kgoConfig(t, map[string]int32{"orders": 2}))
+	b := startBroker(t, kgoConfig(map[string]int32{"orders": 2}))
 	const group = "fault-commit"
 	m := newKgoMember(t, b, "a", kgoMemberConfig{Group: group, Topics: []string{"orders"}})
 	waitKgoConverged(t, b, group, "orders", 2, m)
@@ -86,7 +86,7 @@ func TestKgoFaultNotCoordinatorOnCommit(t *testing.T) {
 // and then served: the record arrives, no sooner.
 func TestKgoFaultDelayedFetch(t *testing.T) {
 	t.Parallel()
-	b := startBroker(t, kgoConfig(t, map[string]int32{"orders": 1}))
+	b := startBroker(t, kgoConfig(map[string]int32{"orders": 1}))
 	kgoProduce(t, b, 0, "late")
 	const delay = 300 * time.Millisecond
 	f, err := b.InjectFault(broker.Fault{Keys: []int16{1}, ClientID: "slow", Delay: delay})
@@ -118,7 +118,7 @@ func (d *kgoDisconnects) OnBrokerDisconnect(kgo.BrokerMetadata, net.Conn) { d.n.
 // is stored once.
 func TestKgoFaultCloseRedials(t *testing.T) {
 	t.Parallel()
-	b := startBroker(t, kgoConfig(t, map[string]int32{"orders": 1}))
+	b := startBroker(t, kgoConfig(map[string]int32{"orders": 1}))
 	f, err := b.InjectFault(broker.Fault{Keys: []int16{0}, ClientID: "closed", Close: true})
 	require.NoError(t, err)
 	hooks := &kgoDisconnects{}
@@ -148,9 +148,7 @@ func TestKgoFaultCloseRedials(t *testing.T) {
 // (ILLEGAL_GENERATION) and B's is stored.
 func TestKgoFaultDroppedHeartbeatsMakeAZombie(t *testing.T) {
 	t.Parallel()
-	cfg := kgoConfig(t, map[string]int32{"orders": 2})
-	cfg.ManualClock = true
-	b := startBroker(t, cfg)
+	b := startBroker(t, kgoConfig(map[string]int32{"orders": 2}), func(cfg *broker.Config) { cfg.ManualClock = true })
 	const group = "fault-zombie"
 	// A long session (only the manual clock ends it) keeps kgo heartbeating
 	// its retries for as long as the test runs; a short request timeout

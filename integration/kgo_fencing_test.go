@@ -1,4 +1,4 @@
-package integration_test
+package integration
 
 // The chapter's fencing as a kgo consumer sees it. A kgo member A owns all of
 // orders(4) in generation 1. A raw member B joins, and the coordinator
@@ -53,7 +53,7 @@ func TestKgoFencingStaleMember(t *testing.T) {
 	for _, bc := range kgoBalancers {
 		t.Run(bc.name, func(t *testing.T) {
 			t.Parallel()
-			b := startBroker(t, kgoConfig(t, map[string]int32{"orders": 4}))
+			b := startBroker(t, kgoConfig(map[string]int32{"orders": 4}))
 			const group = "fencing"
 
 			// OnPartitionsLost holds A in kgo's session-error path (after

@@ -1,4 +1,4 @@
-package integration_test
+package integration
 
 // franz-go kgo consumer groups (classic protocol) against minibroker, with
 // kgo's eager RoundRobinBalancer and its default cooperative-sticky
@@ -46,7 +46,7 @@ func TestKgoGroupLifecycle(t *testing.T) {
 	for _, bc := range kgoBalancers {
 		t.Run(bc.name, func(t *testing.T) {
 			t.Parallel()
-			b := startBroker(t, kgoConfig(t, map[string]int32{"orders": 4, "payments": 1}))
+			b := startBroker(t, kgoConfig(map[string]int32{"orders": 4, "payments": 1}))
 			const group = "lifecycle"
 			cfg := kgoMemberConfig{Group: group, Topics: []string{"orders"}, Balancer: bc.balancer(), AutoCommit: true}
 			ma := newKgoMember(t, b, "a", cfg)
@@ -168,7 +168,7 @@ func TestKgoMemberWithoutPartitions(t *testing.T) {
 	for _, bc := range kgoBalancers {
 		t.Run(bc.name, func(t *testing.T) {
 			t.Parallel()
-			b := startBroker(t, kgoConfig(t, map[string]int32{"payments": 1}))
+			b := startBroker(t, kgoConfig(map[string]int32{"payments": 1}))
 			cfg := kgoMemberConfig{Group: "idle", Topics: []string{"payments"}, Balancer: bc.balancer()}
 			ma := newKgoMember(t, b, "a", cfg)
 			mb := newKgoMember(t, b, "b", cfg)

@@ -1,4 +1,4 @@
-package integration_test
+package integration
 
 // franz-go kgo producers and consumers moving records through minibroker:
 // a stock producer into a consumer group, a plain consumer, every
@@ -143,7 +143,7 @@ func kgoStoredBatches(t *testing.T, b *testBroker, topic string, partition int32
 func TestKgoProduceIntoConsumerGroup(t *testing.T) {
 	t.Parallel()
 	const n = 2000
-	b := startBroker(t, kgoConfig(t, map[string]int32{"events": 4}))
+	b := startBroker(t, kgoConfig(map[string]int32{"events": 4}))
 	const group = "readers"
 	var members []*kgo.Client
 	var collectors []*kgoCollector
@@ -263,7 +263,7 @@ func TestKgoCompressionRoundTrips(t *testing.T) {
 	for _, c := range codecs {
 		topics["codec-"+c.name] = 1
 	}
-	b := startBroker(t, kgoConfig(t, topics))
+	b := startBroker(t, kgoConfig(topics))
 	for _, c := range codecs {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
@@ -319,11 +319,7 @@ func TestKgoProducerCreatesTopicOnFirstWrite(t *testing.T) {
 		return int(n)
 	}
 
-	on := startBroker(t, func() broker.Config {
-		cfg := kgoConfig(t, nil)
-		cfg.DefaultPartitions = 3
-		return cfg
-	}())
+	on := startBroker(t, kgoConfig(nil), func(cfg *broker.Config) { cfg.DefaultPartitions = 3 })
 	require.NoError(t, produceOne(t, on, "fresh", kgo.AllowAutoTopicCreation()))
 	assert.Equal(t, 3, partitions(t, on, "fresh"), "created with DefaultPartitions")
 	var total int64
@@ -338,9 +334,7 @@ func TestKgoProducerCreatesTopicOnFirstWrite(t *testing.T) {
 	require.ErrorIs(t, err, kerr.UnknownTopicOrPartition, "a producer that does not allow creation")
 	assert.Zero(t, partitions(t, on, "not-allowed"))
 
-	cfg := kgoConfig(t, nil)
-	cfg.NoAutoCreateTopics = true
-	off := startBroker(t, cfg)
+	off := startBroker(t, kgoConfig(nil), func(cfg *broker.Config) { cfg.NoAutoCreateTopics = true })
 	err = produceOne(t, off, "fresh", kgo.AllowAutoTopicCreation())
 	require.ErrorIs(t, err, kerr.UnknownTopicOrPartition, "a broker with auto-creation off")
 	assert.Zero(t, partitions(t, off, "fresh"))
@@ -354,14 +348,14 @@ func TestKgoProducerCreatesTopicOnFirstWrite(t *testing.T) {
 // crc ... does not match" with nothing said by the broker.
 func TestKgoFetchCorruptBatch(t *testing.T) {
 	t.Parallel()
-	cfg := kgoConfig(t, map[string]int32{"events": 1})
-	cfg.SegmentBytes = 4096
-	b := startBroker(t, cfg)
+	dir := t.TempDir()
+	small := func(cfg *broker.Config) { cfg.DataDir, cfg.SegmentBytes = dir, 4096 }
+	b := startBroker(t, kgoConfig(map[string]int32{"events": 1}), small)
 	produced := kgoProduceAll(t, b, "events", "v", 200, kgo.ProducerLinger(0), kgo.MaxBufferedRecords(1))
 	require.Len(t, produced[0], 200)
 	require.NoError(t, b.Close())
 
-	segs, err := filepath.Glob(filepath.Join(cfg.DataDir, broker.LogsDir, "events-0", "*.log"))
+	segs, err := filepath.Glob(filepath.Join(dir, broker.LogsDir, "events-0", "*.log"))
 	require.NoError(t, err)
 	require.Greater(t, len(segs), 2)
 	next, err := strconv.ParseInt(strings.TrimSuffix(filepath.Base(segs[1]), ".log"), 10, 64)
@@ -371,7 +365,7 @@ func TestKgoFetchCorruptBatch(t *testing.T) {
 	data[len(data)-1] ^= 0xff // record data of the segment's last batch
 	require.NoError(t, os.WriteFile(segs[0], data, 0o644))
 
-	b = startBroker(t, cfg)
+	b = startBroker(t, kgoConfig(map[string]int32{"events": 1}), small)
 	cl, err := kgo.NewClient(kgo.SeedBrokers(b.Addr()), kgo.ClientID("reader"), kgo.ConsumeTopics("events"),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.FetchMaxWait(kgoFetchMaxWait), kgo.KeepRetryableFetchErrors())
 	require.NoError(t, err)

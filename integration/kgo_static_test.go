@@ -1,4 +1,4 @@
-package integration_test
+package integration
 
 import (
 	"fmt"
@@ -17,7 +17,7 @@ import (
 // assignment never moves (no callback, no new generation).
 func TestKgoStaticMemberRestartKeepsPartitionsAtTheSameGeneration(t *testing.T) {
 	t.Parallel()
-	b := startBroker(t, kgoConfig(t, map[string]int32{"orders": 4}))
+	b := startBroker(t, kgoConfig(map[string]int32{"orders": 4}))
 	cfg := kgoMemberConfig{Group: "g", Topics: []string{"orders"}, InstanceID: "app-1", SessionTimeout: 10 * time.Second}
 	first := newKgoMember(t, b, "app", cfg)
 	other := newKgoMember(t, b, "other", kgoMemberConfig{Group: "g", Topics: []string{"orders"}})

@@ -9,6 +9,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/minibroker/minibroker/internal/wiretest"
 )
 
 // kgoRequest sends req through a kgo client, which negotiates versions
@@ -74,7 +76,7 @@ func TestWireKgoRequests(t *testing.T) {
 	// SyncGroup: the coordinator's assignment.
 	sresp := kgoRequest[*kmsg.SyncGroupResponse](t, cl, syncRequest(5, "g", member, gen))
 	require.Equal(t, codeNone, sresp.ErrorCode)
-	assert.Equal(t, []string{"events-0", "events-1", "orders-0", "orders-1", "orders-2", "orders-3"}, decodeAssignment(t, sresp.MemberAssignment))
+	assert.Equal(t, []string{"events-0", "events-1", "orders-0", "orders-1", "orders-2", "orders-3"}, wiretest.Assignment(t, sresp.MemberAssignment))
 	sresp = kgoRequest[*kmsg.SyncGroupResponse](t, cl, syncRequest(5, "g", member, gen+1))
 	assert.Equal(t, codeIllegalGeneration, sresp.ErrorCode)
 
@@ -109,7 +111,7 @@ func TestWireKgoRequests(t *testing.T) {
 	require.Len(t, ofresp.Groups, 1)
 	assert.Equal(t, codeNone, ofresp.Groups[0].ErrorCode)
 	got := map[string]int64{}
-	for _, f := range flattenGroupTopics(ofresp.Groups[0].Topics) {
+	for _, f := range wiretest.FetchedGroupOffsets(ofresp.Groups[0].Topics) {
 		assert.Equal(t, codeNone, f.ErrorCode)
 		got[fmt.Sprintf("%s-%d", f.Topic, f.Partition)] = f.Offset
 	}
