@@ -4,10 +4,11 @@ import (
 	"math"
 	"testing"
 
-	"github.com/minibroker/minibroker/internal/wiretest"
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/minibroker/minibroker/internal/wiretest"
 )
 
 // TestDescribeCluster: this node as the only broker and the controller,

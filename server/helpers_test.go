@@ -4,9 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"encoding/binary"
-	"maps"
 	"net"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -18,6 +16,7 @@ import (
 	"github.com/minibroker/minibroker/catalog"
 	"github.com/minibroker/minibroker/clock"
 	"github.com/minibroker/minibroker/coordinator"
+	"github.com/minibroker/minibroker/internal/coretest"
 	"github.com/minibroker/minibroker/internal/testutil"
 	"github.com/minibroker/minibroker/offsets"
 	"github.com/minibroker/minibroker/records"
@@ -69,25 +68,10 @@ func newEnvWith(t *testing.T, opts envOptions) *env {
 		e.clock = clock.NewManual(time.UnixMilli(0))
 		clk = e.clock
 	}
-	log, err := records.Open(records.Config{})
-	require.NoError(t, err)
-	t.Cleanup(func() { log.Close() })
-	e.log = log
-	catCfg := opts.catalog
-	if catCfg.Prepare == nil {
-		catCfg.Prepare = func(tp catalog.Topic) error { return log.CreatePartitions(tp.Name, tp.Partitions) }
-	}
-	cat, err := catalog.Open(catCfg)
-	require.NoError(t, err)
-	for _, name := range slices.Sorted(maps.Keys(topics)) {
-		_, err := cat.Create(name, topics[name])
-		require.NoError(t, err)
-	}
-	e.cat = cat
-	coord, err := coordinator.New(coordinator.Config{Clock: clk, Store: e.store, Topics: cat})
-	require.NoError(t, err)
-	e.coord = coord
-	cfg := Config{Coordinator: coord, Catalog: cat, Log: log, Logger: e.logs.Logger()}
+	core := coretest.New(t, coretest.Config{Topics: topics, Catalog: opts.catalog,
+		Coordinator: coordinator.Config{Clock: clk, Store: e.store}})
+	e.log, e.cat, e.coord = core.Log, core.Catalog, core.Coordinator
+	cfg := Config{Coordinator: e.coord, Catalog: e.cat, Log: e.log, Logger: e.logs.Logger()}
 	if opts.config != nil {
 		opts.config(&cfg)
 	}
@@ -259,15 +243,9 @@ func (e *env) consumerJoin(group, member string, topics ...string) *kmsg.Consume
 // benchmarks of the connection and the records handlers without a disk.
 func benchServer(b *testing.B, partitions int32) (addr string, log *records.Log) {
 	b.Helper()
-	log, err := records.Open(records.Config{})
-	require.NoError(b, err)
-	cat, err := catalog.Open(catalog.Config{Prepare: func(tp catalog.Topic) error { return log.CreatePartitions(tp.Name, tp.Partitions) }})
-	require.NoError(b, err)
-	_, err = cat.Create("bench", partitions)
-	require.NoError(b, err)
-	coord, err := coordinator.New(coordinator.Config{Clock: clock.System{}, Store: offsets.NewMemory(), Topics: cat})
-	require.NoError(b, err)
-	srv, err := New(Config{Coordinator: coord, Catalog: cat, Log: log})
+	core := coretest.New(b, coretest.Config{Topics: map[string]int32{"bench": partitions}})
+	log = core.Log
+	srv, err := New(Config{Coordinator: core.Coordinator, Catalog: core.Catalog, Log: log})
 	require.NoError(b, err)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(b, err)
@@ -277,7 +255,6 @@ func benchServer(b *testing.B, partitions int32) (addr string, log *records.Log)
 	b.Cleanup(func() {
 		cancel()
 		<-done
-		log.Close()
 	})
 	return ln.Addr().String(), log
 }

@@ -8,9 +8,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/minibroker/minibroker/internal/wiretest"
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/minibroker/minibroker/internal/wiretest"
 )
 
 func TestMemoryLaneAcquireRelease(t *testing.T) {

@@ -13,10 +13,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/minibroker/minibroker/internal/wiretest"
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/minibroker/minibroker/internal/wiretest"
 )
 
 // recordingObserver keeps every Observer call.

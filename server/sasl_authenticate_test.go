@@ -6,11 +6,12 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/minibroker/minibroker/internal/wiretest"
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"github.com/twmb/franz-go/pkg/sasl/scram"
+
+	"github.com/minibroker/minibroker/internal/wiretest"
 )
 
 // TestSASLAuthenticateFailures: every failed step is answered

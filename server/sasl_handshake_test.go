@@ -3,10 +3,11 @@ package server
 import (
 	"testing"
 
-	"github.com/minibroker/minibroker/internal/wiretest"
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/minibroker/minibroker/internal/wiretest"
 )
 
 // TestSASLHandshakeUnknownMechanism: UNSUPPORTED_SASL_MECHANISM with the

@@ -17,23 +17,17 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/minibroker/minibroker/catalog"
 	"github.com/minibroker/minibroker/clock"
 	"github.com/minibroker/minibroker/coordinator"
+	"github.com/minibroker/minibroker/internal/coretest"
 	"github.com/minibroker/minibroker/internal/wiretest"
 	"github.com/minibroker/minibroker/protocol"
-	"github.com/minibroker/minibroker/records"
 )
 
 func TestConfigValidate(t *testing.T) {
 	t.Parallel()
-	coord, err := coordinator.New(coordinator.Config{Clock: clock.NewManual(time.UnixMilli(0))})
-	require.NoError(t, err)
-	cat, err := catalog.Open(catalog.Config{})
-	require.NoError(t, err)
-	log, err := records.Open(records.Config{})
-	require.NoError(t, err)
-	t.Cleanup(func() { log.Close() })
+	core := coretest.New(t, coretest.Config{Coordinator: coordinator.Config{Clock: clock.NewManual(time.UnixMilli(0))}})
+	coord, cat, log := core.Coordinator, core.Catalog, core.Log
 	tests := []struct {
 		name    string
 		cfg     Config
@@ -89,13 +83,8 @@ func TestConfigValidate(t *testing.T) {
 
 func TestNewDefaults(t *testing.T) {
 	t.Parallel()
-	coord, err := coordinator.New(coordinator.Config{Clock: clock.NewManual(time.UnixMilli(0))})
-	require.NoError(t, err)
-	cat, err := catalog.Open(catalog.Config{})
-	require.NoError(t, err)
-	log, err := records.Open(records.Config{})
-	require.NoError(t, err)
-	t.Cleanup(func() { log.Close() })
+	core := coretest.New(t, coretest.Config{Coordinator: coordinator.Config{Clock: clock.NewManual(time.UnixMilli(0))}})
+	coord, cat, log := core.Coordinator, core.Catalog, core.Log
 	srv, err := New(Config{Coordinator: coord, Catalog: cat, Log: log})
 	require.NoError(t, err)
 	assert.NotNil(t, srv.logger)

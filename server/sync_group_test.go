@@ -4,11 +4,12 @@ import (
 	"encoding/hex"
 	"testing"
 
-	"github.com/minibroker/minibroker/internal/wiretest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/minibroker/minibroker/internal/wiretest"
 )
 
 func syncRequest(version int16, group, member string, generation int32) *kmsg.SyncGroupRequest {
