@@ -39,22 +39,14 @@ func start(t *testing.T, cfg Config) *Broker {
 // join makes a v3 consumer join (one round trip) subscribed to topics.
 func join(t *testing.T, c *wireclient.Client, group string, topics ...string) *kmsg.JoinGroupResponse {
 	t.Helper()
-	meta := kmsg.NewConsumerMemberMetadata()
-	meta.Topics = topics
-	req := kmsg.NewPtrJoinGroupRequest()
-	req.Version, req.Group, req.SessionTimeoutMillis, req.RebalanceTimeoutMillis = 3, group, 30_000, 30_000
-	req.ProtocolType = "consumer"
-	req.Protocols = []kmsg.JoinGroupRequestProtocol{{Name: "roundrobin", Metadata: meta.AppendTo(nil)}}
-	resp := wiretest.Do[*kmsg.JoinGroupResponse](t, c, req)
+	resp := wiretest.Do[*kmsg.JoinGroupResponse](t, c, wiretest.JoinRequest(3, group, "", 30*time.Second, topics...))
 	require.Zero(t, resp.ErrorCode)
 	return resp
 }
 
 func heartbeat(t *testing.T, c *wireclient.Client, group, member string, generation int32) int16 {
 	t.Helper()
-	req := kmsg.NewPtrHeartbeatRequest()
-	req.Version, req.Group, req.MemberID, req.Generation = 4, group, member, generation
-	return wiretest.Do[*kmsg.HeartbeatResponse](t, c, req).ErrorCode
+	return wiretest.Do[*kmsg.HeartbeatResponse](t, c, wiretest.HeartbeatRequest(4, group, member, generation)).ErrorCode
 }
 
 func commit(t *testing.T, c *wireclient.Client, group, member string, generation int32, partition int32, offset int64) int16 {

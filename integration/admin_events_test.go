@@ -168,7 +168,7 @@ func TestAdminStaticRestartOverTheWire(t *testing.T) {
 	b := startBroker(t, adminConfig)
 	c := wiretest.Dial(t, b.Addr(), "app")
 	static := func() *kmsg.JoinGroupResponse {
-		req := adminJoinRequest(9, "g", "", 30*time.Second, "orders")
+		req := wiretest.JoinRequest(9, "g", "", 30*time.Second, "orders")
 		req.InstanceID = kmsg.StringPtr("app-1")
 		resp := wiretest.Do[*kmsg.JoinGroupResponse](t, c, req)
 		require.Zero(t, resp.ErrorCode)

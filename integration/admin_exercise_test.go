@@ -23,6 +23,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/minibroker/minibroker/internal/testutil"
+	"github.com/minibroker/minibroker/internal/wiretest"
 )
 
 // adminBinary is a running "minibroker serve" with its stderr read line by
@@ -133,7 +134,7 @@ func TestAdminExercise3OverHTTP(t *testing.T) {
 		for {
 			// kgo sends the highest version both sides know, 9, which
 			// asks a new member for its id first.
-			req := adminJoinRequest(9, group, m.id, 100*time.Millisecond, "orders")
+			req := wiretest.JoinRequest(9, group, m.id, 100*time.Millisecond, "orders")
 			resp, err := req.RequestWith(ctx, cl)
 			require.NoError(t, err)
 			if resp.ErrorCode == 79 && m.id == "" { // MEMBER_ID_REQUIRED: join again with the id

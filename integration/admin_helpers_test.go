@@ -45,24 +45,9 @@ func (b *testBroker) adminURL() string { return "http://" + b.AdminAddr() }
 // success. An empty member asks for a new id.
 func adminJoin(t *testing.T, c *wireclient.Client, group, member string, session time.Duration, topics ...string) *kmsg.JoinGroupResponse {
 	t.Helper()
-	resp := wiretest.Do[*kmsg.JoinGroupResponse](t, c, adminJoinRequest(3, group, member, session, topics...))
+	resp := wiretest.Do[*kmsg.JoinGroupResponse](t, c, wiretest.JoinRequest(3, group, member, session, topics...))
 	require.Zero(t, resp.ErrorCode, "join %s", group)
 	return resp
-}
-
-// adminJoinRequest is a consumer JoinGroup at version with one
-// "roundrobin" protocol subscribing to topics.
-func adminJoinRequest(version int16, group, member string, session time.Duration, topics ...string) *kmsg.JoinGroupRequest {
-	meta := kmsg.NewConsumerMemberMetadata()
-	meta.Topics = topics
-	req := kmsg.NewPtrJoinGroupRequest()
-	req.Version = version
-	req.Group, req.MemberID = group, member
-	req.SessionTimeoutMillis = int32(session / time.Millisecond)
-	req.RebalanceTimeoutMillis = req.SessionTimeoutMillis
-	req.ProtocolType = "consumer"
-	req.Protocols = []kmsg.JoinGroupRequestProtocol{{Name: "roundrobin", Metadata: meta.AppendTo(nil)}}
-	return req
 }
 
 // adminSync sends the SyncGroup that completes a join, and requires

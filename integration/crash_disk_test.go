@@ -203,9 +203,9 @@ func TestCrashDiskFaultsDoNotStallOtherRequests(t *testing.T) {
 	fsys.set(diskFull)
 	resps, err := c.Pipeline(t.Context(), []kmsg.Request{
 		commitRequest(9, "g", m.MemberID, m.Generation, tp{"orders", 0, 1}),
-		heartbeatRequest(4, "g", m.MemberID, m.Generation),
+		wiretest.HeartbeatRequest(4, "g", m.MemberID, m.Generation),
 		directCommit("manual", "orders", 1, 2),
-		heartbeatRequest(4, "g", m.MemberID, m.Generation),
+		wiretest.HeartbeatRequest(4, "g", m.MemberID, m.Generation),
 	})
 	require.NoError(t, err)
 	assert.Equal(t, kerr.KafkaStorageError.Code, resps[0].(*kmsg.OffsetCommitResponse).Topics[0].Partitions[0].ErrorCode)

@@ -94,17 +94,10 @@ type protocolSpec struct {
 	topics []string
 }
 
-// consumerMetadata encodes a ConsumerMemberMetadata v0 for topics.
-func consumerMetadata(topics ...string) []byte {
-	m := kmsg.NewConsumerMemberMetadata()
-	m.Topics = topics
-	return m.AppendTo(nil)
-}
-
 // joinRequest is a consumer JoinGroup at version, with one "roundrobin"
 // protocol for topics.
 func joinRequest(version int16, group, member string, topics ...string) *kmsg.JoinGroupRequest {
-	return joinRequestProtocols(version, group, member, protocolSpec{"roundrobin", topics})
+	return wiretest.JoinRequest(version, group, member, session, topics...)
 }
 
 func joinRequestProtocols(version int16, group, member string, protocols ...protocolSpec) *kmsg.JoinGroupRequest {
@@ -114,7 +107,7 @@ func joinRequestProtocols(version int16, group, member string, protocols ...prot
 	req.RebalanceTimeoutMillis = req.SessionTimeoutMillis
 	req.ProtocolType = "consumer"
 	for _, p := range protocols {
-		req.Protocols = append(req.Protocols, kmsg.JoinGroupRequestProtocol{Name: p.name, Metadata: consumerMetadata(p.topics...)})
+		req.Protocols = append(req.Protocols, kmsg.JoinGroupRequestProtocol{Name: p.name, Metadata: wiretest.ConsumerMetadata(0, p.topics...)})
 	}
 	return req
 }
@@ -145,29 +138,17 @@ func rejoin(t *testing.T, c *wireclient.Client, group, member string, topics ...
 	return wiretest.Do[*kmsg.JoinGroupResponse](t, c, joinRequest(9, group, member, topics...))
 }
 
-func syncRequest(version int16, group, member string, generation int32) *kmsg.SyncGroupRequest {
-	req := kmsg.NewPtrSyncGroupRequest()
-	req.Version, req.Group, req.MemberID, req.Generation = version, group, member, generation
-	return req
-}
-
 // assignment syncs a member and returns its decoded assignment.
 func assignment(t *testing.T, c *wireclient.Client, group, member string, generation int32) []string {
 	t.Helper()
-	resp := wiretest.Do[*kmsg.SyncGroupResponse](t, c, syncRequest(5, group, member, generation))
+	resp := wiretest.Do[*kmsg.SyncGroupResponse](t, c, wiretest.SyncRequest(5, group, member, generation))
 	require.Zero(t, resp.ErrorCode, "sync %s", member)
 	return wiretest.Assignment(t, resp.MemberAssignment)
 }
 
-func heartbeatRequest(version int16, group, member string, generation int32) *kmsg.HeartbeatRequest {
-	req := kmsg.NewPtrHeartbeatRequest()
-	req.Version, req.Group, req.MemberID, req.Generation = version, group, member, generation
-	return req
-}
-
 func heartbeat(t *testing.T, c *wireclient.Client, group, member string, generation int32) int16 {
 	t.Helper()
-	return wiretest.Do[*kmsg.HeartbeatResponse](t, c, heartbeatRequest(4, group, member, generation)).ErrorCode
+	return wiretest.Do[*kmsg.HeartbeatResponse](t, c, wiretest.HeartbeatRequest(4, group, member, generation)).ErrorCode
 }
 
 // tp is one partition with an offset, for commits and fetches.
@@ -235,19 +216,6 @@ func fetchOffsets(t *testing.T, c *wireclient.Client, group string, parts ...tp)
 		}
 	}
 	return out
-}
-
-func leaveRequest(version int16, group string, members ...string) *kmsg.LeaveGroupRequest {
-	req := kmsg.NewPtrLeaveGroupRequest()
-	req.Version, req.Group = version, group
-	if version < 3 {
-		req.MemberID = members[0]
-		return req
-	}
-	for _, m := range members {
-		req.Members = append(req.Members, kmsg.LeaveGroupRequestMember{MemberID: m})
-	}
-	return req
 }
 
 func describe(t *testing.T, c *wireclient.Client, groups ...string) []kmsg.DescribeGroupsResponseGroup {

@@ -150,7 +150,7 @@ func TestHostileConnectionFlood(t *testing.T) {
 			// the heartbeats are is logged, not asserted.
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 			start := time.Now()
-			resp, err := good.Request(ctx, heartbeatRequest(4, "g", member.MemberID, member.Generation))
+			resp, err := good.Request(ctx, wiretest.HeartbeatRequest(4, "g", member.MemberID, member.Generation))
 			cancel()
 			if err != nil || resp.(*kmsg.HeartbeatResponse).ErrorCode != 0 {
 				failures.Add(1)

@@ -36,7 +36,7 @@ func TestHostileGroupMaxSize(t *testing.T) {
 	assert.Equal(t, codeNone, again.ErrorCode, "a member's re-join is not a new member")
 	assert.Equal(t, second.Generation, again.Generation)
 
-	leave := wiretest.Do[*kmsg.LeaveGroupResponse](t, c, leaveRequest(5, "g", second.MemberID))
+	leave := wiretest.Do[*kmsg.LeaveGroupResponse](t, c, wiretest.LeaveRequest(5, "g", second.MemberID))
 	require.Equal(t, codeNone, leave.ErrorCode)
 	third := join(t, c, "g", "orders")
 	assert.Equal(t, second.Generation+2, third.Generation)
@@ -78,8 +78,8 @@ func TestHostileIDsAndNames(t *testing.T) {
 		for _, group := range []string{longGroup, "bad\xffutf8", "line\nbreak"} {
 			assert.Equal(t, codeInvalidGroupID, wiretest.Do[*kmsg.JoinGroupResponse](t, c, joinRequest(9, group, "", "orders")).ErrorCode, "join %q", group)
 			assert.Equal(t, codeInvalidGroupID, heartbeat(t, c, group, member.MemberID, member.Generation), "heartbeat %q", group)
-			assert.Equal(t, codeInvalidGroupID, wiretest.Do[*kmsg.SyncGroupResponse](t, c, syncRequest(5, group, member.MemberID, member.Generation)).ErrorCode, "sync %q", group)
-			assert.Equal(t, codeInvalidGroupID, wiretest.Do[*kmsg.LeaveGroupResponse](t, c, leaveRequest(5, group, member.MemberID)).ErrorCode, "leave %q", group)
+			assert.Equal(t, codeInvalidGroupID, wiretest.Do[*kmsg.SyncGroupResponse](t, c, wiretest.SyncRequest(5, group, member.MemberID, member.Generation)).ErrorCode, "sync %q", group)
+			assert.Equal(t, codeInvalidGroupID, wiretest.Do[*kmsg.LeaveGroupResponse](t, c, wiretest.LeaveRequest(5, group, member.MemberID)).ErrorCode, "leave %q", group)
 			assert.Equal(t, []int16{codeInvalidGroupID}, wiretest.Commit(t, c, directCommit(group, "orders", 0, 1)), "direct commit %q", group)
 			assert.Equal(t, []int16{codeInvalidGroupID}, commit(t, c, group, member.MemberID, member.Generation, tp{"orders", 0, 1}), "commit %q", group)
 		}
@@ -90,9 +90,9 @@ func TestHostileIDsAndNames(t *testing.T) {
 	t.Run("member ids", func(t *testing.T) {
 		assert.Equal(t, codeInvalidRequest, wiretest.Do[*kmsg.JoinGroupResponse](t, c, joinRequest(9, "g", longMember, "orders")).ErrorCode)
 		assert.Equal(t, codeInvalidRequest, heartbeat(t, c, "g", longMember, member.Generation))
-		assert.Equal(t, codeInvalidRequest, wiretest.Do[*kmsg.SyncGroupResponse](t, c, syncRequest(5, "g", "tab\there", member.Generation)).ErrorCode)
+		assert.Equal(t, codeInvalidRequest, wiretest.Do[*kmsg.SyncGroupResponse](t, c, wiretest.SyncRequest(5, "g", "tab\there", member.Generation)).ErrorCode)
 		assert.Equal(t, []int16{codeInvalidRequest}, commit(t, c, "g", longMember, member.Generation, tp{"orders", 0, 1}))
-		resp := wiretest.Do[*kmsg.LeaveGroupResponse](t, c, leaveRequest(5, "g", longMember))
+		resp := wiretest.Do[*kmsg.LeaveGroupResponse](t, c, wiretest.LeaveRequest(5, "g", longMember))
 		assert.Equal(t, codeNone, resp.ErrorCode, "leave stays idempotent: an id that cannot exist is not a member")
 	})
 	t.Run("client ids", func(t *testing.T) {
@@ -172,7 +172,7 @@ func TestHostileIdleAndStalledConnections(t *testing.T) {
 	member := join(t, good, "g", "orders")
 	idle := wiretest.Dial(t, b.Addr(), "idle")
 	stalled := wiretest.Dial(t, b.Addr(), "stalled")
-	frame := formatted(heartbeatRequest(4, "g", member.MemberID, member.Generation), 1)
+	frame := formatted(wiretest.HeartbeatRequest(4, "g", member.MemberID, member.Generation), 1)
 	require.NoError(t, stalled.Send(frame[:len(frame)/2]))
 
 	closed := make(chan string, 2)

@@ -94,7 +94,7 @@ func heartbeatProbe(t *testing.T, p *brokerProcess) (stop func() []time.Duration
 			case <-tick.C:
 			}
 			start := time.Now()
-			resp := wiretest.Do[*kmsg.HeartbeatResponse](t, c, heartbeatRequest(4, "probe", j.MemberID, j.Generation))
+			resp := wiretest.Do[*kmsg.HeartbeatResponse](t, c, wiretest.HeartbeatRequest(4, "probe", j.MemberID, j.Generation))
 			lat = append(lat, time.Since(start))
 			count.Add(1)
 			if resp.ErrorCode != 0 {
@@ -173,7 +173,7 @@ func abuseDial(t *testing.T, addr string) *wireclient.Client {
 // each, then 12 connections describe the group for 3 s as fast as they
 // are answered, reading each answer's bytes without decoding them.
 func abuseMetadata(t *testing.T, addr string) {
-	meta := consumerMetadata("orders")
+	meta := wiretest.ConsumerMetadata(0, "orders")
 	meta = append(meta, make([]byte, 1<<20-len(meta)-len("roundrobin")-len("orders")-64)...) // user data, just under the member limit
 	var accepted, full atomic.Int32
 	var wg sync.WaitGroup

@@ -40,10 +40,10 @@ func kgoJoinSyncHeartbeat(t *testing.T, cl *kgo.Client, group string) {
 	require.Equal(t, codeMemberIDRequired, first.ErrorCode)
 	joined := kgoRequest[*kmsg.JoinGroupResponse](t, cl, joinRequest(9, group, first.MemberID, "orders"))
 	require.Equal(t, codeNone, joined.ErrorCode)
-	sync := kgoRequest[*kmsg.SyncGroupResponse](t, cl, syncRequest(5, group, joined.MemberID, joined.Generation))
+	sync := kgoRequest[*kmsg.SyncGroupResponse](t, cl, wiretest.SyncRequest(5, group, joined.MemberID, joined.Generation))
 	require.Equal(t, codeNone, sync.ErrorCode)
 	assert.Equal(t, []string{"orders-0", "orders-1", "orders-2", "orders-3"}, wiretest.Assignment(t, sync.MemberAssignment))
-	hb := kgoRequest[*kmsg.HeartbeatResponse](t, cl, heartbeatRequest(4, group, joined.MemberID, joined.Generation))
+	hb := kgoRequest[*kmsg.HeartbeatResponse](t, cl, wiretest.HeartbeatRequest(4, group, joined.MemberID, joined.Generation))
 	require.Equal(t, codeNone, hb.ErrorCode)
 }
 

@@ -160,7 +160,7 @@ func TestWireOffsetCommitEmptyGroup(t *testing.T) {
 	b := startBroker(t)
 	c := wiretest.Dial(t, b.Addr(), "c")
 	a := join(t, c, "g", "orders")
-	require.Equal(t, codeNone, wiretest.Do[*kmsg.LeaveGroupResponse](t, c, leaveRequest(5, "g", a.MemberID)).ErrorCode)
+	require.Equal(t, codeNone, wiretest.Do[*kmsg.LeaveGroupResponse](t, c, wiretest.LeaveRequest(5, "g", a.MemberID)).ErrorCode)
 	for _, gen := range []int32{1, 2, 3} {
 		assert.Equal(t, repeat(codeRebalanceInProgress, 2), commit(t, c, "g", a.MemberID, gen, tp{"orders", 0, 1}, tp{"orders", 1, 1}),
 			"generation %d", gen)

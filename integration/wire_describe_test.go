@@ -21,7 +21,7 @@ func TestWireDescribeGroups(t *testing.T) {
 	a := join(t, alpha, "stable", "orders", "payments")
 	bb := join(t, beta, "stable", "orders")
 	gone := join(t, alpha, "empty", "orders")
-	require.Equal(t, codeNone, wiretest.Do[*kmsg.LeaveGroupResponse](t, alpha, leaveRequest(5, "empty", gone.MemberID)).ErrorCode)
+	require.Equal(t, codeNone, wiretest.Do[*kmsg.LeaveGroupResponse](t, alpha, wiretest.LeaveRequest(5, "empty", gone.MemberID)).ErrorCode)
 	require.Equal(t, []int16{0}, commit(t, alpha, "offsets-only", "", -1, tp{"orders", 0, 1}))
 
 	for v := int16(0); v <= 5; v++ {
@@ -45,8 +45,8 @@ func TestWireDescribeGroups(t *testing.T) {
 				metadata   []byte
 				assignment []string
 			}{
-				{a.MemberID, "alpha", consumerMetadata("orders", "payments"), []string{"orders-0", "orders-2", "payments-0"}},
-				{bb.MemberID, "beta", consumerMetadata("orders"), []string{"orders-1", "orders-3"}},
+				{a.MemberID, "alpha", wiretest.ConsumerMetadata(0, "orders", "payments"), []string{"orders-0", "orders-2", "payments-0"}},
+				{bb.MemberID, "beta", wiretest.ConsumerMetadata(0, "orders"), []string{"orders-1", "orders-3"}},
 			}
 			for i, w := range want {
 				m := stable.Members[i]
@@ -76,7 +76,7 @@ func TestWireListGroups(t *testing.T) {
 	c := wiretest.Dial(t, b.Addr(), "c")
 	join(t, c, "b-stable", "orders")
 	gone := join(t, c, "a-empty", "orders")
-	require.Equal(t, codeNone, wiretest.Do[*kmsg.LeaveGroupResponse](t, c, leaveRequest(3, "a-empty", gone.MemberID)).ErrorCode)
+	require.Equal(t, codeNone, wiretest.Do[*kmsg.LeaveGroupResponse](t, c, wiretest.LeaveRequest(3, "a-empty", gone.MemberID)).ErrorCode)
 	require.Equal(t, []int16{0}, commit(t, c, "c-offsets", "", -1, tp{"orders", 0, 1}))
 	all := []string{"a-empty:Empty", "b-stable:Stable", "c-offsets:Empty"}
 

@@ -41,7 +41,7 @@ func TestWireHeartbeatChapterOrder(t *testing.T) {
 		for v := int16(0); v <= 4; v++ {
 			t.Run(fmt.Sprintf("%s v%d", tc.name, v), func(t *testing.T) {
 				t.Parallel()
-				resp := wiretest.Do[*kmsg.HeartbeatResponse](t, wiretest.Dial(t, b.Addr(), "c"), heartbeatRequest(v, tc.group, tc.member, tc.gen))
+				resp := wiretest.Do[*kmsg.HeartbeatResponse](t, wiretest.Dial(t, b.Addr(), "c"), wiretest.HeartbeatRequest(v, tc.group, tc.member, tc.gen))
 				assert.Equal(t, tc.want, resp.ErrorCode)
 			})
 		}

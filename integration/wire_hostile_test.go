@@ -41,7 +41,7 @@ func formatted(req kmsg.Request, corr int32) []byte {
 // after.
 func TestWireHostileInputClosesOnlyItsConnection(t *testing.T) {
 	t.Parallel()
-	hb := formatted(heartbeatRequest(3, "g", "m", 1), 1)
+	hb := formatted(wiretest.HeartbeatRequest(3, "g", "m", 1), 1)
 	truncatedBody := sized(hb[4 : len(hb)-3]) // the frame is whole, the body inside is short
 	joinFrame := formatted(joinRequest(5, "g", "", "orders"), 1)
 	truncatedJoin := sized(joinFrame[4 : len(joinFrame)-10])

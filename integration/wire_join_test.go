@@ -131,7 +131,7 @@ func TestWireJoinMemberIDRequired(t *testing.T) {
 			assert.Equal(t, "kgo-000001", resp.LeaderID)
 			require.Len(t, resp.Members, 1)
 			assert.Equal(t, "kgo-000001", resp.Members[0].MemberID)
-			assert.Equal(t, consumerMetadata("orders"), resp.Members[0].ProtocolMetadata)
+			assert.Equal(t, wiretest.ConsumerMetadata(0, "orders"), resp.Members[0].ProtocolMetadata)
 			if v >= 7 {
 				require.NotNil(t, resp.ProtocolType)
 				assert.Equal(t, "consumer", *resp.ProtocolType)
@@ -267,7 +267,7 @@ func TestWireJoinLeaderAndFollowers(t *testing.T) {
 		topics []string
 	}{{"c-000001", []string{"orders"}}, {"c-000002", []string{"orders"}}, {"c-000003", []string{"payments"}}} {
 		assert.Equal(t, want.id, leader.Members[i].MemberID)
-		assert.Equal(t, consumerMetadata(want.topics...), leader.Members[i].ProtocolMetadata)
+		assert.Equal(t, wiretest.ConsumerMetadata(0, want.topics...), leader.Members[i].ProtocolMetadata)
 	}
 	follower := rejoin(t, c, "g", cc.MemberID, "payments")
 	assert.Empty(t, follower.Members)

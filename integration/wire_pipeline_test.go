@@ -31,7 +31,7 @@ func TestWirePipeline200(t *testing.T) {
 			if i%2 == 1 {
 				gen += int32(i)
 			}
-			reqs[i] = heartbeatRequest(int16(i%5), "g", member.MemberID, gen)
+			reqs[i] = wiretest.HeartbeatRequest(int16(i%5), "g", member.MemberID, gen)
 		case 1:
 			reqs[i] = metadataRequest(int16(i%13), topics[i%4])
 		default:

@@ -194,7 +194,7 @@ func TestWireProduceAcksZero(t *testing.T) {
 		c := wiretest.Dial(t, b.Addr(), "c")
 		m := join(t, c, "g", "orders")
 		produce := produceRequest(9, 0, "orders", partBatch{2, valuesBatch("zero")})
-		hb := heartbeatRequest(4, "g", m.MemberID, m.Generation)
+		hb := wiretest.HeartbeatRequest(4, "g", m.MemberID, m.Generation)
 		fetch := fetchRequest(12, waitTimeout/2, fetchAt{"orders", 2, 0})
 		av := apiVersionsRequest(3)
 		var raw []byte
@@ -219,7 +219,7 @@ func TestWireProduceAcksZero(t *testing.T) {
 			t.Run(tc.name, func(t *testing.T) {
 				c := wiretest.Dial(t, b.Addr(), "c")
 				m := join(t, c, "g-"+tc.name, "orders")
-				hb := heartbeatRequest(4, "g-"+tc.name, m.MemberID, m.Generation)
+				hb := wiretest.HeartbeatRequest(4, "g-"+tc.name, m.MemberID, m.Generation)
 				raw := append(rawFrame(hb, 1), rawFrame(produceRequest(9, 0, "orders", tc.parts...), 2)...)
 				raw = append(raw, rawFrame(apiVersionsRequest(3), 3)...)
 				require.NoError(t, c.Send(raw))

@@ -53,12 +53,12 @@ func TestWireStaticRestartKeepsAssignmentAndFencesThePreviousRun(t *testing.T) {
 	assert.Equal(t, codeNone, heartbeat(t, c, "g", other.MemberID, 2), "the other member was not fenced")
 
 	instance := "app-1"
-	hb := heartbeatRequest(4, "g", first.MemberID, 2)
+	hb := wiretest.HeartbeatRequest(4, "g", first.MemberID, 2)
 	hb.InstanceID = &instance
 	assert.Equal(t, codeFencedInstanceID, wiretest.Do[*kmsg.HeartbeatResponse](t, c, hb).ErrorCode, "Heartbeat")
 	hb.Generation = 1
 	assert.Equal(t, codeFencedInstanceID, wiretest.Do[*kmsg.HeartbeatResponse](t, c, hb).ErrorCode, "identity is asked before the generation")
-	sync := syncRequest(5, "g", first.MemberID, 2)
+	sync := wiretest.SyncRequest(5, "g", first.MemberID, 2)
 	sync.InstanceID = &instance
 	assert.Equal(t, codeFencedInstanceID, wiretest.Do[*kmsg.SyncGroupResponse](t, c, sync).ErrorCode, "SyncGroup")
 	cm := commitRequest(8, "g", first.MemberID, 2, tp{"orders", 0, 5}, tp{"orders", 2, 5})
@@ -98,7 +98,7 @@ func TestWireStaticLeaveByInstanceID(t *testing.T) {
 	require.Equal(t, int32(1), second.Generation)
 	instance := "app-1"
 
-	req := leaveRequest(5, "g", first.MemberID)
+	req := wiretest.LeaveRequest(5, "g", first.MemberID)
 	req.Members[0].InstanceID = &instance
 	resp := wiretest.Do[*kmsg.LeaveGroupResponse](t, c, req)
 	require.Equal(t, codeNone, resp.ErrorCode)
@@ -106,7 +106,7 @@ func TestWireStaticLeaveByInstanceID(t *testing.T) {
 	assert.Equal(t, codeFencedInstanceID, resp.Members[0].ErrorCode)
 	assert.Equal(t, "Stable", describe(t, c, "g")[0].State)
 
-	req = leaveRequest(5, "g", "")
+	req = wiretest.LeaveRequest(5, "g", "")
 	req.Members[0].InstanceID = &instance
 	resp = wiretest.Do[*kmsg.LeaveGroupResponse](t, c, req)
 	require.Len(t, resp.Members, 1)

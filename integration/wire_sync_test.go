@@ -26,7 +26,7 @@ func TestWireSyncGroupAssignments(t *testing.T) {
 	// The leader's plan gives everything to b; it is ignored.
 	plan := kmsg.ConsumerMemberAssignment{Topics: []kmsg.ConsumerMemberAssignmentTopic{
 		{Topic: "orders", Partitions: []int32{0, 1, 2, 3}}, {Topic: "payments", Partitions: []int32{0}}}}
-	req := syncRequest(5, "g", a.MemberID, gen)
+	req := wiretest.SyncRequest(5, "g", a.MemberID, gen)
 	req.GroupAssignment = []kmsg.SyncGroupRequestGroupAssignment{{MemberID: bb.MemberID, MemberAssignment: plan.AppendTo(nil)}}
 	protocolType, protocol := "consumer", "roundrobin"
 	req.ProtocolType, req.Protocol = &protocolType, &protocol
@@ -40,7 +40,7 @@ func TestWireSyncGroupAssignments(t *testing.T) {
 	assert.Equal(t, "roundrobin", *resp.Protocol)
 
 	for v := int16(0); v <= 5; v++ {
-		resp := wiretest.Do[*kmsg.SyncGroupResponse](t, c, syncRequest(v, "g", bb.MemberID, gen))
+		resp := wiretest.Do[*kmsg.SyncGroupResponse](t, c, wiretest.SyncRequest(v, "g", bb.MemberID, gen))
 		require.Equal(t, codeNone, resp.ErrorCode, "v%d", v)
 		assert.Equal(t, []string{"orders-1", "orders-3"}, wiretest.Assignment(t, resp.MemberAssignment), "v%d", v)
 	}
@@ -56,7 +56,7 @@ func TestWireSyncGroupNeverEmptyBytes(t *testing.T) {
 	join(t, c, "g", "payments")
 	idle := join(t, c, "g", "payments")
 	for v := int16(0); v <= 5; v++ {
-		resp := wiretest.Do[*kmsg.SyncGroupResponse](t, c, syncRequest(v, "g", idle.MemberID, idle.Generation))
+		resp := wiretest.Do[*kmsg.SyncGroupResponse](t, c, wiretest.SyncRequest(v, "g", idle.MemberID, idle.Generation))
 		require.Equal(t, codeNone, resp.ErrorCode)
 		assert.Equal(t, "000000000000ffffffff", hex.EncodeToString(resp.MemberAssignment), "v%d", v)
 		assert.Empty(t, wiretest.Assignment(t, resp.MemberAssignment))
@@ -77,12 +77,12 @@ func TestWireSyncGroupErrors(t *testing.T) {
 		req  *kmsg.SyncGroupRequest
 		want int16
 	}{
-		{"stale generation", syncRequest(5, "g", a.MemberID, a.Generation), codeIllegalGeneration},
-		{"future generation", syncRequest(5, "g", a.MemberID, bb.Generation+1), codeIllegalGeneration},
-		{"unknown member", syncRequest(5, "g", "c-999999", bb.Generation), codeUnknownMemberID},
-		{"unknown member, stale generation", syncRequest(5, "g", "c-999999", a.Generation), codeUnknownMemberID},
-		{"unknown group", syncRequest(5, "nope", a.MemberID, bb.Generation), codeUnknownMemberID},
-		{"empty group id", syncRequest(5, "", a.MemberID, bb.Generation), codeInvalidGroupID},
+		{"stale generation", wiretest.SyncRequest(5, "g", a.MemberID, a.Generation), codeIllegalGeneration},
+		{"future generation", wiretest.SyncRequest(5, "g", a.MemberID, bb.Generation+1), codeIllegalGeneration},
+		{"unknown member", wiretest.SyncRequest(5, "g", "c-999999", bb.Generation), codeUnknownMemberID},
+		{"unknown member, stale generation", wiretest.SyncRequest(5, "g", "c-999999", a.Generation), codeUnknownMemberID},
+		{"unknown group", wiretest.SyncRequest(5, "nope", a.MemberID, bb.Generation), codeUnknownMemberID},
+		{"empty group id", wiretest.SyncRequest(5, "", a.MemberID, bb.Generation), codeInvalidGroupID},
 	}
 	for _, tc := range tests {
 		for _, v := range []int16{0, 5} {
@@ -107,7 +107,7 @@ func TestWireSyncGroupChecksProtocol(t *testing.T) {
 	c := wiretest.Dial(t, b.Addr(), "c")
 	m := join(t, c, "g", "orders")
 
-	req := syncRequest(5, "g", m.MemberID, m.Generation)
+	req := wiretest.SyncRequest(5, "g", m.MemberID, m.Generation)
 	req.ProtocolType, req.Protocol = ptrTo("consumer"), ptrTo("range")
 	resp := wiretest.Do[*kmsg.SyncGroupResponse](t, c, req)
 	assert.Equal(t, kerr.InconsistentGroupProtocol.Code, resp.ErrorCode, "the group chose roundrobin")
@@ -123,7 +123,7 @@ func TestWireSyncGroupChecksProtocol(t *testing.T) {
 	assert.Equal(t, ptrTo("roundrobin"), resp.Protocol)
 	assert.Equal(t, []string{"orders-0", "orders-1", "orders-2", "orders-3"}, wiretest.Assignment(t, resp.MemberAssignment))
 
-	resp = wiretest.Do[*kmsg.SyncGroupResponse](t, c, syncRequest(5, "g", m.MemberID, m.Generation))
+	resp = wiretest.Do[*kmsg.SyncGroupResponse](t, c, wiretest.SyncRequest(5, "g", m.MemberID, m.Generation))
 	assert.Equal(t, codeNone, resp.ErrorCode)
 	assert.Nil(t, resp.ProtocolType, "null in, null out")
 	assert.Nil(t, resp.Protocol)

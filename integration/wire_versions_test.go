@@ -63,18 +63,18 @@ var versionCases = map[kmsg.Key]versionCase{
 	},
 	kmsg.SyncGroup: func(t *testing.T, c *wireclient.Client, v int16, group string) {
 		j := joinAt(t, c, group, "orders")
-		resp := wiretest.Do[*kmsg.SyncGroupResponse](t, c, syncRequest(v, group, j.MemberID, j.Generation))
+		resp := wiretest.Do[*kmsg.SyncGroupResponse](t, c, wiretest.SyncRequest(v, group, j.MemberID, j.Generation))
 		assert.Equal(t, codeNone, resp.ErrorCode)
 		assert.Equal(t, []string{"orders-0", "orders-1", "orders-2", "orders-3"}, wiretest.Assignment(t, resp.MemberAssignment))
 	},
 	kmsg.Heartbeat: func(t *testing.T, c *wireclient.Client, v int16, group string) {
 		j := joinAt(t, c, group, "orders")
-		resp := wiretest.Do[*kmsg.HeartbeatResponse](t, c, heartbeatRequest(v, group, j.MemberID, j.Generation))
+		resp := wiretest.Do[*kmsg.HeartbeatResponse](t, c, wiretest.HeartbeatRequest(v, group, j.MemberID, j.Generation))
 		assert.Equal(t, codeNone, resp.ErrorCode)
 	},
 	kmsg.LeaveGroup: func(t *testing.T, c *wireclient.Client, v int16, group string) {
 		j := joinAt(t, c, group, "orders")
-		resp := wiretest.Do[*kmsg.LeaveGroupResponse](t, c, leaveRequest(v, group, j.MemberID))
+		resp := wiretest.Do[*kmsg.LeaveGroupResponse](t, c, wiretest.LeaveRequest(v, group, j.MemberID))
 		assert.Equal(t, codeNone, resp.ErrorCode)
 		if v >= 3 {
 			require.Len(t, resp.Members, 1)
@@ -371,7 +371,7 @@ func TestWireUnsupportedVersionsClose(t *testing.T) {
 		name string
 		req  kmsg.Request
 	}{
-		{"Heartbeat v5", heartbeatRequest(5, "g", "m", 1)},
+		{"Heartbeat v5", wiretest.HeartbeatRequest(5, "g", "m", 1)},
 		{"Fetch v3", func() kmsg.Request { r := kmsg.NewPtrFetchRequest(); r.Version = 3; return r }()},
 		{"OffsetFetch v0", func() kmsg.Request { r := kmsg.NewPtrOffsetFetchRequest(); r.Version, r.Group = 0, "g"; return r }()},
 		{"Metadata v13", metadataRequest(13, nil)},

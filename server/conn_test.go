@@ -21,12 +21,6 @@ import (
 	"github.com/minibroker/minibroker/internal/wiretest"
 )
 
-func heartbeatRequest(version int16, group, member string, generation int32) *kmsg.HeartbeatRequest {
-	req := kmsg.NewPtrHeartbeatRequest()
-	req.Version, req.Group, req.MemberID, req.Generation = version, group, member, generation
-	return req
-}
-
 // TestHandlerPanicClosesOnlyThatConnection replaces the Heartbeat handler
 // with one that panics: the connection that sent it is closed without an
 // answer, the panic is logged at Error with its stack, and another
@@ -48,7 +42,7 @@ func TestHandlerPanicClosesOnlyThatConnection(t *testing.T) {
 	wiretest.Do[*kmsg.ApiVersionsResponse](t, bystander, apiVersionsRequest(4))
 
 	victim := wiretest.Dial(t, addr, "victim")
-	require.NoError(t, victim.Send(rawRequest(heartbeatRequest(4, "g", "m", 1), 0, "victim")))
+	require.NoError(t, victim.Send(rawRequest(wiretest.HeartbeatRequest(4, "g", "m", 1), 0, "victim")))
 	wiretest.RequireClosed(t, victim)
 
 	eventually(t, testTimeout, func() bool { return len(e.logs.Find("handler panic, closing connection")) == 1 },
@@ -62,7 +56,7 @@ func TestHandlerPanicClosesOnlyThatConnection(t *testing.T) {
 	resp := wiretest.Do[*kmsg.ApiVersionsResponse](t, bystander, apiVersionsRequest(4))
 	assert.Zero(t, resp.ErrorCode)
 	armed.Store(false)
-	hb := wiretest.Do[*kmsg.HeartbeatResponse](t, bystander, heartbeatRequest(4, "g", "m", 1))
+	hb := wiretest.Do[*kmsg.HeartbeatResponse](t, bystander, wiretest.HeartbeatRequest(4, "g", "m", 1))
 	assert.Equal(t, kerr.UnknownMemberID.Code, hb.ErrorCode)
 }
 
@@ -108,9 +102,9 @@ func TestPipelinedRequestsAnsweredInOrderWithCoalescedWrites(t *testing.T) {
 	for i := range 60 {
 		switch i % 3 {
 		case 0:
-			reqs = append(reqs, heartbeatRequest(int16(i%5), "g", join.MemberID, join.Generation))
+			reqs = append(reqs, wiretest.HeartbeatRequest(int16(i%5), "g", join.MemberID, join.Generation))
 		case 1:
-			reqs = append(reqs, heartbeatRequest(4, "g", join.MemberID, join.Generation+int32(i))) // stale: 22
+			reqs = append(reqs, wiretest.HeartbeatRequest(4, "g", join.MemberID, join.Generation+int32(i))) // stale: 22
 		default:
 			reqs = append(reqs, apiVersionsRequest(int16(i%5)))
 		}
@@ -145,7 +139,7 @@ func TestPartialFrameDoesNotHoldBackAnswers(t *testing.T) {
 			e := newEnv(t)
 			c := wiretest.Dial(t, e.serve(), "c")
 			first := rawRequest(apiVersionsRequest(3), 7, "c")
-			second := rawRequest(heartbeatRequest(3, "g", "m", 1), 8, "c")
+			second := rawRequest(wiretest.HeartbeatRequest(3, "g", "m", 1), 8, "c")
 			require.NoError(t, c.Send(append(first, second[:cut]...)))
 
 			require.NoError(t, c.SetDeadline(time.Now().Add(testTimeout)))
@@ -232,7 +226,7 @@ func TestConnectionsAreIndependent(t *testing.T) {
 			}
 			join := resp.(*kmsg.JoinGroupResponse)
 			for range 20 {
-				resp, err := c.Request(t.Context(), heartbeatRequest(3, group, join.MemberID, join.Generation))
+				resp, err := c.Request(t.Context(), wiretest.HeartbeatRequest(3, group, join.MemberID, join.Generation))
 				if !assert.NoError(t, err) {
 					return
 				}
@@ -329,7 +323,7 @@ func TestIdleConnectionIsClosed(t *testing.T) {
 func TestPartialFrameIsClosedAfterFrameReadTimeout(t *testing.T) {
 	t.Parallel()
 	const frameTimeout = 300 * time.Millisecond
-	hb := rawRequest(heartbeatRequest(4, "g", "m", 1), 1, "c")
+	hb := rawRequest(wiretest.HeartbeatRequest(4, "g", "m", 1), 1, "c")
 	tests := []struct {
 		name    string
 		first   []byte
@@ -450,7 +444,7 @@ func TestTLS(t *testing.T) {
 		join := wiretest.Do[*kmsg.JoinGroupResponse](t, c, joinRequest(3, "g", "", "orders"))
 		assert.Zero(t, join.ErrorCode)
 		assert.Equal(t, "tls-000001", join.MemberID)
-		hb := wiretest.Do[*kmsg.HeartbeatResponse](t, c, heartbeatRequest(4, "g", join.MemberID, join.Generation))
+		hb := wiretest.Do[*kmsg.HeartbeatResponse](t, c, wiretest.HeartbeatRequest(4, "g", join.MemberID, join.Generation))
 		assert.Zero(t, hb.ErrorCode)
 		assert.Zero(t, handshakeWarnings(e))
 	})

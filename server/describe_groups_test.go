@@ -23,7 +23,7 @@ func TestDescribeGroups(t *testing.T) {
 	a := e.join("client-a", "stable", "", "orders")
 	b := e.join("client-b", "stable", "", "orders")
 	left := e.join("c", "left", "", "orders")
-	call[*kmsg.LeaveGroupResponse](e, "c", leaveRequest(3, "left", left.MemberID))
+	call[*kmsg.LeaveGroupResponse](e, "c", wiretest.LeaveRequest(3, "left", left.MemberID))
 	require.NoError(t, e.coord.CommitDirect("offsets-only", []offsets.Entry{{Topic: "orders", Partition: 0, Offset: 1, LeaderEpoch: -1}}))
 
 	resp := call[*kmsg.DescribeGroupsResponse](e, "c", describeRequest(5, "stable", "left", "offsets-only", "dead"))
@@ -44,7 +44,7 @@ func TestDescribeGroups(t *testing.T) {
 		assert.Equal(t, want.id, m.MemberID)
 		assert.Equal(t, want.client, m.ClientID)
 		assert.Equal(t, "/127.0.0.1", m.ClientHost)
-		assert.Equal(t, consumerMetadata(0, "orders"), m.ProtocolMetadata)
+		assert.Equal(t, wiretest.ConsumerMetadata(0, "orders"), m.ProtocolMetadata)
 		assert.Nil(t, m.InstanceID)
 	}
 	assert.Equal(t, []string{"orders-0", "orders-2"}, wiretest.Assignment(t, stable.Members[0].MemberAssignment))

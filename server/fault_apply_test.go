@@ -59,7 +59,7 @@ func TestFaultMatches(t *testing.T) {
 // puts it.
 func TestFaultTargetOfRequests(t *testing.T) {
 	t.Parallel()
-	leave := leaveRequest(3, "g", "m1", "m2")
+	leave := wiretest.LeaveRequest(3, "g", "m1", "m2")
 	fc := kmsg.NewPtrFindCoordinatorRequest()
 	fc.Version, fc.CoordinatorKeys = 4, []string{"g", "h"}
 	of := kmsg.NewPtrOffsetFetchRequest()
@@ -69,7 +69,7 @@ func TestFaultTargetOfRequests(t *testing.T) {
 		req  kmsg.Request
 		want faultTarget
 	}{
-		{heartbeatRequest(4, "g", "m1", 3), faultTarget{groups: []string{"g"}, members: []string{"m1"}}},
+		{wiretest.HeartbeatRequest(4, "g", "m1", 3), faultTarget{groups: []string{"g"}, members: []string{"m1"}}},
 		{leave, faultTarget{groups: []string{"g"}, members: []string{"m1", "m2"}}},
 		{fc, faultTarget{groups: []string{"g", "h"}}},
 		{of, faultTarget{groups: []string{"g"}, members: []string{"m1"}, topics: []topicParts{{"orders", []int32{2}}}}},
@@ -111,13 +111,13 @@ func TestFaultDropStallsTheConnection(t *testing.T) {
 	j := e.join("c", "g", "", "orders")
 	h := e.inject(Fault{Keys: []int16{12}, Group: "g", Member: j.MemberID, Drop: true})
 	stalled := wiretest.Dial(t, addr, "c")
-	hb := rawRequest(heartbeatRequest(4, "g", j.MemberID, j.Generation), 1, "c")
+	hb := rawRequest(wiretest.HeartbeatRequest(4, "g", j.MemberID, j.Generation), 1, "c")
 	join := rawRequest(joinRequest(4, "late", "", "orders"), 2, "c")
 	require.NoError(t, stalled.Send(append(hb, join...)))
 	eventually(t, testTimeout, func() bool { return h.Hits() == 1 }, "the heartbeat reaches the fault")
 
 	other := wiretest.Dial(t, addr, "c")
-	resp := wiretest.Do[*kmsg.HeartbeatResponse](t, other, heartbeatRequest(4, "g", j.MemberID, j.Generation))
+	resp := wiretest.Do[*kmsg.HeartbeatResponse](t, other, wiretest.HeartbeatRequest(4, "g", j.MemberID, j.Generation))
 	require.Zero(t, resp.ErrorCode, "the fault is used up; other connections are served")
 
 	requireNoAnswer(t, stalled)
@@ -163,16 +163,16 @@ func TestFaultDelayHoldsOnlyItsConnection(t *testing.T) {
 	j := e.join("c", "g", "", "orders")
 	held := e.inject(Fault{Keys: []int16{12}, ClientID: "slow", Delay: MaxFaultDelay})
 	slow := wiretest.Dial(t, addr, "slow")
-	require.NoError(t, slow.Send(rawRequest(heartbeatRequest(4, "g", j.MemberID, j.Generation), 1, "slow")))
+	require.NoError(t, slow.Send(rawRequest(wiretest.HeartbeatRequest(4, "g", j.MemberID, j.Generation), 1, "slow")))
 	eventually(t, testTimeout, func() bool { return held.Hits() == 1 }, "the slow heartbeat is held")
 	fast := wiretest.Dial(t, addr, "fast")
-	resp := wiretest.Do[*kmsg.HeartbeatResponse](t, fast, heartbeatRequest(4, "g", j.MemberID, j.Generation))
+	resp := wiretest.Do[*kmsg.HeartbeatResponse](t, fast, wiretest.HeartbeatRequest(4, "g", j.MemberID, j.Generation))
 	require.Zero(t, resp.ErrorCode)
 
 	const delay = 50 * time.Millisecond
 	e.inject(Fault{Keys: []int16{12}, ClientID: "fast", Delay: delay})
 	start := time.Now()
-	resp = wiretest.Do[*kmsg.HeartbeatResponse](t, fast, heartbeatRequest(4, "g", j.MemberID, j.Generation))
+	resp = wiretest.Do[*kmsg.HeartbeatResponse](t, fast, wiretest.HeartbeatRequest(4, "g", j.MemberID, j.Generation))
 	require.Zero(t, resp.ErrorCode, "a delayed request is handled")
 	require.GreaterOrEqual(t, time.Since(start), delay)
 	requireNoAnswer(t, slow)
@@ -191,7 +191,7 @@ func BenchmarkDispatchFaults(b *testing.B) {
 	if j.ErrorCode != 0 {
 		b.Fatalf("join: code %d", j.ErrorCode)
 	}
-	req := heartbeatRequest(4, "g", j.MemberID, j.Generation)
+	req := wiretest.HeartbeatRequest(4, "g", j.MemberID, j.Generation)
 	r.key, r.version = kmsg.Heartbeat, 4
 	run := func(b *testing.B, call func() kmsg.Response) {
 		b.ReportAllocs()
@@ -235,7 +235,7 @@ func TestFaultCountUnderConcurrentRequests(t *testing.T) {
 		wg.Go(func() {
 			for range 40 {
 				ctx, cancel := context.WithTimeout(t.Context(), testTimeout)
-				resp, err := c.Request(ctx, heartbeatRequest(4, "g", j.MemberID, j.Generation))
+				resp, err := c.Request(ctx, wiretest.HeartbeatRequest(4, "g", j.MemberID, j.Generation))
 				cancel()
 				if err != nil {
 					t.Error(err)

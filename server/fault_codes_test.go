@@ -202,7 +202,7 @@ func TestFaultTopLevelCodes(t *testing.T) {
 
 	j := e.join("c", "g", "", "orders")
 	e.inject(Fault{Keys: []int16{12}, Member: j.MemberID, Err: kerr.RebalanceInProgress.Code})
-	hresp, _ := dispatchAs[*kmsg.HeartbeatResponse](e, "c", heartbeatRequest(3, "g", j.MemberID, j.Generation))
+	hresp, _ := dispatchAs[*kmsg.HeartbeatResponse](e, "c", wiretest.HeartbeatRequest(3, "g", j.MemberID, j.Generation))
 	require.Equal(t, kerr.RebalanceInProgress.Code, hresp.ErrorCode)
 
 	e.inject(Fault{Keys: []int16{10}, Group: "g", Err: kerr.CoordinatorNotAvailable.Code, Count: 2})

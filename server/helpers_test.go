@@ -18,6 +18,7 @@ import (
 	"github.com/minibroker/minibroker/coordinator"
 	"github.com/minibroker/minibroker/internal/coretest"
 	"github.com/minibroker/minibroker/internal/testutil"
+	"github.com/minibroker/minibroker/internal/wiretest"
 	"github.com/minibroker/minibroker/offsets"
 	"github.com/minibroker/minibroker/records"
 	"github.com/minibroker/minibroker/wireclient"
@@ -125,27 +126,10 @@ func (e *env) join(clientID, group, member string, topics ...string) *kmsg.JoinG
 	return resp
 }
 
-// joinRequest is a consumer JoinGroup at version with one "roundrobin"
-// protocol subscribing to topics.
+// joinRequest is wiretest.JoinRequest with the fixture joins' session
+// timeout.
 func joinRequest(version int16, group, member string, topics ...string) *kmsg.JoinGroupRequest {
-	req := kmsg.NewPtrJoinGroupRequest()
-	req.Version = version
-	req.Group = group
-	req.MemberID = member
-	req.SessionTimeoutMillis = int32(testSession / time.Millisecond)
-	req.RebalanceTimeoutMillis = req.SessionTimeoutMillis
-	req.ProtocolType = "consumer"
-	req.Protocols = []kmsg.JoinGroupRequestProtocol{{Name: "roundrobin", Metadata: consumerMetadata(0, topics...)}}
-	return req
-}
-
-// consumerMetadata encodes a ConsumerMemberMetadata of version subscribing
-// to topics.
-func consumerMetadata(version int16, topics ...string) []byte {
-	m := kmsg.NewConsumerMemberMetadata()
-	m.Version = version
-	m.Topics = topics
-	return m.AppendTo(nil)
+	return wiretest.JoinRequest(version, group, member, testSession, topics...)
 }
 
 func isReset(err error) bool {

@@ -73,7 +73,7 @@ func TestMemoryHoldsLargeFramesNotHeartbeats(t *testing.T) {
 	second := wiretest.Dial(t, addr, "big2")
 	require.NoError(t, second.Send(largeFrameHead(40<<10)))
 	hb := wiretest.Dial(t, addr, "c")
-	resp := wiretest.Do[*kmsg.HeartbeatResponse](t, hb, heartbeatRequest(4, "g", member.MemberID, member.Generation))
+	resp := wiretest.Do[*kmsg.HeartbeatResponse](t, hb, wiretest.HeartbeatRequest(4, "g", member.MemberID, member.Generation))
 	require.Zero(t, resp.ErrorCode, "a heartbeat needs no budget")
 	require.Equal(t, int64(40<<10), e.srv.InFlightBytes(), "the second waits: 80 KiB would pass the 64 KiB budget")
 

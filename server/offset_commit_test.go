@@ -148,7 +148,7 @@ func TestOffsetCommitEmptyGroup(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	a := e.join("c", "g", "", "orders")
-	call[*kmsg.LeaveGroupResponse](e, "c", leaveRequest(5, "g", a.MemberID))
+	call[*kmsg.LeaveGroupResponse](e, "c", wiretest.LeaveRequest(5, "g", a.MemberID))
 	for _, gen := range []int32{1, 2} {
 		req := commitRequest(9, "g", a.MemberID, gen, commitPart{"orders", 0, 5, nil})
 		resp := call[*kmsg.OffsetCommitResponse](e, "c", req)

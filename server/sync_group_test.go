@@ -12,12 +12,6 @@ import (
 	"github.com/minibroker/minibroker/internal/wiretest"
 )
 
-func syncRequest(version int16, group, member string, generation int32) *kmsg.SyncGroupRequest {
-	req := kmsg.NewPtrSyncGroupRequest()
-	req.Version, req.Group, req.MemberID, req.Generation = version, group, member, generation
-	return req
-}
-
 func TestSyncGroup(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
@@ -33,14 +27,14 @@ func TestSyncGroup(t *testing.T) {
 		wantCode int16
 		want     []string
 	}{
-		{"leader", syncRequest(0, "g", a.MemberID, gen), 0, []string{"orders-0", "orders-2"}},
-		{"payments", syncRequest(3, "g", b.MemberID, gen), 0, []string{"payments-0"}},
-		{"orders follower", syncRequest(4, "g", idle.MemberID, gen), 0, []string{"orders-1", "orders-3"}},
-		{"empty group id", syncRequest(5, "", a.MemberID, gen), kerr.InvalidGroupID.Code, nil},
-		{"unknown group", syncRequest(5, "nope", a.MemberID, gen), kerr.UnknownMemberID.Code, nil},
-		{"unknown member", syncRequest(5, "g", "c-999999", gen), kerr.UnknownMemberID.Code, nil},
-		{"stale generation", syncRequest(5, "g", a.MemberID, gen-1), kerr.IllegalGeneration.Code, nil},
-		{"future generation", syncRequest(5, "g", a.MemberID, gen+1), kerr.IllegalGeneration.Code, nil},
+		{"leader", wiretest.SyncRequest(0, "g", a.MemberID, gen), 0, []string{"orders-0", "orders-2"}},
+		{"payments", wiretest.SyncRequest(3, "g", b.MemberID, gen), 0, []string{"payments-0"}},
+		{"orders follower", wiretest.SyncRequest(4, "g", idle.MemberID, gen), 0, []string{"orders-1", "orders-3"}},
+		{"empty group id", wiretest.SyncRequest(5, "", a.MemberID, gen), kerr.InvalidGroupID.Code, nil},
+		{"unknown group", wiretest.SyncRequest(5, "nope", a.MemberID, gen), kerr.UnknownMemberID.Code, nil},
+		{"unknown member", wiretest.SyncRequest(5, "g", "c-999999", gen), kerr.UnknownMemberID.Code, nil},
+		{"stale generation", wiretest.SyncRequest(5, "g", a.MemberID, gen-1), kerr.IllegalGeneration.Code, nil},
+		{"future generation", wiretest.SyncRequest(5, "g", a.MemberID, gen+1), kerr.IllegalGeneration.Code, nil},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -62,7 +56,7 @@ func TestSyncGroupIgnoresLeaderPlanAndNeverSendsEmptyBytes(t *testing.T) {
 	e := newEnv(t)
 	a := e.join("c", "g", "", "payments")
 	b := e.join("c", "g", "", "payments")
-	req := syncRequest(5, "g", a.MemberID, b.Generation)
+	req := wiretest.SyncRequest(5, "g", a.MemberID, b.Generation)
 	protocolType, protocol := "consumer", "roundrobin"
 	req.ProtocolType, req.Protocol = &protocolType, &protocol
 	plan := kmsg.ConsumerMemberAssignment{Topics: []kmsg.ConsumerMemberAssignmentTopic{{Topic: "payments", Partitions: []int32{0}}}}
@@ -76,7 +70,7 @@ func TestSyncGroupIgnoresLeaderPlanAndNeverSendsEmptyBytes(t *testing.T) {
 	assert.Equal(t, &protocolType, resp.ProtocolType, "v5 echoes the protocol type")
 	assert.Equal(t, &protocol, resp.Protocol, "and name")
 
-	resp = call[*kmsg.SyncGroupResponse](e, "c", syncRequest(5, "g", b.MemberID, b.Generation))
+	resp = call[*kmsg.SyncGroupResponse](e, "c", wiretest.SyncRequest(5, "g", b.MemberID, b.Generation))
 	require.Zero(t, resp.ErrorCode)
 	assert.Equal(t, "000000000000ffffffff", hex.EncodeToString(resp.MemberAssignment))
 	assert.Empty(t, wiretest.Assignment(t, resp.MemberAssignment))
