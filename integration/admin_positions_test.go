@@ -18,6 +18,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/minibroker/minibroker/internal/testutil"
 	"github.com/minibroker/minibroker/internal/wiretest"
 )
 
@@ -111,7 +112,7 @@ func TestAdminFetchPositionAttributed(t *testing.T) {
 	require.Zero(t, code, "the commit of 6")
 
 	var g adminPositionsGroup
-	kgoEventually(t, kgoWait, func() string {
+	testutil.Eventually(t, kgoWait, func() string {
 		g, _ = adminPositions(t, b, "readers")
 		if len(g.Partitions) != 1 || len(g.Partitions[0].FetchPositions) != 1 || g.Partitions[0].FetchPositions[0].Offset != 10 {
 			return fmt.Sprintf("no fetch position at 10 yet: %+v", g.Partitions)
@@ -157,7 +158,7 @@ func TestAdminFetchPositionUnattributed(t *testing.T) {
 	}
 
 	var g adminPositionsGroup
-	kgoEventually(t, kgoWait, func() string {
+	testutil.Eventually(t, kgoWait, func() string {
 		g, _ = adminPositions(t, b, "twins")
 		if g.State != "Stable" || len(g.Members) != 2 || len(g.Partitions) != 1 || len(g.Partitions[0].FetchPositions) == 0 {
 			return fmt.Sprintf("not two members and a fetch position yet: %+v", g)

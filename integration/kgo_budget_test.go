@@ -30,6 +30,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/minibroker/minibroker/broker"
+	"github.com/minibroker/minibroker/internal/testutil"
 	"github.com/minibroker/minibroker/wireclient"
 )
 
@@ -178,7 +179,7 @@ func TestBudgetConsumersCatchUpOnABacklog(t *testing.T) {
 		got = append(got, kgoCollect(t, cl))
 	}
 	start := time.Now()
-	kgoEventually(t, time.Minute, func() string {
+	testutil.Eventually(t, time.Minute, func() string {
 		for i, c := range got {
 			if n := c.count(); n < records {
 				return fmt.Sprintf("consumer %d has %d of %d records", i, n, records)
@@ -287,7 +288,7 @@ func TestBudgetHugeFetchLimitAndMaximalLongPoll(t *testing.T) {
 		require.NoError(t, producer.ProduceSync(t.Context(), &kgo.Record{Topic: "trickle", Value: value}).FirstErr())
 		lat = append(lat, time.Since(start))
 	}
-	kgoEventually(t, time.Minute, func() string {
+	testutil.Eventually(t, time.Minute, func() string {
 		if n := got.count(); n < trickle {
 			return fmt.Sprintf("the 1 GiB consumer has %d of %d", n, trickle)
 		}

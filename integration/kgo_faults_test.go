@@ -23,6 +23,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/minibroker/minibroker/broker"
+	"github.com/minibroker/minibroker/internal/testutil"
 )
 
 // kgoCommit commits offsets for m's partitions of orders through kgo's
@@ -163,7 +164,7 @@ func TestKgoFaultDroppedHeartbeatsMakeAZombie(t *testing.T) {
 
 	f, err := b.InjectFault(broker.Fault{Keys: []int16{12}, Group: group, Member: aID, Drop: true, Count: -1})
 	require.NoError(t, err)
-	kgoEventually(t, kgoWait, func() string {
+	testutil.Eventually(t, kgoWait, func() string {
 		if f.Hits() == 0 {
 			return "no heartbeat of A dropped yet"
 		}
@@ -175,7 +176,7 @@ func TestKgoFaultDroppedHeartbeatsMakeAZombie(t *testing.T) {
 	_, err = b.Advance(29 * time.Second)
 	require.NoError(t, err)
 	bID, _ := bm.Client.GroupMetadata()
-	kgoEventually(t, kgoWait, func() string {
+	testutil.Eventually(t, kgoWait, func() string {
 		if mv, _ := b.member(group, bID); !mv.Deadline.After(aLease.Deadline) {
 			return "B has not renewed its lease yet"
 		}
@@ -189,7 +190,7 @@ func TestKgoFaultDroppedHeartbeatsMakeAZombie(t *testing.T) {
 	require.Len(t, expired, 1)
 	require.Equal(t, aID, expired[0].MemberID)
 
-	kgoEventually(t, kgoWait, func() string {
+	testutil.Eventually(t, kgoWait, func() string {
 		v := b.describe(group)
 		_, bGen := bm.Client.GroupMetadata()
 		switch {
@@ -207,7 +208,7 @@ func TestKgoFaultDroppedHeartbeatsMakeAZombie(t *testing.T) {
 	kgoProduce(t, b, 0, "r0", "r1", "r2")
 	want := []string{"0@0:r0", "0@1:r1", "0@2:r2"}
 	for _, m := range []*kgoMember{a, bm} {
-		kgoEventually(t, kgoWait, func() string {
+		testutil.Eventually(t, kgoWait, func() string {
 			if !slices.Equal(m.Records(), want) {
 				return m.Name + " has not processed r0-r2"
 			}

@@ -17,6 +17,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/minibroker/minibroker/internal/testutil"
 	"github.com/minibroker/minibroker/wireclient"
 )
 
@@ -128,7 +129,7 @@ func TestKgoFencingStaleMember(t *testing.T) {
 
 			// 3. The re-join.
 			close(release)
-			kgoEventually(t, kgoWait, func() string {
+			testutil.Eventually(t, kgoWait, func() string {
 				if got := a.Owned(); len(got["orders"]) != 2 || a.Generation() != gen2 {
 					return "A has not re-joined yet"
 				}
@@ -146,7 +147,7 @@ func TestKgoFencingStaleMember(t *testing.T) {
 				{Kind: "lost", Partitions: map[string][]int32{"orders": {0, 1, 2, 3}}, Generation: 1},
 				{Kind: "assigned", Partitions: map[string][]int32{"orders": {0, 2}}, Generation: 2},
 			}, a.Events())
-			kgoEventually(t, kgoWait, func() string {
+			testutil.Eventually(t, kgoWait, func() string {
 				for _, err := range a.PollErrs() {
 					var se *kgo.ErrGroupSession
 					if errors.As(err, &se) && errors.Is(err, kerr.IllegalGeneration) {
@@ -170,7 +171,7 @@ func TestKgoFencingStaleMember(t *testing.T) {
 			// kgo would signal a re-join from the commit path at once;
 			// two more heartbeat round trips show it did not.
 			beats := a.Heartbeats()
-			kgoEventually(t, kgoWait, func() string {
+			testutil.Eventually(t, kgoWait, func() string {
 				if a.Heartbeats() < beats+2 {
 					return "A has not heartbeated twice since the commit"
 				}

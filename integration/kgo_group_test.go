@@ -17,6 +17,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/minibroker/minibroker/internal/testutil"
 )
 
 // kgoBalancers are the two classic-protocol balancers the tests run with.
@@ -98,7 +100,7 @@ func TestKgoGroupLifecycle(t *testing.T) {
 					}
 					m.Client.SetOffsets(set)
 				}
-				kgoEventually(t, kgoWait, func() string {
+				testutil.Eventually(t, kgoWait, func() string {
 					got := kgoFetchCommitted(t, ma.Client, group, "orders", 4)
 					if fmt.Sprint(got) != fmt.Sprint(want) {
 						return fmt.Sprintf("committed %v, want %v", got, want)

@@ -363,13 +363,6 @@ func (m *kgoMember) Kill() {
 	<-m.pollDone
 }
 
-// kgoEventually polls cond every 20 ms until it returns "" (done) or
-// timeout passes, then fails with the last reason cond gave.
-func kgoEventually(t *testing.T, timeout time.Duration, cond func() string) {
-	t.Helper()
-	testutil.Eventually(t, timeout, cond)
-}
-
 // kgoConverged reports "" when the members and the coordinator agree on a
 // settled group: the coordinator's group is Stable with exactly these
 // members; every member holds the group's generation; what each member's
@@ -424,7 +417,7 @@ func kgoConverged(b *testBroker, group, topic string, partitions int32, members 
 // generation.
 func waitKgoConverged(t *testing.T, b *testBroker, group, topic string, partitions int32, members ...*kgoMember) int32 {
 	t.Helper()
-	kgoEventually(t, kgoWait, func() string { return kgoConverged(b, group, topic, partitions, members...) })
+	testutil.Eventually(t, kgoWait, func() string { return kgoConverged(b, group, topic, partitions, members...) })
 	return b.describe(group).Generation
 }
 

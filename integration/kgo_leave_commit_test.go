@@ -23,6 +23,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/minibroker/minibroker/broker"
+	"github.com/minibroker/minibroker/internal/testutil"
 )
 
 // closeCommitHeartbeat is long enough that no heartbeat lands while the
@@ -139,7 +140,7 @@ func produceTo(t *testing.T, b *testBroker, topic string, partition int32, value
 // waitMembers waits until group has n members.
 func waitMembers(t *testing.T, b *testBroker, group string, n int) {
 	t.Helper()
-	kgoEventually(t, kgoWait, func() string {
+	testutil.Eventually(t, kgoWait, func() string {
 		if have := len(b.describe(group).Members); have != n {
 			return fmt.Sprintf("%s has %d members, want %d", group, have, n)
 		}

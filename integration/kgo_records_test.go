@@ -25,6 +25,7 @@ import (
 
 	"github.com/minibroker/minibroker/broker"
 	"github.com/minibroker/minibroker/coordinator"
+	"github.com/minibroker/minibroker/internal/testutil"
 	"github.com/minibroker/minibroker/records"
 )
 
@@ -159,7 +160,7 @@ func TestKgoProduceIntoConsumerGroup(t *testing.T) {
 	// Settle the group before producing: a rebalance while records flow
 	// would hand uncommitted records to another member, which is Kafka's
 	// at-least-once, not what this test counts.
-	kgoEventually(t, kgoWait, func() string {
+	testutil.Eventually(t, kgoWait, func() string {
 		v := b.describe(group)
 		if v.State != coordinator.Stable || len(v.Members) != 3 {
 			return fmt.Sprintf("group %s with %d members", v.State, len(v.Members))
@@ -183,7 +184,7 @@ func TestKgoProduceIntoConsumerGroup(t *testing.T) {
 
 	produced := kgoProduceAll(t, b, "events", "value", n)
 	require.Len(t, produced, 4, "the key hash spreads the records over every partition")
-	kgoEventually(t, kgoWait, func() string {
+	testutil.Eventually(t, kgoWait, func() string {
 		got := 0
 		for _, c := range collectors {
 			got += c.count()
@@ -233,7 +234,7 @@ func TestKgoProduceIntoConsumerGroup(t *testing.T) {
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.FetchMaxWait(kgoFetchMaxWait))
 	require.NoError(t, err)
 	all := kgoCollect(t, plain)
-	kgoEventually(t, kgoWait, func() string {
+	testutil.Eventually(t, kgoWait, func() string {
 		if got := all.count(); got < n {
 			return fmt.Sprintf("the plain consumer has %d of %d", got, n)
 		}
@@ -279,7 +280,7 @@ func TestKgoCompressionRoundTrips(t *testing.T) {
 				kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.FetchMaxWait(kgoFetchMaxWait))
 			require.NoError(t, err)
 			got := kgoCollect(t, cl)
-			kgoEventually(t, kgoWait, func() string {
+			testutil.Eventually(t, kgoWait, func() string {
 				if n := got.count(); n < 300 {
 					return fmt.Sprintf("%d of 300 records", n)
 				}

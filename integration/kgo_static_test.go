@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/minibroker/minibroker/internal/testutil"
 )
 
 // TestKgoStaticMemberRestartKeepsPartitionsAtTheSameGeneration: a kgo
@@ -33,7 +35,7 @@ func TestKgoStaticMemberRestartKeepsPartitionsAtTheSameGeneration(t *testing.T) 
 	require.Len(t, mv.Assignment, 2)
 
 	second := newKgoMember(t, b, "app", cfg)
-	kgoEventually(t, kgoWait, func() string {
+	testutil.Eventually(t, kgoWait, func() string {
 		if id := second.MemberID(); id == "" || id == oldID {
 			return "not joined yet"
 		}

@@ -161,21 +161,11 @@ func apiVersionsRequest(version int16) *kmsg.ApiVersionsRequest {
 	return req
 }
 
-// eventually polls cond every few milliseconds until it holds or the
-// deadline passes.
+// eventually polls cond until it holds or deadline passes
+// (testutil.Eventually).
 func eventually(t *testing.T, deadline time.Duration, cond func() bool, msg string) {
 	t.Helper()
-	tick := time.NewTicker(2 * time.Millisecond)
-	defer tick.Stop()
-	timeout := time.NewTimer(deadline)
-	defer timeout.Stop()
-	for !cond() {
-		select {
-		case <-tick.C:
-		case <-timeout.C:
-			t.Fatalf("not within %v: %s", deadline, msg)
-		}
-	}
+	testutil.Eventually(t, deadline, testutil.Holds(cond, msg))
 }
 
 // call dispatches req to its handler as a connection would, with clientID
