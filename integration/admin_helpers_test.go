@@ -54,8 +54,7 @@ func adminJoin(t *testing.T, c *wireclient.Client, group, member string, session
 // success: the member is told its assignment, and knows the generation.
 func adminSync(t *testing.T, c *wireclient.Client, group string, joined *kmsg.JoinGroupResponse) {
 	t.Helper()
-	req := kmsg.NewPtrSyncGroupRequest()
-	req.Version, req.Group, req.MemberID, req.Generation = 3, group, joined.MemberID, joined.Generation
+	req := wiretest.SyncRequest(3, group, joined.MemberID, joined.Generation)
 	require.Zero(t, wiretest.Do[*kmsg.SyncGroupResponse](t, c, req).ErrorCode, "sync %s", group)
 }
 
