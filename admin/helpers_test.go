@@ -18,6 +18,7 @@ import (
 	"github.com/minibroker/minibroker/catalog"
 	"github.com/minibroker/minibroker/clock"
 	"github.com/minibroker/minibroker/coordinator"
+	"github.com/minibroker/minibroker/internal/coretest"
 	"github.com/minibroker/minibroker/internal/testutil"
 	"github.com/minibroker/minibroker/internal/topics"
 	"github.com/minibroker/minibroker/offsets"
@@ -64,26 +65,18 @@ func newFixtureWith(t *testing.T, opts fixtureOptions) *fixture {
 		MaxGroupSeries: opts.maxGroupSeries, MaxFetchPositions: opts.maxPositions})
 	require.NoError(t, err)
 	f.rec = rec
-	f.log, err = records.Open(records.Config{})
-	require.NoError(t, err)
-	t.Cleanup(func() { f.log.Close() })
-	cat, err := catalog.Open(catalog.Config{Prepare: func(tp catalog.Topic) error { return f.log.CreatePartitions(tp.Name, tp.Partitions) }})
-	require.NoError(t, err)
-	for name, n := range map[string]int32{"orders": 4, "payments": 1} {
-		_, err := cat.Create(name, n)
-		require.NoError(t, err)
-	}
-	f.catalog = cat
-	coord, err := coordinator.New(coordinator.Config{
-		Clock:          f.clock,
-		Store:          f.store,
-		Topics:         cat,
-		Logger:         logger,
-		OnRebalance:    rec.Rebalanced,
-		OnGroupDeleted: rec.GroupDeleted,
+	core := coretest.New(t, coretest.Config{
+		Topics: map[string]int32{"orders": 4, "payments": 1},
+		Coordinator: coordinator.Config{
+			Clock:          f.clock,
+			Store:          f.store,
+			Logger:         logger,
+			OnRebalance:    rec.Rebalanced,
+			OnGroupDeleted: rec.GroupDeleted,
+		},
 	})
-	require.NoError(t, err)
-	f.coord = coord
+	f.log, f.catalog, f.coord = core.Log, core.Catalog, core.Coordinator
+	cat, coord := f.catalog, f.coord
 	f.faults = server.NewFaults(logger)
 	f.srv, err = New(Config{Coordinator: coord, Catalog: cat, Recorder: rec, Clock: clk, Logger: logger, Token: opts.token,
 		Log: f.log, MaxPartitionSeries: opts.maxPartitions, Faults: f.faults,

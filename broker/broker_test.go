@@ -21,6 +21,7 @@ import (
 	"github.com/minibroker/minibroker/catalog"
 	"github.com/minibroker/minibroker/coordinator"
 	"github.com/minibroker/minibroker/internal/datadir"
+	"github.com/minibroker/minibroker/internal/wiretest"
 	"github.com/minibroker/minibroker/wireclient"
 )
 
@@ -35,44 +36,17 @@ func start(t *testing.T, cfg Config) *Broker {
 	return b
 }
 
-func dial(t *testing.T, b *Broker) *wireclient.Client {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), waitTimeout)
-	defer cancel()
-	c, err := wireclient.Dial(ctx, b.Addr(), "test")
-	require.NoError(t, err)
-	t.Cleanup(func() { c.Close() })
-	return c
-}
-
-func do[R kmsg.Response](t *testing.T, c *wireclient.Client, req kmsg.Request) R {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), waitTimeout)
-	defer cancel()
-	resp, err := c.Request(ctx, req)
-	require.NoError(t, err)
-	return resp.(R)
-}
-
 // join makes a v3 consumer join (one round trip) subscribed to topics.
 func join(t *testing.T, c *wireclient.Client, group string, topics ...string) *kmsg.JoinGroupResponse {
 	t.Helper()
-	meta := kmsg.NewConsumerMemberMetadata()
-	meta.Topics = topics
-	req := kmsg.NewPtrJoinGroupRequest()
-	req.Version, req.Group, req.SessionTimeoutMillis, req.RebalanceTimeoutMillis = 3, group, 30_000, 30_000
-	req.ProtocolType = "consumer"
-	req.Protocols = []kmsg.JoinGroupRequestProtocol{{Name: "roundrobin", Metadata: meta.AppendTo(nil)}}
-	resp := do[*kmsg.JoinGroupResponse](t, c, req)
+	resp := wiretest.Do[*kmsg.JoinGroupResponse](t, c, wiretest.JoinRequest(3, group, "", 30*time.Second, topics...))
 	require.Zero(t, resp.ErrorCode)
 	return resp
 }
 
 func heartbeat(t *testing.T, c *wireclient.Client, group, member string, generation int32) int16 {
 	t.Helper()
-	req := kmsg.NewPtrHeartbeatRequest()
-	req.Version, req.Group, req.MemberID, req.Generation = 4, group, member, generation
-	return do[*kmsg.HeartbeatResponse](t, c, req).ErrorCode
+	return wiretest.Do[*kmsg.HeartbeatResponse](t, c, wiretest.HeartbeatRequest(4, group, member, generation)).ErrorCode
 }
 
 func commit(t *testing.T, c *wireclient.Client, group, member string, generation int32, partition int32, offset int64) int16 {
@@ -82,7 +56,7 @@ func commit(t *testing.T, c *wireclient.Client, group, member string, generation
 	req.Topics = []kmsg.OffsetCommitRequestTopic{{Topic: "orders", Partitions: []kmsg.OffsetCommitRequestTopicPartition{
 		{Partition: partition, Offset: offset, LeaderEpoch: -1},
 	}}}
-	return do[*kmsg.OffsetCommitResponse](t, c, req).Topics[0].Partitions[0].ErrorCode
+	return wiretest.Do[*kmsg.OffsetCommitResponse](t, c, req).Topics[0].Partitions[0].ErrorCode
 }
 
 func fetchOffset(t *testing.T, c *wireclient.Client, group string, partition int32) int64 {
@@ -90,7 +64,7 @@ func fetchOffset(t *testing.T, c *wireclient.Client, group string, partition int
 	req := kmsg.NewPtrOffsetFetchRequest()
 	req.Version, req.Group = 7, group
 	req.Topics = []kmsg.OffsetFetchRequestTopic{{Topic: "orders", Partitions: []int32{partition}}}
-	return do[*kmsg.OffsetFetchResponse](t, c, req).Topics[0].Partitions[0].Offset
+	return wiretest.Do[*kmsg.OffsetFetchResponse](t, c, req).Topics[0].Partitions[0].Offset
 }
 
 // TestStartInMemoryDefaults: an empty config serves on 127.0.0.1, keeps
@@ -107,7 +81,7 @@ func TestStartInMemoryDefaults(t *testing.T) {
 	_, err = b.Advance(time.Second)
 	require.ErrorIs(t, err, ErrRealClock)
 
-	c := dial(t, b)
+	c := wiretest.Dial(t, b.Addr(), "test")
 	j := join(t, c, "g", "orders")
 	require.Zero(t, commit(t, c, "g", j.MemberID, j.Generation, 2, 42))
 	require.Equal(t, int64(42), fetchOffset(t, c, "g", 2))
@@ -122,7 +96,7 @@ func TestStartInMemoryDefaults(t *testing.T) {
 func TestReplayedCommitAfterExpireMember(t *testing.T) {
 	t.Parallel()
 	b := start(t, Config{ManualClock: true, Topics: map[string]int32{"orders": 4}})
-	c := dial(t, b)
+	c := wiretest.Dial(t, b.Addr(), "test")
 	only := join(t, c, "alone", "orders")
 	require.NoError(t, b.ExpireMember("alone", only.MemberID))
 	require.Equal(t, kerr.RebalanceInProgress.Code, commit(t, c, "alone", only.MemberID, only.Generation, 0, 5))
@@ -142,7 +116,7 @@ func TestCommittedReadsTheStore(t *testing.T) {
 	t.Parallel()
 	b := start(t, Config{ManualClock: true, Topics: map[string]int32{"orders": 4}})
 	require.Empty(t, b.Committed("g"))
-	c := dial(t, b)
+	c := wiretest.Dial(t, b.Addr(), "test")
 	j := join(t, c, "g", "orders")
 	require.Zero(t, commit(t, c, "g", j.MemberID, j.Generation, 3, 9))
 	require.Zero(t, commit(t, c, "g", j.MemberID, j.Generation, 1, 4))
@@ -170,7 +144,7 @@ func TestDataDirSurvivesRestart(t *testing.T) {
 	b, err := Start(t.Context(), Config{DataDir: dir, Topics: map[string]int32{"orders": 4}})
 	require.NoError(t, err)
 	require.NoError(t, b.CreateTopic("invoices", 2))
-	c := dial(t, b)
+	c := wiretest.Dial(t, b.Addr(), "test")
 	j := join(t, c, "g", "orders")
 	require.Zero(t, commit(t, c, "g", j.MemberID, j.Generation, 3, 9))
 	ordersID := mustTopic(t, b, "orders").ID
@@ -181,7 +155,7 @@ func TestDataDirSurvivesRestart(t *testing.T) {
 	b = start(t, Config{DataDir: dir, Topics: map[string]int32{"orders": 8}})
 	require.Equal(t, map[string]int32{"orders": 4, "invoices": 2}, b.Catalog().Counts(), "an existing topic keeps its count")
 	require.Equal(t, ordersID, mustTopic(t, b, "orders").ID, "topic ids survive a restart")
-	c = dial(t, b)
+	c = wiretest.Dial(t, b.Addr(), "test")
 	require.Equal(t, int64(9), fetchOffset(t, c, "g", 3))
 	require.Equal(t, kerr.UnknownMemberID.Code, heartbeat(t, c, "g", j.MemberID, j.Generation))
 }
@@ -200,7 +174,7 @@ func TestManualClockFencesOnDemand(t *testing.T) {
 	t.Parallel()
 	b := start(t, Config{ManualClock: true, Topics: map[string]int32{"orders": 4}, GroupSettings: GroupSettings{MinSessionTimeout: time.Millisecond}})
 	require.Equal(t, time.UnixMilli(0), b.Now())
-	c := dial(t, b)
+	c := wiretest.Dial(t, b.Addr(), "test")
 	a := join(t, c, "g", "orders")
 	other := join(t, c, "g", "orders")
 	require.Equal(t, int32(2), other.Generation)
@@ -231,7 +205,7 @@ func TestAdminIsServed(t *testing.T) {
 	t.Parallel()
 	b := start(t, Config{ManualClock: true, Admin: "127.0.0.1:0", Topics: map[string]int32{"orders": 4}})
 	require.NotEmpty(t, b.AdminAddr())
-	c := dial(t, b)
+	c := wiretest.Dial(t, b.Addr(), "test")
 	join(t, c, "g", "orders")
 	resp, err := http.Get("http://" + b.AdminAddr() + "/v1/groups/g")
 	require.NoError(t, err)
@@ -299,8 +273,8 @@ func TestCloseClosesConnections(t *testing.T) {
 	t.Parallel()
 	b, err := Start(t.Context(), Config{})
 	require.NoError(t, err)
-	c := dial(t, b)
-	do[*kmsg.ApiVersionsResponse](t, c, kmsg.NewPtrApiVersionsRequest())
+	c := wiretest.Dial(t, b.Addr(), "test")
+	wiretest.Do[*kmsg.ApiVersionsResponse](t, c, kmsg.NewPtrApiVersionsRequest())
 	require.NoError(t, b.Close())
 	require.NoError(t, c.SetDeadline(time.Now().Add(waitTimeout)))
 	_, err = c.ReadFrame()
@@ -339,7 +313,7 @@ func TestOneBrokerPerDataDir(t *testing.T) {
 	dir := t.TempDir()
 	first, err := Start(t.Context(), Config{DataDir: dir, Topics: map[string]int32{"orders": 4}})
 	require.NoError(t, err)
-	c := dial(t, first)
+	c := wiretest.Dial(t, first.Addr(), "test")
 	j := join(t, c, "g", "orders")
 	require.Zero(t, commit(t, c, "g", j.MemberID, j.Generation, 1, 5))
 	before := readDir(t, dir)
@@ -354,7 +328,7 @@ func TestOneBrokerPerDataDir(t *testing.T) {
 
 	require.NoError(t, first.Close())
 	again := start(t, Config{DataDir: dir})
-	require.Equal(t, int64(6), fetchOffset(t, dial(t, again), "g", 1))
+	require.Equal(t, int64(6), fetchOffset(t, wiretest.Dial(t, again.Addr(), "test"), "g", 1))
 }
 
 // readDir returns every file under dir with its contents, by path.

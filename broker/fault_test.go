@@ -7,6 +7,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/minibroker/minibroker/internal/wiretest"
 )
 
 // TestInjectFaultNoneSurvivesARestart: a fault applies to the requests
@@ -22,7 +24,7 @@ func TestInjectFaultNoneSurvivesARestart(t *testing.T) {
 	f, err := b.InjectFault(Fault{Keys: []int16{8}, Group: "g", Err: kerr.NotCoordinator.Code})
 	require.NoError(t, err)
 
-	c := dial(t, b)
+	c := wiretest.Dial(t, b.Addr(), "test")
 	req := kmsg.NewPtrOffsetCommitRequest()
 	req.Version, req.Group, req.Generation = 8, "g", -1
 	req.Topics = []kmsg.OffsetCommitRequestTopic{{Topic: "orders", Partitions: []kmsg.OffsetCommitRequestTopicPartition{{Partition: 0, Offset: 4}}}}

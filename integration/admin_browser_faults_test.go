@@ -1,4 +1,4 @@
-package integration_test
+package integration
 
 // The live page's faults, in a real browser: the form cuts one member's
 // heartbeats, the list shows each fault with its hits, and the remove
@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/minibroker/minibroker/broker"
+	"github.com/minibroker/minibroker/internal/wiretest"
 )
 
 // TestAdminBrowserFaults: fault 1, on alpha's heartbeats, has one hit
@@ -26,12 +27,12 @@ func TestAdminBrowserFaults(t *testing.T) {
 	}
 	// Not parallel: it runs before the parallel tests start, so that one
 	// more chromium does not crowd the others on two cores.
-	b := startBroker(t, adminConfig())
-	alpha := adminDial(t, b.Addr(), "alpha")
+	b := startBroker(t, adminConfig)
+	alpha := wiretest.Dial(t, b.Addr(), "alpha")
 	a := adminJoin(t, alpha, "live", "", 30*time.Second, "orders")
 	f, err := b.InjectFault(broker.Fault{Keys: []int16{12}, Group: "live", Member: a.MemberID, Err: 27, Count: -1})
 	require.NoError(t, err)
-	require.Equal(t, int16(27), adminHeartbeat(t, alpha, "live", a.MemberID, a.Generation), "the fault answers REBALANCE_IN_PROGRESS")
+	require.Equal(t, int16(27), heartbeat(t, alpha, "live", a.MemberID, a.Generation), "the fault answers REBALANCE_IN_PROGRESS")
 	require.Equal(t, int64(1), f.Hits())
 
 	front := adminPageWithScript(t, b, `

@@ -1,4 +1,4 @@
-package integration_test
+package integration
 
 // A web page from another origin tries every state-changing endpoint of
 // the admin API from a real browser, as any page the user happens to open
@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/minibroker/minibroker/internal/testutil"
+	"github.com/minibroker/minibroker/internal/wiretest"
 )
 
 // adminAttackPage is the other origin's page; %[1]s is the admin API's
@@ -62,8 +63,8 @@ func TestAdminBrowserOtherOriginChangesNothing(t *testing.T) {
 		t.Skip("runs chromium")
 	}
 	t.Parallel()
-	b := startBroker(t, adminConfig())
-	c := adminDial(t, b.Addr(), "alpha")
+	b := startBroker(t, adminConfig)
+	c := wiretest.Dial(t, b.Addr(), "alpha")
 	a := adminJoin(t, c, "live", "", 30*time.Second, "orders")
 	_, err := b.Advance(500 * time.Millisecond)
 	require.NoError(t, err)

@@ -1,4 +1,4 @@
-package integration_test
+package integration
 
 // The chapter's four states on the live page, in a real browser: two
 // groups whose members joined, were fenced and committed over the wire,
@@ -21,6 +21,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/minibroker/minibroker/internal/wiretest"
 )
 
 // adminScene builds the scene of the page's picture on b (adminConfig):
@@ -40,14 +42,14 @@ import (
 // The last activity is live's, so the page lists live first.
 func adminScene(t *testing.T, b *testBroker) {
 	t.Helper()
-	alpha := adminDial(t, b.Addr(), "alpha")
-	beta := adminDial(t, b.Addr(), "beta")
+	alpha := wiretest.Dial(t, b.Addr(), "alpha")
+	beta := wiretest.Dial(t, b.Addr(), "beta")
 	a := adminJoin(t, alpha, "live", "", 30*time.Second, "orders")
 	adminSync(t, alpha, "live", a)
 	bm := adminJoin(t, beta, "live", "", 30*time.Second, "orders", "payments")
 	adminSync(t, beta, "live", bm)
 	require.Equal(t, []string{"alpha-000001", "beta-000002"}, []string{a.MemberID, bm.MemberID})
-	producer := adminDial(t, b.Addr(), "producer")
+	producer := wiretest.Dial(t, b.Addr(), "producer")
 	for _, p := range []struct {
 		topic     string
 		partition int32
@@ -57,21 +59,21 @@ func adminScene(t *testing.T, b *testBroker) {
 	}
 	_, err := b.Advance(1250 * time.Millisecond)
 	require.NoError(t, err)
-	require.Equal(t, kerr.IllegalGeneration.Code, adminHeartbeat(t, alpha, "live", a.MemberID, 1))
+	require.Equal(t, kerr.IllegalGeneration.Code, heartbeat(t, alpha, "live", a.MemberID, 1))
 	require.Equal(t, kerr.IllegalGeneration.Code, adminCommit(t, alpha, "live", a.MemberID, 1, "orders", 0, 12))
 	require.Equal(t, kerr.RebalanceInProgress.Code, adminCommit(t, alpha, "live", a.MemberID, 2, "orders", 1, 12))
 
-	gamma := adminDial(t, b.Addr(), "gamma")
+	gamma := wiretest.Dial(t, b.Addr(), "gamma")
 	adminJoin(t, gamma, "reports", "", 10*time.Second, "payments")
 	adminJoin(t, gamma, "reports", "", 10*time.Second, "payments")
 	require.NoError(t, b.ForceRebalance("reports")) // generation 3
-	adminFetch(t, adminDial(t, b.Addr(), "gamma"), "payments", 0, 4)
-	require.Equal(t, kerr.UnknownMemberID.Code, adminHeartbeat(t, gamma, "reports", "gamma-000099", 3))
+	adminFetch(t, wiretest.Dial(t, b.Addr(), "gamma"), "payments", 0, 4)
+	require.Equal(t, kerr.UnknownMemberID.Code, heartbeat(t, gamma, "reports", "gamma-000099", 3))
 	meta := kmsg.NewPtrMetadataRequest()
 	meta.Version, meta.Topics = 12, []kmsg.MetadataRequestTopic{{Topic: kmsg.StringPtr("ordrs")}}
-	require.Equal(t, kerr.UnknownTopicOrPartition.Code, adminRequest[*kmsg.MetadataResponse](t, adminDial(t, b.Addr(), "delta"), meta).Topics[0].ErrorCode)
+	require.Equal(t, kerr.UnknownTopicOrPartition.Code, wiretest.Do[*kmsg.MetadataResponse](t, wiretest.Dial(t, b.Addr(), "delta"), meta).Topics[0].ErrorCode)
 
-	alphaFetch, betaFetch := adminDial(t, b.Addr(), "alpha"), adminDial(t, b.Addr(), "beta")
+	alphaFetch, betaFetch := wiretest.Dial(t, b.Addr(), "alpha"), wiretest.Dial(t, b.Addr(), "beta")
 	adminFetch(t, alphaFetch, "orders", 0, 14)
 	adminFetch(t, alphaFetch, "orders", 2, 5)
 	adminFetch(t, betaFetch, "orders", 1, 40)
@@ -83,7 +85,7 @@ func adminScene(t *testing.T, b *testBroker) {
 	require.Zero(t, adminCommit(t, alpha, "live", a.MemberID, 2, "orders", 0, 12))
 	require.Zero(t, adminCommit(t, beta, "live", bm.MemberID, 2, "orders", 1, 40))
 	require.Zero(t, adminCommit(t, beta, "live", bm.MemberID, 2, "payments", 0, 7))
-	require.Zero(t, adminHeartbeat(t, beta, "live", bm.MemberID, 2))
+	require.Zero(t, heartbeat(t, beta, "live", bm.MemberID, 2))
 }
 
 // TestAdminBrowserShowsLagAndReasons: the scene's four states, reasons and
@@ -93,7 +95,7 @@ func TestAdminBrowserShowsLagAndReasons(t *testing.T) {
 		t.Skip("runs chromium")
 	}
 	t.Parallel()
-	b := startBroker(t, adminConfig())
+	b := startBroker(t, adminConfig)
 	adminScene(t, b)
 
 	html := adminChromium(t, "--virtual-time-budget=1500", "--dump-dom", b.adminURL()+"/")
@@ -148,8 +150,8 @@ func TestAdminBrowserButtons(t *testing.T) {
 		t.Skip("runs chromium")
 	}
 	t.Parallel()
-	b := startBroker(t, adminConfig())
-	c := adminDial(t, b.Addr(), "c")
+	b := startBroker(t, adminConfig)
+	c := wiretest.Dial(t, b.Addr(), "c")
 	require.Equal(t, "c-000001", adminJoin(t, c, "live", "", 30*time.Second, "orders").MemberID)
 
 	page := adminPageWithScript(t, b, `
@@ -196,13 +198,13 @@ func TestAdminBrowserFoldsIdleGroups(t *testing.T) {
 		t.Skip("runs chromium")
 	}
 	t.Parallel()
-	b := startBroker(t, adminConfig())
-	c := adminDial(t, b.Addr(), "c")
+	b := startBroker(t, adminConfig)
+	c := wiretest.Dial(t, b.Addr(), "c")
 	for _, g := range []string{"old-lab-1", "old-lab-2"} {
 		j := adminJoin(t, c, g, "", 30*time.Second, "orders")
 		leave := kmsg.NewPtrLeaveGroupRequest()
 		leave.Version, leave.Group, leave.Members = 5, g, []kmsg.LeaveGroupRequestMember{{MemberID: j.MemberID}}
-		require.Zero(t, adminRequest[*kmsg.LeaveGroupResponse](t, c, leave).ErrorCode)
+		require.Zero(t, wiretest.Do[*kmsg.LeaveGroupResponse](t, c, leave).ErrorCode)
 	}
 	_, err := b.Advance(6 * time.Minute)
 	require.NoError(t, err)
@@ -258,8 +260,8 @@ func TestAdminBrowserShowsResetSentinel(t *testing.T) {
 		t.Skip("runs chromium")
 	}
 	t.Parallel()
-	b := startBroker(t, adminConfig())
-	c := adminDial(t, b.Addr(), "c")
+	b := startBroker(t, adminConfig)
+	c := wiretest.Dial(t, b.Addr(), "c")
 	adminProduce(t, c, "orders", 0, 5)
 	adminProduce(t, c, "orders", 1, 5)
 	require.Zero(t, adminCommit(t, c, "resetting", "", -1, "orders", 0, -2))

@@ -1,4 +1,4 @@
-package integration_test
+package integration
 
 // The live page in a real browser: Debian's chromium, headless, loads the
 // page, a join arrives over the wire while the page is open, and the new
@@ -27,6 +27,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/minibroker/minibroker/internal/wiretest"
 )
 
 // adminChromiumPath is where Debian's chromium package puts the browser.
@@ -91,7 +93,7 @@ func TestAdminBrowserShowsNewGeneration(t *testing.T) {
 	second := make(chan struct{}) // closed at the page's second poll
 	joined := make(chan struct{}) // closed once beta has joined
 	var polls atomic.Int32
-	b := startBroker(t, adminConfig())
+	b := startBroker(t, adminConfig)
 	// The browser loads the page through a reverse proxy in front of the
 	// admin API, which counts the page's polls of /v1/groups and holds
 	// the second one until beta has joined.
@@ -101,14 +103,14 @@ func TestAdminBrowserShowsNewGeneration(t *testing.T) {
 			close(second)
 			select { // answer this poll only after the join
 			case <-joined:
-			case <-time.After(adminWait):
+			case <-time.After(waitTimeout):
 			}
 		}
 		proxy.ServeHTTP(w, r)
 	}))
 	t.Cleanup(front.Close)
-	alpha := adminDial(t, b.Addr(), "alpha")
-	beta := adminDial(t, b.Addr(), "beta")
+	alpha := wiretest.Dial(t, b.Addr(), "alpha")
+	beta := wiretest.Dial(t, b.Addr(), "beta")
 	a := adminJoin(t, alpha, "live", "", 30*time.Second, "orders")
 	require.Equal(t, int32(1), a.Generation)
 
@@ -160,8 +162,8 @@ func TestAdminBrowserShowsConsumerGroup(t *testing.T) {
 		t.Skip("runs chromium")
 	}
 	t.Parallel()
-	b := startBroker(t, adminConfig())
-	c := adminDial(t, b.Addr(), "k848")
+	b := startBroker(t, adminConfig)
+	c := wiretest.Dial(t, b.Addr(), "k848")
 	beat := func(member string, epoch int32) {
 		t.Helper()
 		req := kmsg.NewPtrConsumerGroupHeartbeatRequest()
@@ -171,7 +173,7 @@ func TestAdminBrowserShowsConsumerGroup(t *testing.T) {
 			req.RebalanceTimeoutMillis, req.ServerAssignor = 60000, &uniform
 			req.SubscribedTopicNames, req.Topics = []string{"orders"}, []kmsg.ConsumerGroupHeartbeatRequestTopic{}
 		}
-		resp := adminRequest[*kmsg.ConsumerGroupHeartbeatResponse](t, c, req)
+		resp := wiretest.Do[*kmsg.ConsumerGroupHeartbeatResponse](t, c, req)
 		require.Zero(t, resp.ErrorCode, "%s at epoch %d: %v", member, epoch, resp.ErrorMessage)
 	}
 	beat("a", 0)
@@ -205,13 +207,13 @@ func TestAdminBrowserDeletesEmptyGroup(t *testing.T) {
 		t.Skip("runs chromium")
 	}
 	t.Parallel()
-	b := startBroker(t, adminConfig())
-	c := adminDial(t, b.Addr(), "c")
+	b := startBroker(t, adminConfig)
+	c := wiretest.Dial(t, b.Addr(), "c")
 	adminJoin(t, c, "live", "", 30*time.Second, "orders")
 	left := adminJoin(t, c, "left", "", 30*time.Second, "orders")
 	leave := kmsg.NewPtrLeaveGroupRequest()
 	leave.Version, leave.Group, leave.Members = 5, "left", []kmsg.LeaveGroupRequestMember{{MemberID: left.MemberID}}
-	require.Zero(t, adminRequest[*kmsg.LeaveGroupResponse](t, c, leave).ErrorCode)
+	require.Zero(t, wiretest.Do[*kmsg.LeaveGroupResponse](t, c, leave).ErrorCode)
 	require.Zero(t, adminCommit(t, c, "left", "", -1, "orders", 0, 4))
 
 	// The click waits for the button, accepts the confirmation, and
@@ -271,7 +273,7 @@ func TestAdminBrowserDeletesTopic(t *testing.T) {
 		t.Skip("runs chromium")
 	}
 	t.Parallel()
-	b := startBroker(t, adminConfig())
+	b := startBroker(t, adminConfig)
 	payments, ok := b.Catalog().Lookup("payments")
 	require.True(t, ok)
 	front := adminPageWithScript(t, b, `

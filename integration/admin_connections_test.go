@@ -1,4 +1,4 @@
-package integration_test
+package integration
 
 // The live page's connections panel and GET /v1/connections, with SASL
 // on: who is connected as whom.
@@ -11,6 +11,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/minibroker/minibroker/broker"
+	"github.com/minibroker/minibroker/internal/wiretest"
 )
 
 // TestAdminBrowserShowsConnections: a connection that authenticated with
@@ -21,22 +24,20 @@ func TestAdminBrowserShowsConnections(t *testing.T) {
 		t.Skip("runs chromium")
 	}
 	t.Parallel()
-	cfg := adminConfig()
-	cfg.SASLUsers = map[string]string{"alice": "alice-secret"}
-	b := startBroker(t, cfg)
+	b := startBroker(t, adminConfig, func(cfg *broker.Config) { cfg.SASLUsers = map[string]string{"alice": "alice-secret"} })
 
-	authed := adminDial(t, b.Addr(), "orders-app")
+	authed := wiretest.Dial(t, b.Addr(), "orders-app")
 	hs := kmsg.NewPtrSASLHandshakeRequest()
 	hs.Version, hs.Mechanism = 1, "PLAIN"
-	require.Zero(t, adminRequest[*kmsg.SASLHandshakeResponse](t, authed, hs).ErrorCode)
+	require.Zero(t, wiretest.Do[*kmsg.SASLHandshakeResponse](t, authed, hs).ErrorCode)
 	auth := kmsg.NewPtrSASLAuthenticateRequest()
 	auth.Version, auth.SASLAuthBytes = 2, []byte("\x00alice\x00alice-secret")
-	require.Zero(t, adminRequest[*kmsg.SASLAuthenticateResponse](t, authed, auth).ErrorCode)
+	require.Zero(t, wiretest.Do[*kmsg.SASLAuthenticateResponse](t, authed, auth).ErrorCode)
 
-	anon := adminDial(t, b.Addr(), "not-yet")
+	anon := wiretest.Dial(t, b.Addr(), "not-yet")
 	versions := kmsg.NewPtrApiVersionsRequest()
 	versions.Version = 0
-	require.Zero(t, adminRequest[*kmsg.ApiVersionsResponse](t, anon, versions).ErrorCode)
+	require.Zero(t, wiretest.Do[*kmsg.ApiVersionsResponse](t, anon, versions).ErrorCode)
 
 	resp, err := http.Get(b.adminURL() + "/v1/connections")
 	require.NoError(t, err)

@@ -1,4 +1,4 @@
-package integration_test
+package integration
 
 // Deleting groups through the admin API, and what deletion does to
 // /metrics: a group's series go with it, whether DeleteGroups over the
@@ -12,6 +12,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/minibroker/minibroker/broker"
+	"github.com/minibroker/minibroker/internal/wiretest"
 )
 
 // TestAdminDeleteGroupAndMetrics: four groups rebalance; one is deleted
@@ -20,16 +23,14 @@ import (
 // series and refuses DELETE with 409.
 func TestAdminDeleteGroupAndMetrics(t *testing.T) {
 	t.Parallel()
-	cfg := adminConfig()
-	cfg.OffsetsRetention = time.Minute
-	b := startBroker(t, cfg)
-	c := adminDial(t, b.Addr(), "c")
+	b := startBroker(t, adminConfig, func(cfg *broker.Config) { cfg.OffsetsRetention = time.Minute })
+	c := wiretest.Dial(t, b.Addr(), "c")
 	kept := adminJoin(t, c, "kept", "", 5*time.Minute, "orders") // outlives the retention
 	for _, g := range []string{"wire", "http", "retained"} {
 		j := adminJoin(t, c, g, "", 30*time.Second, "orders")
 		leave := kmsg.NewPtrLeaveGroupRequest()
 		leave.Version, leave.Group, leave.Members = 5, g, []kmsg.LeaveGroupRequestMember{{MemberID: j.MemberID}}
-		require.Zero(t, adminRequest[*kmsg.LeaveGroupResponse](t, c, leave).ErrorCode)
+		require.Zero(t, wiretest.Do[*kmsg.LeaveGroupResponse](t, c, leave).ErrorCode)
 	}
 	series := []string{"minibroker_rebalances_total", "minibroker_group_generation", "minibroker_group_members"}
 	fams := adminScrape(t, b.adminURL())
@@ -42,7 +43,7 @@ func TestAdminDeleteGroupAndMetrics(t *testing.T) {
 
 	del := kmsg.NewPtrDeleteGroupsRequest()
 	del.Version, del.Groups = 2, []string{"wire"}
-	require.Zero(t, adminRequest[*kmsg.DeleteGroupsResponse](t, c, del).Groups[0].ErrorCode)
+	require.Zero(t, wiretest.Do[*kmsg.DeleteGroupsResponse](t, c, del).Groups[0].ErrorCode)
 
 	code, body := adminHTTP(t, "DELETE", b.adminURL()+"/v1/groups/http", "")
 	require.Equal(t, http.StatusOK, code, body)
@@ -80,8 +81,8 @@ func TestAdminDeleteGroupAndMetrics(t *testing.T) {
 // and deletes nothing.
 func TestAdminDeleteNeedsJSON(t *testing.T) {
 	t.Parallel()
-	b := startBroker(t, adminConfig())
-	c := adminDial(t, b.Addr(), "c")
+	b := startBroker(t, adminConfig)
+	c := wiretest.Dial(t, b.Addr(), "c")
 	require.Zero(t, adminCommit(t, c, "manual", "", -1, "orders", 0, 3))
 	req, err := http.NewRequestWithContext(t.Context(), "DELETE", b.adminURL()+"/v1/groups/manual", nil)
 	require.NoError(t, err)

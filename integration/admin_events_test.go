@@ -1,4 +1,4 @@
-package integration_test
+package integration
 
 // The admin API watching real wire traffic: every rebalance and every
 // fencing rejection is a structured log event, an entry of GET /v1/events
@@ -18,6 +18,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/minibroker/minibroker/internal/testutil"
+	"github.com/minibroker/minibroker/internal/wiretest"
 )
 
 // TestAdminFencingOverTheWire: two members join over the wire, the first
@@ -26,9 +27,9 @@ import (
 // metrics all tell the same story.
 func TestAdminFencingOverTheWire(t *testing.T) {
 	t.Parallel()
-	b := startBroker(t, adminConfig())
-	alpha := adminDial(t, b.Addr(), "alpha")
-	beta := adminDial(t, b.Addr(), "beta")
+	b := startBroker(t, adminConfig)
+	alpha := wiretest.Dial(t, b.Addr(), "alpha")
+	beta := wiretest.Dial(t, b.Addr(), "beta")
 	a := adminJoin(t, alpha, "g", "", 30*time.Second, "orders") // alpha-000001, generation 1
 	bm := adminJoin(t, beta, "g", "", 30*time.Second, "orders") // beta-000002, generation 2
 	require.Equal(t, "alpha-000001", a.MemberID)
@@ -37,11 +38,11 @@ func TestAdminFencingOverTheWire(t *testing.T) {
 
 	_, err := b.Advance(10 * time.Millisecond)
 	require.NoError(t, err)
-	require.Equal(t, kerr.IllegalGeneration.Code, adminHeartbeat(t, alpha, "g", a.MemberID, 1))
+	require.Equal(t, kerr.IllegalGeneration.Code, heartbeat(t, alpha, "g", a.MemberID, 1))
 	require.Equal(t, kerr.IllegalGeneration.Code, adminCommit(t, alpha, "g", a.MemberID, 1, "orders", 0, 7))
 	require.Equal(t, kerr.RebalanceInProgress.Code, adminCommit(t, alpha, "g", a.MemberID, 2, "orders", 1, 7), "orders-1 is beta's")
 	require.Zero(t, adminCommit(t, beta, "g", bm.MemberID, 2, "orders", 1, 10))
-	require.Zero(t, adminHeartbeat(t, beta, "g", bm.MemberID, 2))
+	require.Zero(t, heartbeat(t, beta, "g", bm.MemberID, 2))
 
 	t.Run("logs", func(t *testing.T) {
 		rebalance := func(generation, members, assignment string) testutil.Record {
@@ -152,7 +153,7 @@ func TestAdminFencingOverTheWire(t *testing.T) {
 		require.Len(t, fams["minibroker_fencing_rejections_total"].GetMetric(), 3)
 
 		alpha.Close()
-		adminEventually(t, func() bool {
+		eventually(t, func() bool {
 			return adminMetric(adminScrape(t, b.adminURL()), "minibroker_connections") == 1
 		}, "the closed connection is no longer counted")
 	})
@@ -164,12 +165,12 @@ func TestAdminFencingOverTheWire(t *testing.T) {
 // /v1/events, and is no rebalance for the metrics.
 func TestAdminStaticRestartOverTheWire(t *testing.T) {
 	t.Parallel()
-	b := startBroker(t, adminConfig())
-	c := adminDial(t, b.Addr(), "app")
+	b := startBroker(t, adminConfig)
+	c := wiretest.Dial(t, b.Addr(), "app")
 	static := func() *kmsg.JoinGroupResponse {
-		req := adminJoinRequest(9, "g", "", 30*time.Second, "orders")
+		req := wiretest.JoinRequest(9, "g", "", 30*time.Second, "orders")
 		req.InstanceID = kmsg.StringPtr("app-1")
-		resp := adminRequest[*kmsg.JoinGroupResponse](t, c, req)
+		resp := wiretest.Do[*kmsg.JoinGroupResponse](t, c, req)
 		require.Zero(t, resp.ErrorCode)
 		return resp
 	}

@@ -1,4 +1,4 @@
-package integration_test
+package integration
 
 // The chapter's exercise 3 as a user runs it against the real binary:
 // "minibroker serve --clock manual --admin ADDR", a kgo program that joins
@@ -18,10 +18,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/minibroker/minibroker/internal/testutil"
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/minibroker/minibroker/internal/testutil"
+	"github.com/minibroker/minibroker/internal/wiretest"
 )
 
 // adminBinary is a running "minibroker serve" with its stderr read line by
@@ -76,7 +78,7 @@ func (b *adminBinary) waitFor(t *testing.T, substr string) string {
 			return l
 		}
 	}
-	timeout := time.NewTimer(adminWait)
+	timeout := time.NewTimer(waitTimeout)
 	defer timeout.Stop()
 	for {
 		select {
@@ -89,7 +91,7 @@ func (b *adminBinary) waitFor(t *testing.T, substr string) string {
 				return l
 			}
 		case <-timeout.C:
-			t.Fatalf("minibroker did not log %q within %v; its log:\n%s", substr, adminWait, strings.Join(b.seen, "\n"))
+			t.Fatalf("minibroker did not log %q within %v; its log:\n%s", substr, waitTimeout, strings.Join(b.seen, "\n"))
 		}
 	}
 }
@@ -113,7 +115,7 @@ func TestAdminExercise3OverHTTP(t *testing.T) {
 	}
 	t.Parallel()
 	b := startAdminBinary(t, "--clock", "manual", "--topic", "orders:4")
-	ctx, cancel := context.WithTimeout(t.Context(), adminWait)
+	ctx, cancel := context.WithTimeout(t.Context(), waitTimeout)
 	defer cancel()
 	const group = "exercise3"
 
@@ -132,7 +134,7 @@ func TestAdminExercise3OverHTTP(t *testing.T) {
 		for {
 			// kgo sends the highest version both sides know, 9, which
 			// asks a new member for its id first.
-			req := adminJoinRequest(9, group, m.id, 100*time.Millisecond, "orders")
+			req := wiretest.JoinRequest(9, group, m.id, 100*time.Millisecond, "orders")
 			resp, err := req.RequestWith(ctx, cl)
 			require.NoError(t, err)
 			if resp.ErrorCode == 79 && m.id == "" { // MEMBER_ID_REQUIRED: join again with the id

@@ -1,4 +1,4 @@
-package integration_test
+package integration
 
 // Faults over the admin API, as the README's curl calls make them: a cut
 // member's heartbeat goes unanswered, its hit is listed and counted in
@@ -20,6 +20,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/minibroker/minibroker/broker"
+	"github.com/minibroker/minibroker/internal/wiretest"
 )
 
 // adminFaultsJSON is GET /v1/faults' answer, as far as these tests read
@@ -39,10 +40,10 @@ type adminFaultsJSON struct {
 // the manual clock does the rest.
 func TestAdminFaultMakesAZombie(t *testing.T) {
 	t.Parallel()
-	b := startBroker(t, adminConfig())
-	c := adminDial(t, b.Addr(), "zombie")
+	b := startBroker(t, adminConfig)
+	c := wiretest.Dial(t, b.Addr(), "zombie")
 	first := adminJoin(t, c, "lab", "", 10*time.Second, "orders")
-	survivor := adminDial(t, b.Addr(), "survivor")
+	survivor := wiretest.Dial(t, b.Addr(), "survivor")
 	s := adminJoin(t, survivor, "lab", "", 10*time.Second, "orders")
 	j := adminJoin(t, c, "lab", first.MemberID, 10*time.Second, "orders")
 	require.Equal(t, s.Generation, j.Generation)
@@ -62,7 +63,7 @@ func TestAdminFaultMakesAZombie(t *testing.T) {
 	hb.Version, hb.Group, hb.MemberID, hb.Generation = 4, "lab", j.MemberID, j.Generation
 	require.NoError(t, c.Send(kmsg.NewRequestFormatter(kmsg.FormatterClientID("zombie")).AppendRequest(nil, hb, 99)))
 	var list adminFaultsJSON
-	adminEventually(t, func() bool {
+	eventually(t, func() bool {
 		adminGetJSON(t, b.adminURL()+"/v1/faults", &list)
 		return len(list.Faults) == 1 && list.Faults[0].Hits == 1
 	}, "the heartbeat hit the fault")
@@ -75,14 +76,14 @@ func TestAdminFaultMakesAZombie(t *testing.T) {
 
 	code, body = adminHTTP(t, "POST", b.adminURL()+"/v1/clock/advance", `{"ms":10001}`)
 	require.Equal(t, http.StatusOK, code, body)
-	require.Zero(t, adminHeartbeat(t, survivor, "lab", s.MemberID, s.Generation), "the survivor's lease is renewed")
+	require.Zero(t, heartbeat(t, survivor, "lab", s.MemberID, s.Generation), "the survivor's lease is renewed")
 	code, body = adminHTTP(t, "POST", b.adminURL()+"/v1/expire", "")
 	require.Equal(t, http.StatusOK, code, body)
 	require.JSONEq(t, fmt.Sprintf(`{"expired":[{"group":"lab","member":%q}]}`, j.MemberID), body)
 
 	// The zombie's connection is stalled behind the dropped answer; its
 	// commit, on a new connection, is fenced.
-	again := adminDial(t, b.Addr(), "zombie")
+	again := wiretest.Dial(t, b.Addr(), "zombie")
 	require.Equal(t, kerr.IllegalGeneration.Code, adminCommit(t, again, "lab", j.MemberID, j.Generation, "orders", 0, 7))
 	_, ok := b.Coordinator().CommittedOffset("lab", "orders", 0)
 	require.False(t, ok)
@@ -98,11 +99,11 @@ func TestAdminFaultMakesAZombie(t *testing.T) {
 // JSON content type, cannot install or remove a fault.
 func TestAdminFaultGuard(t *testing.T) {
 	t.Parallel()
-	b := startBroker(t, adminConfig())
+	b := startBroker(t, adminConfig)
 	f, err := b.InjectFault(broker.Fault{Keys: []int16{12}, Drop: true})
 	require.NoError(t, err)
 	send := func(method, path, contentType, origin string) int {
-		ctx, cancel := context.WithTimeout(t.Context(), adminWait)
+		ctx, cancel := context.WithTimeout(t.Context(), waitTimeout)
 		defer cancel()
 		req, err := http.NewRequestWithContext(ctx, method, b.adminURL()+path, strings.NewReader(`{"drop":true}`))
 		require.NoError(t, err)

@@ -1,8 +1,9 @@
-package integration_test
+package integration
 
 // Helpers for the admin API tests: the configuration of a broker with the
-// admin API on a loopback port, raw kmsg members, and HTTP calls. Names
-// carry an admin prefix so they never clash with the other tests' helpers.
+// admin API on a loopback port (adminConfig, an adjust function of
+// startBroker), raw kmsg members, and HTTP calls. Names carry an admin
+// prefix so they never clash with the other tests' helpers.
 
 import (
 	"context"
@@ -21,89 +22,40 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/minibroker/minibroker/broker"
-	"github.com/minibroker/minibroker/internal/testutil"
+	"github.com/minibroker/minibroker/internal/wiretest"
 	"github.com/minibroker/minibroker/records"
 	"github.com/minibroker/minibroker/wireclient"
 )
 
-// adminWait bounds every network wait and poll of the admin tests.
-const adminWait = 10 * time.Second
-
-// adminConfig is the broker of the admin tests: on a manual clock (Unix
-// 0), in memory, with orders(4) and payments(2) and the admin API on a
-// loopback port.
-func adminConfig() broker.Config {
-	return broker.Config{
-		ManualClock: true, Topics: map[string]int32{"orders": 4, "payments": 2},
-		Admin: "127.0.0.1:0",
-	}
+// adminConfig is the broker of the admin tests, an adjust function of
+// startBroker: on a manual clock (Unix 0), in memory, with orders(4) and
+// payments(2) and the admin API on a loopback port.
+func adminConfig(cfg *broker.Config) {
+	cfg.ManualClock, cfg.DataDir = true, ""
+	cfg.Topics = map[string]int32{"orders": 4, "payments": 2}
+	cfg.Admin = "127.0.0.1:0"
 }
 
 // adminURL is the base URL of the broker's admin API,
 // "http://127.0.0.1:PORT".
 func (b *testBroker) adminURL() string { return "http://" + b.AdminAddr() }
 
-// adminDial opens a raw Kafka client; cleanup closes it.
-func adminDial(t *testing.T, addr, clientID string) *wireclient.Client {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), adminWait)
-	defer cancel()
-	c, err := wireclient.Dial(ctx, addr, clientID)
-	require.NoError(t, err)
-	t.Cleanup(func() { c.Close() })
-	return c
-}
-
-// adminRequest sends req on c and returns its typed response.
-func adminRequest[R kmsg.Response](t *testing.T, c *wireclient.Client, req kmsg.Request) R {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), adminWait)
-	defer cancel()
-	resp, err := c.Request(ctx, req)
-	require.NoError(t, err)
-	return resp.(R)
-}
-
 // adminJoin joins group over c with a JoinGroup v3, which joins at once
 // (no MEMBER_ID_REQUIRED round), subscribing to topics, and requires
 // success. An empty member asks for a new id.
 func adminJoin(t *testing.T, c *wireclient.Client, group, member string, session time.Duration, topics ...string) *kmsg.JoinGroupResponse {
 	t.Helper()
-	resp := adminRequest[*kmsg.JoinGroupResponse](t, c, adminJoinRequest(3, group, member, session, topics...))
+	resp := wiretest.Do[*kmsg.JoinGroupResponse](t, c, wiretest.JoinRequest(3, group, member, session, topics...))
 	require.Zero(t, resp.ErrorCode, "join %s", group)
 	return resp
-}
-
-// adminJoinRequest is a consumer JoinGroup at version with one
-// "roundrobin" protocol subscribing to topics.
-func adminJoinRequest(version int16, group, member string, session time.Duration, topics ...string) *kmsg.JoinGroupRequest {
-	meta := kmsg.NewConsumerMemberMetadata()
-	meta.Topics = topics
-	req := kmsg.NewPtrJoinGroupRequest()
-	req.Version = version
-	req.Group, req.MemberID = group, member
-	req.SessionTimeoutMillis = int32(session / time.Millisecond)
-	req.RebalanceTimeoutMillis = req.SessionTimeoutMillis
-	req.ProtocolType = "consumer"
-	req.Protocols = []kmsg.JoinGroupRequestProtocol{{Name: "roundrobin", Metadata: meta.AppendTo(nil)}}
-	return req
 }
 
 // adminSync sends the SyncGroup that completes a join, and requires
 // success: the member is told its assignment, and knows the generation.
 func adminSync(t *testing.T, c *wireclient.Client, group string, joined *kmsg.JoinGroupResponse) {
 	t.Helper()
-	req := kmsg.NewPtrSyncGroupRequest()
-	req.Version, req.Group, req.MemberID, req.Generation = 3, group, joined.MemberID, joined.Generation
-	require.Zero(t, adminRequest[*kmsg.SyncGroupResponse](t, c, req).ErrorCode, "sync %s", group)
-}
-
-// adminHeartbeat sends a Heartbeat v4 and returns its code.
-func adminHeartbeat(t *testing.T, c *wireclient.Client, group, member string, generation int32) int16 {
-	t.Helper()
-	req := kmsg.NewPtrHeartbeatRequest()
-	req.Version, req.Group, req.MemberID, req.Generation = 4, group, member, generation
-	return adminRequest[*kmsg.HeartbeatResponse](t, c, req).ErrorCode
+	req := wiretest.SyncRequest(3, group, joined.MemberID, joined.Generation)
+	require.Zero(t, wiretest.Do[*kmsg.SyncGroupResponse](t, c, req).ErrorCode, "sync %s", group)
 }
 
 // adminCommit commits offset for one partition with an OffsetCommit v8
@@ -114,7 +66,7 @@ func adminCommit(t *testing.T, c *wireclient.Client, group, member string, gener
 	req.Version = 8
 	req.Group, req.MemberID, req.Generation = group, member, generation
 	req.Topics = []kmsg.OffsetCommitRequestTopic{{Topic: topic, Partitions: []kmsg.OffsetCommitRequestTopicPartition{{Partition: partition, Offset: offset}}}}
-	return adminRequest[*kmsg.OffsetCommitResponse](t, c, req).Topics[0].Partitions[0].ErrorCode
+	return wiretest.Do[*kmsg.OffsetCommitResponse](t, c, req).Topics[0].Partitions[0].ErrorCode
 }
 
 // adminProduce appends n records to a partition over c (one batch, acks
@@ -128,7 +80,7 @@ func adminProduce(t *testing.T, c *wireclient.Client, topic string, partition in
 	req := kmsg.NewPtrProduceRequest()
 	req.Version, req.Acks, req.TimeoutMillis = 9, -1, 5000
 	req.Topics = []kmsg.ProduceRequestTopic{{Topic: topic, Partitions: []kmsg.ProduceRequestTopicPartition{{Partition: partition, Records: records.EncodeBatch(spec)}}}}
-	require.Zero(t, adminRequest[*kmsg.ProduceResponse](t, c, req).Topics[0].Partitions[0].ErrorCode, "produce to %s-%d", topic, partition)
+	require.Zero(t, wiretest.Do[*kmsg.ProduceResponse](t, c, req).Topics[0].Partitions[0].ErrorCode, "produce to %s-%d", topic, partition)
 }
 
 // adminFetch fetches a partition from offset over c, without waiting, as a
@@ -140,14 +92,14 @@ func adminFetch(t *testing.T, c *wireclient.Client, topic string, partition int3
 	p := kmsg.NewFetchRequestTopicPartition()
 	p.Partition, p.FetchOffset, p.PartitionMaxBytes = partition, offset, 1<<20
 	req.Topics = []kmsg.FetchRequestTopic{{Topic: topic, Partitions: []kmsg.FetchRequestTopicPartition{p}}}
-	require.Zero(t, adminRequest[*kmsg.FetchResponse](t, c, req).Topics[0].Partitions[0].ErrorCode, "fetch %s-%d at %d", topic, partition, offset)
+	require.Zero(t, wiretest.Do[*kmsg.FetchResponse](t, c, req).Topics[0].Partitions[0].ErrorCode, "fetch %s-%d at %d", topic, partition, offset)
 }
 
 // adminHTTP sends one request to the admin API and returns the status and
 // the body.
 func adminHTTP(t *testing.T, method, url, body string) (int, string) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), adminWait)
+	ctx, cancel := context.WithTimeout(t.Context(), waitTimeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, method, url, strings.NewReader(body))
 	require.NoError(t, err)
@@ -208,10 +160,4 @@ func adminMetric(fams map[string]*dto.MetricFamily, name string, labels ...strin
 		}
 	}
 	return -1
-}
-
-// adminEventually polls cond until it holds or adminWait passes.
-func adminEventually(t *testing.T, cond func() bool, msg string) {
-	t.Helper()
-	testutil.Eventually(t, adminWait, testutil.Holds(cond, msg))
 }

@@ -1,4 +1,4 @@
-package integration_test
+package integration
 
 // Fetch positions over real sockets: kgo consumers fetch on connections of
 // their own, with their client ids, and the admin API ties a connection's
@@ -17,6 +17,9 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/minibroker/minibroker/internal/testutil"
+	"github.com/minibroker/minibroker/internal/wiretest"
 )
 
 // adminPositionsGroup is the part of GET /v1/groups/{group} these tests
@@ -86,9 +89,9 @@ func adminConsumer(t *testing.T, b *testBroker, clientID, group, topic string) *
 // position, 10, on its fetch connection, attributed to its member.
 func TestAdminFetchPositionAttributed(t *testing.T) {
 	t.Parallel()
-	b := startBroker(t, adminConfig())
+	b := startBroker(t, adminConfig)
 	require.NoError(t, b.CreateTopic("ledger", 1))
-	adminProduce(t, adminDial(t, b.Addr(), "producer"), "ledger", 0, 10)
+	adminProduce(t, wiretest.Dial(t, b.Addr(), "producer"), "ledger", 0, 10)
 
 	cl := adminConsumer(t, b, "ledger-reader-1", "readers", "ledger")
 	ctx, cancel := context.WithTimeout(t.Context(), kgoWait)
@@ -109,7 +112,7 @@ func TestAdminFetchPositionAttributed(t *testing.T) {
 	require.Zero(t, code, "the commit of 6")
 
 	var g adminPositionsGroup
-	kgoEventually(t, kgoWait, func() string {
+	testutil.Eventually(t, kgoWait, func() string {
 		g, _ = adminPositions(t, b, "readers")
 		if len(g.Partitions) != 1 || len(g.Partitions[0].FetchPositions) != 1 || g.Partitions[0].FetchPositions[0].Offset != 10 {
 			return fmt.Sprintf("no fetch position at 10 yet: %+v", g.Partitions)
@@ -140,9 +143,9 @@ func TestAdminFetchPositionAttributed(t *testing.T) {
 // position is shown unattributed, with the reason.
 func TestAdminFetchPositionUnattributed(t *testing.T) {
 	t.Parallel()
-	b := startBroker(t, adminConfig())
+	b := startBroker(t, adminConfig)
 	require.NoError(t, b.CreateTopic("shared", 1))
-	adminProduce(t, adminDial(t, b.Addr(), "producer"), "shared", 0, 3)
+	adminProduce(t, wiretest.Dial(t, b.Addr(), "producer"), "shared", 0, 3)
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
 	for range 2 {
@@ -155,7 +158,7 @@ func TestAdminFetchPositionUnattributed(t *testing.T) {
 	}
 
 	var g adminPositionsGroup
-	kgoEventually(t, kgoWait, func() string {
+	testutil.Eventually(t, kgoWait, func() string {
 		g, _ = adminPositions(t, b, "twins")
 		if g.State != "Stable" || len(g.Members) != 2 || len(g.Partitions) != 1 || len(g.Partitions[0].FetchPositions) == 0 {
 			return fmt.Sprintf("not two members and a fetch position yet: %+v", g)

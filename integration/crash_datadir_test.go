@@ -12,9 +12,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/minibroker/minibroker/internal/testutil"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/minibroker/minibroker/internal/testutil"
+	"github.com/minibroker/minibroker/internal/wiretest"
 )
 
 // runServe runs "minibroker serve" with args to completion (it must exit on
@@ -128,8 +130,8 @@ func TestDataDirTornTailIsLoggedAndKept(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	p := startProcess(t, "--data-dir", dir, "--topic", "orders:4")
-	c := p.dial(t)
-	require.Equal(t, []int16{codeNone}, commitCodes(t, c, directCommit("g", "orders", 0, 7)))
+	c := wiretest.Dial(t, p.Addr, "process-test")
+	require.Equal(t, []int16{codeNone}, wiretest.Commit(t, c, directCommit("g", "orders", 0, 7)))
 	require.Equal(t, -1, p.signal(t, syscall.SIGKILL, waitTimeout))
 	segs, err := filepath.Glob(filepath.Join(dir, "offsets.journal.*"))
 	require.NoError(t, err)
@@ -158,7 +160,7 @@ func fetchedOffsets(t *testing.T, p *brokerProcess, group, topic string, partiti
 	for i, n := range partitions {
 		parts[i] = tp{topic, n, 0}
 	}
-	return fetchOffsets(t, p.dial(t), group, parts...)
+	return fetchOffsets(t, wiretest.Dial(t, p.Addr, "process-test"), group, parts...)
 }
 
 // TestDataDirBitRotStopsStartup: a whole last journal record whose
@@ -169,7 +171,7 @@ func TestDataDirBitRotStopsStartup(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	p := startProcess(t, "--data-dir", dir, "--topic", "orders:4")
-	require.Equal(t, []int16{codeNone}, commitCodes(t, p.dial(t), directCommit("g", "orders", 0, 7)))
+	require.Equal(t, []int16{codeNone}, wiretest.Commit(t, wiretest.Dial(t, p.Addr, "process-test"), directCommit("g", "orders", 0, 7)))
 	require.Equal(t, -1, p.signal(t, syscall.SIGKILL, waitTimeout))
 	segs, err := filepath.Glob(filepath.Join(dir, "offsets.journal.*"))
 	require.NoError(t, err)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/minibroker/minibroker/broker"
 	"github.com/minibroker/minibroker/internal/atomicfile"
+	"github.com/minibroker/minibroker/internal/wiretest"
 	"github.com/minibroker/minibroker/offsets"
 )
 
@@ -129,7 +130,7 @@ func TestCrashDiskFaultsDuringCommits(t *testing.T) {
 			t.Parallel()
 			fsys := &faultFS{}
 			b := startBroker(t, func(cfg *broker.Config) { cfg.OffsetsFS = fsys })
-			c := b.dial(t, "c")
+			c := wiretest.Dial(t, b.Addr(), "c")
 			m := join(t, c, "g", "orders")
 			acked := map[string]int64{"orders-0": -1, "orders-1": -1, "orders-2": -1, "orders-3": -1}
 			manual := int64(-1)
@@ -144,7 +145,7 @@ func TestCrashDiskFaultsDuringCommits(t *testing.T) {
 			}
 			manualCommit := func(want int16, offset int64) {
 				t.Helper()
-				require.Equal(t, []int16{want}, commitCodes(t, c, directCommit("manual", "payments", 0, offset)), "direct commit %d", offset)
+				require.Equal(t, []int16{want}, wiretest.Commit(t, c, directCommit("manual", "payments", 0, offset)), "direct commit %d", offset)
 				if want == codeNone {
 					manual = offset
 				}
@@ -197,14 +198,14 @@ func TestCrashDiskFaultsDoNotStallOtherRequests(t *testing.T) {
 	t.Parallel()
 	fsys := &faultFS{}
 	b := startBroker(t, func(cfg *broker.Config) { cfg.OffsetsFS = fsys })
-	c := b.dial(t, "c")
+	c := wiretest.Dial(t, b.Addr(), "c")
 	m := join(t, c, "g", "orders")
 	fsys.set(diskFull)
 	resps, err := c.Pipeline(t.Context(), []kmsg.Request{
 		commitRequest(9, "g", m.MemberID, m.Generation, tp{"orders", 0, 1}),
-		heartbeatRequest(4, "g", m.MemberID, m.Generation),
+		wiretest.HeartbeatRequest(4, "g", m.MemberID, m.Generation),
 		directCommit("manual", "orders", 1, 2),
-		heartbeatRequest(4, "g", m.MemberID, m.Generation),
+		wiretest.HeartbeatRequest(4, "g", m.MemberID, m.Generation),
 	})
 	require.NoError(t, err)
 	assert.Equal(t, kerr.KafkaStorageError.Code, resps[0].(*kmsg.OffsetCommitResponse).Topics[0].Partitions[0].ErrorCode)

@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/minibroker/minibroker/internal/wiretest"
 	"github.com/minibroker/minibroker/wireclient"
 )
 
@@ -126,11 +127,11 @@ func TestCrashKillDuringCommitStorm(t *testing.T) {
 	// then older than what the broker serves.)
 	p := startProcess(t, args...)
 	final := committedStorm(t, p.Addr, "storm")
-	c := p.dial(t)
+	c := wiretest.Dial(t, p.Addr, "process-test")
 	for i := range final {
 		require.GreaterOrEqual(t, final[i], acked[i].Load(), "partition %d: an acknowledged commit was lost", i)
 		final[i]++
-		require.Equal(t, []int16{codeNone}, commitCodes(t, c, directCommit("storm", "storm", int32(i), final[i])))
+		require.Equal(t, []int16{codeNone}, wiretest.Commit(t, c, directCommit("storm", "storm", int32(i), final[i])))
 	}
 	require.Equal(t, 0, p.signal(t, syscall.SIGTERM, waitTimeout))
 	onDisk := readOffsetsJSON(t, filepath.Join(dir, "offsets.json"))["storm"]

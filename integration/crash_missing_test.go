@@ -16,6 +16,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/minibroker/minibroker/broker"
+	"github.com/minibroker/minibroker/internal/wiretest"
 	"github.com/minibroker/minibroker/records"
 )
 
@@ -31,7 +32,7 @@ func writeMissingFixture(t *testing.T) *missingFixture {
 	t.Helper()
 	dir := t.TempDir()
 	b := startBroker(t, func(cfg *broker.Config) { cfg.DataDir, cfg.SegmentBytes = dir, 1024 })
-	c := b.dial(t, "c")
+	c := wiretest.Dial(t, b.Addr(), "c")
 	for i := range 40 {
 		produceValues(t, c, "payments", 0, fmt.Sprintf("value-%02d-%s", i, strings.Repeat("x", 60)))
 	}
@@ -96,7 +97,7 @@ func TestStartRefusesMissingData(t *testing.T) {
 
 			b := startBroker(t, func(cfg *broker.Config) { cfg.DataDir, cfg.SegmentBytes, cfg.AcceptDataLoss = fx.dir, 1024, true })
 			assert.NotEmpty(t, b.Logs.AtLevel(slog.LevelError), "the loss is logged at Error")
-			c := b.dial(t, "c")
+			c := wiretest.Dial(t, b.Addr(), "c")
 			got := fetchPartitions(t, c, fetchRequest(11, 0, fetchAt{"orders", 0, 0}))["orders-0"]
 			require.Equal(t, codeNone, got.ErrorCode)
 			if tc.name != "topics.json deleted" {
@@ -124,8 +125,8 @@ func TestCreateTopicsOutOfDescriptors(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	p := startProcessNoFile(t, 256, "--data-dir", dir)
-	c := p.dial(t)
-	resp := do[*kmsg.CreateTopicsResponse](t, c, createTopicsRequest(7, false, newTopic("big", 1000, 1)))
+	c := wiretest.Dial(t, p.Addr, "process-test")
+	resp := wiretest.Do[*kmsg.CreateTopicsResponse](t, c, createTopicsRequest(7, false, newTopic("big", 1000, 1)))
 	require.Equal(t, kerr.KafkaStorageError.Code, resp.Topics[0].ErrorCode, "%v", resp.Topics[0].ErrorMessage)
 	require.NotNil(t, resp.Topics[0].ErrorMessage)
 	assert.Contains(t, *resp.Topics[0].ErrorMessage, "too many open files")
@@ -140,13 +141,13 @@ func TestCreateTopicsOutOfDescriptors(t *testing.T) {
 	require.Equal(t, 0, p.signal(t, syscall.SIGTERM, waitTimeout))
 
 	p = startProcessNoFile(t, 256, "--data-dir", dir)
-	c = p.dial(t)
+	c = wiretest.Dial(t, p.Addr, "process-test")
 	md := kmsg.NewPtrMetadataRequest()
 	md.Version = 9
 	for _, name := range []string{"big", "small"} {
 		md.Topics = append(md.Topics, kmsg.MetadataRequestTopic{Topic: kmsg.StringPtr(name)})
 	}
-	got := do[*kmsg.MetadataResponse](t, c, md)
+	got := wiretest.Do[*kmsg.MetadataResponse](t, c, md)
 	codes := map[string]int16{}
 	for _, tp := range got.Topics {
 		codes[*tp.Topic] = tp.ErrorCode
@@ -166,7 +167,7 @@ func TestManySegmentsLowDescriptorLimit(t *testing.T) {
 	b := startBroker(t, func(cfg *broker.Config) {
 		cfg.DataDir, cfg.SegmentBytes, cfg.Topics = dir, 1024, map[string]int32{"wide": 40}
 	})
-	c := b.dial(t, "c")
+	c := wiretest.Dial(t, b.Addr(), "c")
 	value := strings.Repeat("v", 200)
 	for round := range 48 {
 		var parts []partBatch
@@ -183,7 +184,7 @@ func TestManySegmentsLowDescriptorLimit(t *testing.T) {
 	require.Greater(t, len(segs), 400)
 
 	proc := startProcessNoFile(t, 256, "--data-dir", dir, "--segment-bytes", "1024")
-	pc := proc.dial(t)
+	pc := wiretest.Dial(t, proc.Addr, "process-test")
 	for p := range int32(40) {
 		var got []string
 		for off := int64(0); off < 48; {

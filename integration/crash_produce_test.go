@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/minibroker/minibroker/internal/wiretest"
 	"github.com/minibroker/minibroker/records"
 	"github.com/minibroker/minibroker/wireclient"
 )
@@ -196,7 +197,7 @@ func TestCrashKillDuringProduceStorm(t *testing.T) {
 	for round := 0; round <= rounds; round++ {
 		p := startProcess(t, args...)
 		cuts += strings.Count(p.logs.String(), "cut off the newest segment")
-		c := p.dial(t)
+		c := wiretest.Dial(t, p.Addr, "process-test")
 		at := checkStorm(t, c, acked)
 		if round == rounds {
 			break
@@ -227,7 +228,7 @@ func TestCrashKillDuringProduceStorm(t *testing.T) {
 		var wg sync.WaitGroup
 		before := total.Load()
 		for _, pr := range producers {
-			conn := p.dial(t)
+			conn := wiretest.Dial(t, p.Addr, "process-test")
 			wg.Go(func() { pr.run(t, conn, acks, &total) })
 		}
 		done := make(chan struct{})

@@ -26,6 +26,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/minibroker/minibroker/internal/wiretest"
 	"github.com/minibroker/minibroker/wireclient"
 )
 
@@ -197,7 +198,7 @@ func checkTxnStorm(t *testing.T, c *wireclient.Client, producers []*txnStormProd
 	req := kmsg.NewPtrOffsetFetchRequest()
 	req.Version, req.Group, req.RequireStable = 7, "txg", true
 	req.Topics = []kmsg.OffsetFetchRequestTopic{{Topic: "txsrc", Partitions: []int32{0, 1, 2}}}
-	for _, p := range do[*kmsg.OffsetFetchResponse](t, c, req).Topics[0].Partitions {
+	for _, p := range wiretest.Do[*kmsg.OffsetFetchResponse](t, c, req).Topics[0].Partitions {
 		require.Equal(t, codeNone, p.ErrorCode, "no staged offsets survive a restart")
 		offs[p.Partition] = p.Offset
 	}
@@ -245,7 +246,7 @@ func TestCrashKillDuringTransactionStorm(t *testing.T) {
 	var total atomic.Int64
 	for round := 0; round <= rounds; round++ {
 		p := startProcess(t, args...)
-		c := p.dial(t)
+		c := wiretest.Dial(t, p.Addr, "process-test")
 		mu.Lock()
 		committed, aborted, unknown := checkTxnStorm(t, c, producers)
 		mu.Unlock()
@@ -256,7 +257,7 @@ func TestCrashKillDuringTransactionStorm(t *testing.T) {
 		var wg sync.WaitGroup
 		before := total.Load()
 		for _, sp := range producers {
-			conn := p.dial(t)
+			conn := wiretest.Dial(t, p.Addr, "process-test")
 			wg.Go(func() { sp.runTxns(t, conn, &mu, &total) })
 		}
 		wait := int64(10 + rng.IntN(60))

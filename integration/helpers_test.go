@@ -1,17 +1,16 @@
 // Package integration holds black-box tests of minibroker over real
-// loopback sockets: raw kmsg requests through wireclient.Client where exact
-// codes matter (the wire_* files), and franz-go clients.
+// loopback sockets: raw kmsg requests through internal/wiretest where exact
+// codes matter (the wire_* files), franz-go clients (kgo_*, kadm_*), the
+// admin API (admin_*), and the binary run as a process (crash_*,
+// hostile_*). Every in-process broker comes from startBroker.
 package integration
 
 import (
 	"context"
-	"errors"
-	"io"
 	"log/slog"
 	"net"
 	"os"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -20,6 +19,7 @@ import (
 
 	"github.com/minibroker/minibroker/broker"
 	"github.com/minibroker/minibroker/internal/testutil"
+	"github.com/minibroker/minibroker/internal/wiretest"
 	"github.com/minibroker/minibroker/wireclient"
 )
 
@@ -51,12 +51,15 @@ type testBroker struct {
 	Logs *testutil.LogRecorder
 }
 
-// startBroker starts a broker on 127.0.0.1:0 with the chapter's topics
-// (defaultTopics), a fresh data dir, a manual clock at Unix 0 (no expiry
-// ticker: tests call Advance and Expire) and its log recorded, Warn and
-// above also in the test's output. Each adjust changes that configuration
-// before the start: a data dir to restart on, limits, a faulty file
-// system. Cleanup closes the broker and fails the test if that fails.
+// startBroker is the one way a test of this package starts a broker in
+// process: on 127.0.0.1:0 with the chapter's topics (defaultTopics), a
+// fresh data dir, a manual clock at Unix 0 (no expiry ticker: tests call
+// Advance and Expire) and its log recorded, Warn and above also in the
+// test's output. Each adjust changes that configuration before the start,
+// in order: kgoConfig (the real clock, as the kgo and kadm tests run it),
+// adminConfig (the admin API, in memory), a data dir to restart on,
+// limits, a faulty file system. Cleanup closes the broker and fails the
+// test if that fails. A broker run as a process is startProcess's.
 func startBroker(t *testing.T, adjust ...func(*broker.Config)) *testBroker {
 	t.Helper()
 	logs := testutil.NewLogRecorder(t.Output(), slog.LevelWarn)
@@ -84,44 +87,6 @@ func (b *testBroker) port(t *testing.T) int32 {
 	return int32(n)
 }
 
-// dial opens a raw client with clientID; cleanup closes it.
-func (b *testBroker) dial(t *testing.T, clientID string) *wireclient.Client {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), waitTimeout)
-	defer cancel()
-	c, err := wireclient.Dial(ctx, b.Addr(), clientID)
-	require.NoError(t, err)
-	t.Cleanup(func() { c.Close() })
-	return c
-}
-
-// do sends req on c and returns its typed response.
-func do[R kmsg.Response](t *testing.T, c *wireclient.Client, req kmsg.Request) R {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), waitTimeout)
-	defer cancel()
-	resp, err := c.Request(ctx, req)
-	require.NoError(t, err, "%s v%d", kmsg.NameForKey(req.Key()), req.GetVersion())
-	typed, ok := resp.(R)
-	require.True(t, ok, "response type %T", resp)
-	return typed
-}
-
-// requireEOF waits for the broker to close c: the next read sees EOF (or
-// a reset), never a frame and never the deadline.
-func requireEOF(t *testing.T, c *wireclient.Client) {
-	t.Helper()
-	require.NoError(t, c.SetDeadline(time.Now().Add(waitTimeout)))
-	frame, err := c.ReadFrame()
-	require.Error(t, err, "the broker must close the connection; got frame %x", frame)
-	var ne net.Error
-	if errors.As(err, &ne) && ne.Timeout() {
-		t.Fatalf("the broker did not close the connection within %v", waitTimeout)
-	}
-	require.True(t, errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
-		strings.Contains(err.Error(), "connection reset"), "want EOF, got %v", err)
-}
-
 // protocolSpec is one JoinGroup protocol: an assignor name and the topics
 // its ConsumerMemberMetadata subscribes to.
 type protocolSpec struct {
@@ -129,17 +94,10 @@ type protocolSpec struct {
 	topics []string
 }
 
-// consumerMetadata encodes a ConsumerMemberMetadata v0 for topics.
-func consumerMetadata(topics ...string) []byte {
-	m := kmsg.NewConsumerMemberMetadata()
-	m.Topics = topics
-	return m.AppendTo(nil)
-}
-
 // joinRequest is a consumer JoinGroup at version, with one "roundrobin"
 // protocol for topics.
 func joinRequest(version int16, group, member string, topics ...string) *kmsg.JoinGroupRequest {
-	return joinRequestProtocols(version, group, member, protocolSpec{"roundrobin", topics})
+	return wiretest.JoinRequest(version, group, member, session, topics...)
 }
 
 func joinRequestProtocols(version int16, group, member string, protocols ...protocolSpec) *kmsg.JoinGroupRequest {
@@ -149,7 +107,7 @@ func joinRequestProtocols(version int16, group, member string, protocols ...prot
 	req.RebalanceTimeoutMillis = req.SessionTimeoutMillis
 	req.ProtocolType = "consumer"
 	for _, p := range protocols {
-		req.Protocols = append(req.Protocols, kmsg.JoinGroupRequestProtocol{Name: p.name, Metadata: consumerMetadata(p.topics...)})
+		req.Protocols = append(req.Protocols, kmsg.JoinGroupRequestProtocol{Name: p.name, Metadata: wiretest.ConsumerMetadata(0, p.topics...)})
 	}
 	return req
 }
@@ -163,11 +121,11 @@ func join(t *testing.T, c *wireclient.Client, group string, topics ...string) *k
 
 func joinWith(t *testing.T, c *wireclient.Client, req *kmsg.JoinGroupRequest) *kmsg.JoinGroupResponse {
 	t.Helper()
-	first := do[*kmsg.JoinGroupResponse](t, c, req)
+	first := wiretest.Do[*kmsg.JoinGroupResponse](t, c, req)
 	require.Equal(t, int16(79), first.ErrorCode, "MEMBER_ID_REQUIRED")
 	again := *req
 	again.MemberID = first.MemberID
-	resp := do[*kmsg.JoinGroupResponse](t, c, &again)
+	resp := wiretest.Do[*kmsg.JoinGroupResponse](t, c, &again)
 	require.Zero(t, resp.ErrorCode, "join with %s", first.MemberID)
 	require.Equal(t, first.MemberID, resp.MemberID)
 	return resp
@@ -177,47 +135,20 @@ func joinWith(t *testing.T, c *wireclient.Client, req *kmsg.JoinGroupRequest) *k
 // whatever its code.
 func rejoin(t *testing.T, c *wireclient.Client, group, member string, topics ...string) *kmsg.JoinGroupResponse {
 	t.Helper()
-	return do[*kmsg.JoinGroupResponse](t, c, joinRequest(9, group, member, topics...))
-}
-
-func syncRequest(version int16, group, member string, generation int32) *kmsg.SyncGroupRequest {
-	req := kmsg.NewPtrSyncGroupRequest()
-	req.Version, req.Group, req.MemberID, req.Generation = version, group, member, generation
-	return req
+	return wiretest.Do[*kmsg.JoinGroupResponse](t, c, joinRequest(9, group, member, topics...))
 }
 
 // assignment syncs a member and returns its decoded assignment.
 func assignment(t *testing.T, c *wireclient.Client, group, member string, generation int32) []string {
 	t.Helper()
-	resp := do[*kmsg.SyncGroupResponse](t, c, syncRequest(5, group, member, generation))
+	resp := wiretest.Do[*kmsg.SyncGroupResponse](t, c, wiretest.SyncRequest(5, group, member, generation))
 	require.Zero(t, resp.ErrorCode, "sync %s", member)
-	return decodeAssignment(t, resp.MemberAssignment)
-}
-
-// decodeAssignment parses ConsumerMemberAssignment bytes into
-// "topic-partition" strings, failing on bytes kgo could not parse.
-func decodeAssignment(t *testing.T, raw []byte) []string {
-	t.Helper()
-	var a kmsg.ConsumerMemberAssignment
-	require.NoError(t, a.ReadFrom(raw), "assignment bytes %x", raw)
-	out := []string{}
-	for _, topic := range a.Topics {
-		for _, p := range topic.Partitions {
-			out = append(out, topic.Topic+"-"+strconv.Itoa(int(p)))
-		}
-	}
-	return out
-}
-
-func heartbeatRequest(version int16, group, member string, generation int32) *kmsg.HeartbeatRequest {
-	req := kmsg.NewPtrHeartbeatRequest()
-	req.Version, req.Group, req.MemberID, req.Generation = version, group, member, generation
-	return req
+	return wiretest.Assignment(t, resp.MemberAssignment)
 }
 
 func heartbeat(t *testing.T, c *wireclient.Client, group, member string, generation int32) int16 {
 	t.Helper()
-	return do[*kmsg.HeartbeatResponse](t, c, heartbeatRequest(4, group, member, generation)).ErrorCode
+	return wiretest.Do[*kmsg.HeartbeatResponse](t, c, wiretest.HeartbeatRequest(4, group, member, generation)).ErrorCode
 }
 
 // tp is one partition with an offset, for commits and fetches.
@@ -248,23 +179,7 @@ func commitRequest(version int16, group, member string, generation int32, parts 
 // every requested partition.
 func commit(t *testing.T, c *wireclient.Client, group, member string, generation int32, parts ...tp) []int16 {
 	t.Helper()
-	return commitCodes(t, c, commitRequest(9, group, member, generation, parts...))
-}
-
-func commitCodes(t *testing.T, c *wireclient.Client, req *kmsg.OffsetCommitRequest) []int16 {
-	t.Helper()
-	resp := do[*kmsg.OffsetCommitResponse](t, c, req)
-	require.Len(t, resp.Topics, len(req.Topics), "every requested topic is answered")
-	var codes []int16
-	for i, rt := range req.Topics {
-		require.Equal(t, rt.Topic, resp.Topics[i].Topic)
-		require.Len(t, resp.Topics[i].Partitions, len(rt.Partitions), "every requested partition is answered")
-		for j, p := range rt.Partitions {
-			require.Equal(t, p.Partition, resp.Topics[i].Partitions[j].Partition)
-			codes = append(codes, resp.Topics[i].Partitions[j].ErrorCode)
-		}
-	}
-	return codes
+	return wiretest.Commit(t, c, commitRequest(9, group, member, generation, parts...))
 }
 
 // repeat returns n copies of code.
@@ -291,7 +206,7 @@ func fetchOffsets(t *testing.T, c *wireclient.Client, group string, parts ...tp)
 		}
 		req.Topics[n-1].Partitions = append(req.Topics[n-1].Partitions, p.partition)
 	}
-	resp := do[*kmsg.OffsetFetchResponse](t, c, req)
+	resp := wiretest.Do[*kmsg.OffsetFetchResponse](t, c, req)
 	require.Zero(t, resp.ErrorCode)
 	out := map[string]int64{}
 	for _, rt := range resp.Topics {
@@ -303,24 +218,11 @@ func fetchOffsets(t *testing.T, c *wireclient.Client, group string, parts ...tp)
 	return out
 }
 
-func leaveRequest(version int16, group string, members ...string) *kmsg.LeaveGroupRequest {
-	req := kmsg.NewPtrLeaveGroupRequest()
-	req.Version, req.Group = version, group
-	if version < 3 {
-		req.MemberID = members[0]
-		return req
-	}
-	for _, m := range members {
-		req.Members = append(req.Members, kmsg.LeaveGroupRequestMember{MemberID: m})
-	}
-	return req
-}
-
 func describe(t *testing.T, c *wireclient.Client, groups ...string) []kmsg.DescribeGroupsResponseGroup {
 	t.Helper()
 	req := kmsg.NewPtrDescribeGroupsRequest()
 	req.Version, req.Groups = 5, groups
-	resp := do[*kmsg.DescribeGroupsResponse](t, c, req)
+	resp := wiretest.Do[*kmsg.DescribeGroupsResponse](t, c, req)
 	require.Len(t, resp.Groups, len(groups))
 	return resp.Groups
 }

@@ -27,6 +27,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/minibroker/minibroker/broker"
+	"github.com/minibroker/minibroker/internal/wiretest"
 	"github.com/minibroker/minibroker/protocol"
 	"github.com/minibroker/minibroker/records"
 )
@@ -96,7 +97,7 @@ func TestHostileListOffsetsOnAnInflatingBatch(t *testing.T) {
 	batch := inflatingBatch(t, inflateSize)
 	require.Less(t, len(batch), 64<<10, "zeros compress")
 	first := int64(binary.BigEndian.Uint64(batch[27:])) // the batch's first timestamp
-	ans := produceOne(t, p.dial(t), produceRequest(9, -1, "inflate", partBatch{0, batch}))
+	ans := produceOne(t, wiretest.Dial(t, p.Addr, "process-test"), produceRequest(9, -1, "inflate", partBatch{0, batch}))
 	require.Zero(t, ans.ErrorCode)
 
 	stop := heartbeatProbe(t, p)
@@ -104,7 +105,7 @@ func TestHostileListOffsetsOnAnInflatingBatch(t *testing.T) {
 	var wg sync.WaitGroup
 	for range conns {
 		wg.Go(func() {
-			c := p.dial(t)
+			c := wiretest.Dial(t, p.Addr, "process-test")
 			for range lookups {
 				req := kmsg.NewPtrListOffsetsRequest()
 				req.Version, req.ReplicaID = 7, -1
@@ -185,7 +186,7 @@ func TestHostileStalledSizePrefixes(t *testing.T) {
 	}
 	eventually(t, func() bool { return b.MemoryStats().Frames.InUse > 0 }, "the stalled frames reserve")
 
-	c := b.dial(t, "producer")
+	c := wiretest.Dial(t, b.Addr(), "producer")
 	value := strings.Repeat("p", 64<<10)
 	var lat []time.Duration
 	for i := range 20 {

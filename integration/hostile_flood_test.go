@@ -26,6 +26,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/minibroker/minibroker/broker"
+	"github.com/minibroker/minibroker/internal/wiretest"
 )
 
 // floodConns is how many hostile connections TestHostileConnectionFlood
@@ -129,7 +130,7 @@ func TestHostileConnectionFlood(t *testing.T) {
 		cfg.Logger = slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelError}))
 	})
 
-	good := b.dial(t, "good")
+	good := wiretest.Dial(t, b.Addr(), "good")
 	member := join(t, good, "g", "orders")
 	var heartbeats, failures atomic.Int64
 	var slowest atomic.Int64
@@ -149,7 +150,7 @@ func TestHostileConnectionFlood(t *testing.T) {
 			// the heartbeats are is logged, not asserted.
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 			start := time.Now()
-			resp, err := good.Request(ctx, heartbeatRequest(4, "g", member.MemberID, member.Generation))
+			resp, err := good.Request(ctx, wiretest.HeartbeatRequest(4, "g", member.MemberID, member.Generation))
 			cancel()
 			if err != nil || resp.(*kmsg.HeartbeatResponse).ErrorCode != 0 {
 				failures.Add(1)

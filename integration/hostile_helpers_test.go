@@ -7,7 +7,6 @@ package integration
 
 import (
 	"bufio"
-	"context"
 	"fmt"
 	"io"
 	"os/exec"
@@ -20,7 +19,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/minibroker/minibroker/internal/testutil"
-	"github.com/minibroker/minibroker/wireclient"
 )
 
 // directCommit is an OffsetCommit v9 with generation -1 and no member id
@@ -106,17 +104,6 @@ func startProcessNoFile(t *testing.T, nofile int, args ...string) *brokerProcess
 		t.Fatalf("minibroker was not ready within 30 s:\n%s", p.logs.String())
 	}
 	return p
-}
-
-// dial opens a raw client to the process; cleanup closes it.
-func (p *brokerProcess) dial(t *testing.T) *wireclient.Client {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), waitTimeout)
-	defer cancel()
-	c, err := wireclient.Dial(ctx, p.Addr, "process-test")
-	require.NoError(t, err)
-	t.Cleanup(func() { c.Close() })
-	return c
 }
 
 // signal sends sig and waits up to limit for the process to exit; it

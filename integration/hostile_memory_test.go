@@ -29,6 +29,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/minibroker/minibroker/internal/wiretest"
 	"github.com/minibroker/minibroker/protocol"
 	"github.com/minibroker/minibroker/wireclient"
 )
@@ -75,7 +76,7 @@ func procStatus(t *testing.T, pid int, field string) uint64 {
 // stop waits for them). Each must succeed.
 func heartbeatProbe(t *testing.T, p *brokerProcess) (stop func() []time.Duration) {
 	t.Helper()
-	c := p.dial(t)
+	c := wiretest.Dial(t, p.Addr, "process-test")
 	j := join(t, c, "probe", "orders")
 	var (
 		lat   []time.Duration
@@ -93,7 +94,7 @@ func heartbeatProbe(t *testing.T, p *brokerProcess) (stop func() []time.Duration
 			case <-tick.C:
 			}
 			start := time.Now()
-			resp := do[*kmsg.HeartbeatResponse](t, c, heartbeatRequest(4, "probe", j.MemberID, j.Generation))
+			resp := wiretest.Do[*kmsg.HeartbeatResponse](t, c, wiretest.HeartbeatRequest(4, "probe", j.MemberID, j.Generation))
 			lat = append(lat, time.Since(start))
 			count.Add(1)
 			if resp.ErrorCode != 0 {
@@ -172,7 +173,7 @@ func abuseDial(t *testing.T, addr string) *wireclient.Client {
 // each, then 12 connections describe the group for 3 s as fast as they
 // are answered, reading each answer's bytes without decoding them.
 func abuseMetadata(t *testing.T, addr string) {
-	meta := consumerMetadata("orders")
+	meta := wiretest.ConsumerMetadata(0, "orders")
 	meta = append(meta, make([]byte, 1<<20-len(meta)-len("roundrobin")-len("orders")-64)...) // user data, just under the member limit
 	var accepted, full atomic.Int32
 	var wg sync.WaitGroup
@@ -180,7 +181,7 @@ func abuseMetadata(t *testing.T, addr string) {
 		wg.Go(func() {
 			req := joinRequest(3, "big", "")
 			req.Protocols = []kmsg.JoinGroupRequestProtocol{{Name: "roundrobin", Metadata: meta}}
-			switch code := do[*kmsg.JoinGroupResponse](t, abuseDial(t, addr), req).ErrorCode; code {
+			switch code := wiretest.Do[*kmsg.JoinGroupResponse](t, abuseDial(t, addr), req).ErrorCode; code {
 			case 0:
 				accepted.Add(1)
 			case kerr.GroupMaxSizeReached.Code:

@@ -1,4 +1,4 @@
-package integration_test
+package integration
 
 // franz-go kadm against minibroker: topics, metadata, groups and offsets.
 
@@ -29,7 +29,7 @@ func kadmCtx(t *testing.T) context.Context {
 // single broker cannot create, and the catalog saved in the data dir.
 func TestKadmCreateTopics(t *testing.T) {
 	t.Parallel()
-	b := startBroker(t, kgoConfig(t, map[string]int32{"orders": 4}))
+	b := startBroker(t, kgoConfig(map[string]int32{"orders": 4}))
 	adm := b.admin(t)
 	ctx := kadmCtx(t)
 
@@ -84,7 +84,7 @@ func TestKadmCreateTopics(t *testing.T) {
 // UNKNOWN_TOPIC_OR_PARTITION for a topic that does not exist.
 func TestKadmMetadata(t *testing.T) {
 	t.Parallel()
-	b := startBroker(t, kgoConfig(t, map[string]int32{"orders": 4, "payments": 1}))
+	b := startBroker(t, kgoConfig(map[string]int32{"orders": 4, "payments": 1}))
 	adm := b.admin(t)
 	ctx := kadmCtx(t)
 	host, portText, err := net.SplitHostPort(b.Addr())
@@ -125,7 +125,7 @@ func TestKadmMetadata(t *testing.T) {
 // (Dead).
 func TestKadmGroups(t *testing.T) {
 	t.Parallel()
-	b := startBroker(t, kgoConfig(t, map[string]int32{"orders": 4}))
+	b := startBroker(t, kgoConfig(map[string]int32{"orders": 4}))
 	adm := b.admin(t)
 	ctx := kadmCtx(t)
 
@@ -210,7 +210,7 @@ func TestKadmGroups(t *testing.T) {
 // FetchOffsets and FetchOffsetsForTopics.
 func TestKadmOffsets(t *testing.T) {
 	t.Parallel()
-	b := startBroker(t, kgoConfig(t, map[string]int32{"orders": 4, "payments": 1}))
+	b := startBroker(t, kgoConfig(map[string]int32{"orders": 4, "payments": 1}))
 	adm := b.admin(t)
 	ctx := kadmCtx(t)
 

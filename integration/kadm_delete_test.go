@@ -1,4 +1,4 @@
-package integration_test
+package integration
 
 // franz-go kadm deleting groups and offsets, and offsets retention seen
 // through kadm.
@@ -22,7 +22,7 @@ import (
 // show nothing of the deleted ones.
 func TestKadmDeleteGroups(t *testing.T) {
 	t.Parallel()
-	b := startBroker(t, kgoConfig(t, map[string]int32{"orders": 4}))
+	b := startBroker(t, kgoConfig(map[string]int32{"orders": 4}))
 	adm := b.admin(t)
 	ctx := kadmCtx(t)
 
@@ -62,7 +62,7 @@ func TestKadmDeleteGroups(t *testing.T) {
 // for the others; an unknown group is GROUP_ID_NOT_FOUND.
 func TestKadmDeleteOffsets(t *testing.T) {
 	t.Parallel()
-	b := startBroker(t, kgoConfig(t, map[string]int32{"orders": 4, "payments": 1}))
+	b := startBroker(t, kgoConfig(map[string]int32{"orders": 4, "payments": 1}))
 	adm := b.admin(t)
 	ctx := kadmCtx(t)
 	live := newKgoMember(t, b, "a", kgoMemberConfig{Group: "live", Topics: []string{"orders"}})
@@ -98,7 +98,9 @@ func TestKadmDeleteOffsets(t *testing.T) {
 // and gone, with their group, at the expiry step after it.
 func TestKadmOffsetsRetention(t *testing.T) {
 	t.Parallel()
-	b := startBroker(t, broker.Config{Topics: map[string]int32{"orders": 4}, ManualClock: true, GroupSettings: broker.GroupSettings{OffsetsRetention: 24 * time.Hour}})
+	b := startBroker(t, func(cfg *broker.Config) {
+		cfg.Topics, cfg.DataDir, cfg.OffsetsRetention = map[string]int32{"orders": 4}, "", 24*time.Hour
+	})
 	adm := b.admin(t)
 	ctx := kadmCtx(t)
 	_, err := b.Advance(time.Second) // a commit at Unix 0 carries no commit time

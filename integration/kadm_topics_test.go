@@ -1,4 +1,4 @@
-package integration_test
+package integration
 
 // franz-go kadm deleting topics while a kgo group consumes them, and
 // creating them again.
@@ -10,6 +10,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
+
+	"github.com/minibroker/minibroker/internal/testutil"
 )
 
 // TestKadmDeleteTopicUnderConsumer: kadm deletes a topic a kgo group
@@ -20,12 +22,12 @@ import (
 // again under its name has a new topic id and an empty log.
 func TestKadmDeleteTopicUnderConsumer(t *testing.T) {
 	t.Parallel()
-	b := startBroker(t, kgoConfig(t, map[string]int32{"orders": 2, "payments": 2}))
+	b := startBroker(t, kgoConfig(map[string]int32{"orders": 2, "payments": 2}))
 	adm := b.admin(t)
 	ctx := kadmCtx(t)
 	kgoProduceAll(t, b, "payments", "pay", 4)
 	m := newKgoMember(t, b, "a", kgoMemberConfig{Group: "g", Topics: []string{"orders", "payments"}})
-	kgoEventually(t, kgoWait, func() string {
+	testutil.Eventually(t, kgoWait, func() string {
 		if owned := m.Owned(); len(owned["orders"]) != 2 || len(owned["payments"]) != 2 {
 			return "the member does not own both topics yet"
 		}
@@ -67,7 +69,7 @@ func TestKadmDeleteTopicUnderConsumer(t *testing.T) {
 	require.False(t, gone, "the deleted topic's offsets are removed")
 
 	kgoProduceAll(t, b, "orders", "after", 6)
-	kgoEventually(t, kgoWait, func() string {
+	testutil.Eventually(t, kgoWait, func() string {
 		n := 0
 		for _, r := range m.Records() {
 			if strings.Contains(r, ":after-") {
@@ -103,7 +105,7 @@ func TestKadmDeleteTopicUnderConsumer(t *testing.T) {
 // INVALID_PARTITIONS; ValidateOnly changes nothing.
 func TestKadmCreatePartitionsUnderConsumer(t *testing.T) {
 	t.Parallel()
-	b := startBroker(t, kgoConfig(t, map[string]int32{"orders": 2}))
+	b := startBroker(t, kgoConfig(map[string]int32{"orders": 2}))
 	adm := b.admin(t)
 	ctx := kadmCtx(t)
 	m1 := newKgoMember(t, b, "a", kgoMemberConfig{Group: "g", Topics: []string{"orders"}})
@@ -137,7 +139,7 @@ func TestKadmCreatePartitionsUnderConsumer(t *testing.T) {
 		}
 	}
 	require.NotZero(t, want, "some records went to the new partitions")
-	kgoEventually(t, kgoWait, func() string {
+	testutil.Eventually(t, kgoWait, func() string {
 		got := 0
 		for _, m := range []*kgoMember{m1, m2} {
 			for _, r := range m.Records() {
@@ -174,7 +176,7 @@ func TestKadmCreatePartitionsUnderConsumer(t *testing.T) {
 // consumes from there: not one deleted record is served.
 func TestKadmDeleteRecordsUnderConsumer(t *testing.T) {
 	t.Parallel()
-	b := startBroker(t, kgoConfig(t, map[string]int32{"orders": 1}))
+	b := startBroker(t, kgoConfig(map[string]int32{"orders": 1}))
 	adm := b.admin(t)
 	ctx := kadmCtx(t)
 	kgoProduceAll(t, b, "orders", "v", 10)
@@ -199,7 +201,7 @@ func TestKadmDeleteRecordsUnderConsumer(t *testing.T) {
 	require.ErrorIs(t, refused["orders"][0].Err, kerr.OffsetOutOfRange)
 
 	m := newKgoMember(t, b, "a", kgoMemberConfig{Group: "g", Topics: []string{"orders"}})
-	kgoEventually(t, kgoWait, func() string {
+	testutil.Eventually(t, kgoWait, func() string {
 		if len(m.Records()) < 4 {
 			return "the member has not consumed the records left"
 		}

@@ -1,4 +1,4 @@
-package integration_test
+package integration
 
 // The memory budget under stock kgo clients: consumers catching up on a
 // backlog, a fetch limit of 1 GiB and a maximal long poll, each beside a
@@ -30,6 +30,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/minibroker/minibroker/broker"
+	"github.com/minibroker/minibroker/internal/testutil"
 	"github.com/minibroker/minibroker/wireclient"
 )
 
@@ -37,12 +38,13 @@ import (
 // of at most that, batches of at most budgetBatchBytes, and waits for the
 // budget bounded by 5 s, so that a wedge shows as closed connections
 // within the test.
-func budgetConfig(t *testing.T, budget int64, topics map[string]int32) broker.Config {
-	cfg := kgoConfig(t, topics)
-	cfg.MaxInFlightBytes, cfg.MaxFrameBytes = budget, int32(budget)
-	cfg.MaxMessageBytes = budgetBatchBytes
-	cfg.FrameReadTimeout = 5 * time.Second
-	return cfg
+func budgetConfig(budget int64, topics map[string]int32) func(*broker.Config) {
+	return func(cfg *broker.Config) {
+		kgoConfig(topics)(cfg)
+		cfg.MaxInFlightBytes, cfg.MaxFrameBytes = budget, int32(budget)
+		cfg.MaxMessageBytes = budgetBatchBytes
+		cfg.FrameReadTimeout = 5 * time.Second
+	}
 }
 
 // budgetBatchBytes is the largest batch of the budget tests' brokers,
@@ -165,7 +167,7 @@ func TestBudgetConsumersCatchUpOnABacklog(t *testing.T) {
 		records   = 2048
 		size      = 4 << 10 // 8 MiB in all
 	)
-	b := startBroker(t, budgetConfig(t, budget, map[string]int32{"backlog": 4, "bystander": 1}))
+	b := startBroker(t, budgetConfig(budget, map[string]int32{"backlog": 4, "bystander": 1}))
 	fillBacklog(t, b, "backlog", records, size)
 
 	stop := bystander(t, b, "bystander", 64<<10)
@@ -177,7 +179,7 @@ func TestBudgetConsumersCatchUpOnABacklog(t *testing.T) {
 		got = append(got, kgoCollect(t, cl))
 	}
 	start := time.Now()
-	kgoEventually(t, time.Minute, func() string {
+	testutil.Eventually(t, time.Minute, func() string {
 		for i, c := range got {
 			if n := c.count(); n < records {
 				return fmt.Sprintf("consumer %d has %d of %d records", i, n, records)
@@ -216,7 +218,7 @@ func TestBudgetHugeFetchLimitAndMaximalLongPoll(t *testing.T) {
 		trickle = 24
 		size    = 128 << 10 // 3 MiB in all: more than the budget
 	)
-	b := startBroker(t, budgetConfig(t, budget, map[string]int32{"trickle": 1}))
+	b := startBroker(t, budgetConfig(budget, map[string]int32{"trickle": 1}))
 	huge, err := kgo.NewClient(kgo.SeedBrokers(b.Addr()), kgo.ClientID("huge"), kgo.ConsumeTopics("trickle"),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.FetchMaxBytes(1<<30), kgo.FetchMaxPartitionBytes(1<<30), kgo.BrokerMaxReadBytes(1<<30))
 	require.NoError(t, err)
@@ -286,7 +288,7 @@ func TestBudgetHugeFetchLimitAndMaximalLongPoll(t *testing.T) {
 		require.NoError(t, producer.ProduceSync(t.Context(), &kgo.Record{Topic: "trickle", Value: value}).FirstErr())
 		lat = append(lat, time.Since(start))
 	}
-	kgoEventually(t, time.Minute, func() string {
+	testutil.Eventually(t, time.Minute, func() string {
 		if n := got.count(); n < trickle {
 			return fmt.Sprintf("the 1 GiB consumer has %d of %d", n, trickle)
 		}

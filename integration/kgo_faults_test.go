@@ -1,4 +1,4 @@
-package integration_test
+package integration
 
 // Faults on demand against stock kgo clients: each action as a client
 // meets it. A NOT_COORDINATOR on a commit is retried by kgo and stored; a
@@ -23,6 +23,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/minibroker/minibroker/broker"
+	"github.com/minibroker/minibroker/internal/testutil"
 )
 
 // kgoCommit commits offsets for m's partitions of orders through kgo's
@@ -60,7 +61,7 @@ func kgoProduce(t *testing.T, b *testBroker, partition int32, values ...string) 
 // the retry is stored.
 func TestKgoFaultNotCoordinatorOnCommit(t *testing.T) {
 	t.Parallel()
-	b := startBroker(t, kgoConfig(t, map[string]int32{"orders": 2}))
+	b := startBroker(t, kgoConfig(map[string]int32{"orders": 2}))
 	const group = "fault-commit"
 	m := newKgoMember(t, b, "a", kgoMemberConfig{Group: group, Topics: []string{"orders"}})
 	waitKgoConverged(t, b, group, "orders", 2, m)
@@ -86,7 +87,7 @@ func TestKgoFaultNotCoordinatorOnCommit(t *testing.T) {
 // and then served: the record arrives, no sooner.
 func TestKgoFaultDelayedFetch(t *testing.T) {
 	t.Parallel()
-	b := startBroker(t, kgoConfig(t, map[string]int32{"orders": 1}))
+	b := startBroker(t, kgoConfig(map[string]int32{"orders": 1}))
 	kgoProduce(t, b, 0, "late")
 	const delay = 300 * time.Millisecond
 	f, err := b.InjectFault(broker.Fault{Keys: []int16{1}, ClientID: "slow", Delay: delay})
@@ -118,7 +119,7 @@ func (d *kgoDisconnects) OnBrokerDisconnect(kgo.BrokerMetadata, net.Conn) { d.n.
 // is stored once.
 func TestKgoFaultCloseRedials(t *testing.T) {
 	t.Parallel()
-	b := startBroker(t, kgoConfig(t, map[string]int32{"orders": 1}))
+	b := startBroker(t, kgoConfig(map[string]int32{"orders": 1}))
 	f, err := b.InjectFault(broker.Fault{Keys: []int16{0}, ClientID: "closed", Close: true})
 	require.NoError(t, err)
 	hooks := &kgoDisconnects{}
@@ -148,9 +149,7 @@ func TestKgoFaultCloseRedials(t *testing.T) {
 // (ILLEGAL_GENERATION) and B's is stored.
 func TestKgoFaultDroppedHeartbeatsMakeAZombie(t *testing.T) {
 	t.Parallel()
-	cfg := kgoConfig(t, map[string]int32{"orders": 2})
-	cfg.ManualClock = true
-	b := startBroker(t, cfg)
+	b := startBroker(t, kgoConfig(map[string]int32{"orders": 2}), func(cfg *broker.Config) { cfg.ManualClock = true })
 	const group = "fault-zombie"
 	// A long session (only the manual clock ends it) keeps kgo heartbeating
 	// its retries for as long as the test runs; a short request timeout
@@ -165,7 +164,7 @@ func TestKgoFaultDroppedHeartbeatsMakeAZombie(t *testing.T) {
 
 	f, err := b.InjectFault(broker.Fault{Keys: []int16{12}, Group: group, Member: aID, Drop: true, Count: -1})
 	require.NoError(t, err)
-	kgoEventually(t, kgoWait, func() string {
+	testutil.Eventually(t, kgoWait, func() string {
 		if f.Hits() == 0 {
 			return "no heartbeat of A dropped yet"
 		}
@@ -177,7 +176,7 @@ func TestKgoFaultDroppedHeartbeatsMakeAZombie(t *testing.T) {
 	_, err = b.Advance(29 * time.Second)
 	require.NoError(t, err)
 	bID, _ := bm.Client.GroupMetadata()
-	kgoEventually(t, kgoWait, func() string {
+	testutil.Eventually(t, kgoWait, func() string {
 		if mv, _ := b.member(group, bID); !mv.Deadline.After(aLease.Deadline) {
 			return "B has not renewed its lease yet"
 		}
@@ -191,7 +190,7 @@ func TestKgoFaultDroppedHeartbeatsMakeAZombie(t *testing.T) {
 	require.Len(t, expired, 1)
 	require.Equal(t, aID, expired[0].MemberID)
 
-	kgoEventually(t, kgoWait, func() string {
+	testutil.Eventually(t, kgoWait, func() string {
 		v := b.describe(group)
 		_, bGen := bm.Client.GroupMetadata()
 		switch {
@@ -209,7 +208,7 @@ func TestKgoFaultDroppedHeartbeatsMakeAZombie(t *testing.T) {
 	kgoProduce(t, b, 0, "r0", "r1", "r2")
 	want := []string{"0@0:r0", "0@1:r1", "0@2:r2"}
 	for _, m := range []*kgoMember{a, bm} {
-		kgoEventually(t, kgoWait, func() string {
+		testutil.Eventually(t, kgoWait, func() string {
 			if !slices.Equal(m.Records(), want) {
 				return m.Name + " has not processed r0-r2"
 			}

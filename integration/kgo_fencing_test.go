@@ -1,4 +1,4 @@
-package integration_test
+package integration
 
 // The chapter's fencing as a kgo consumer sees it. A kgo member A owns all of
 // orders(4) in generation 1. A raw member B joins, and the coordinator
@@ -17,7 +17,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/minibroker/minibroker/wireclient"
+	"github.com/minibroker/minibroker/internal/testutil"
+	"github.com/minibroker/minibroker/internal/wiretest"
 )
 
 // TestKgoFencingStaleMember pins what kgo reports at each step of the
@@ -53,7 +54,7 @@ func TestKgoFencingStaleMember(t *testing.T) {
 	for _, bc := range kgoBalancers {
 		t.Run(bc.name, func(t *testing.T) {
 			t.Parallel()
-			b := startBroker(t, kgoConfig(t, map[string]int32{"orders": 4}))
+			b := startBroker(t, kgoConfig(map[string]int32{"orders": 4}))
 			const group = "fencing"
 
 			// OnPartitionsLost holds A in kgo's session-error path (after
@@ -128,7 +129,7 @@ func TestKgoFencingStaleMember(t *testing.T) {
 
 			// 3. The re-join.
 			close(release)
-			kgoEventually(t, kgoWait, func() string {
+			testutil.Eventually(t, kgoWait, func() string {
 				if got := a.Owned(); len(got["orders"]) != 2 || a.Generation() != gen2 {
 					return "A has not re-joined yet"
 				}
@@ -146,7 +147,7 @@ func TestKgoFencingStaleMember(t *testing.T) {
 				{Kind: "lost", Partitions: map[string][]int32{"orders": {0, 1, 2, 3}}, Generation: 1},
 				{Kind: "assigned", Partitions: map[string][]int32{"orders": {0, 2}}, Generation: 2},
 			}, a.Events())
-			kgoEventually(t, kgoWait, func() string {
+			testutil.Eventually(t, kgoWait, func() string {
 				for _, err := range a.PollErrs() {
 					var se *kgo.ErrGroupSession
 					if errors.As(err, &se) && errors.Is(err, kerr.IllegalGeneration) {
@@ -170,7 +171,7 @@ func TestKgoFencingStaleMember(t *testing.T) {
 			// kgo would signal a re-join from the commit path at once;
 			// two more heartbeat round trips show it did not.
 			beats := a.Heartbeats()
-			kgoEventually(t, kgoWait, func() string {
+			testutil.Eventually(t, kgoWait, func() string {
 				if a.Heartbeats() < beats+2 {
 					return "A has not heartbeated twice since the commit"
 				}
@@ -200,41 +201,18 @@ func kgoOffsets(topic string, offs map[int32]int64) map[string]map[int32]kgo.Epo
 // member never heartbeats: its session (30 s) outlasts the test.
 func kgoRawJoin(t *testing.T, addr, group, clientID, protocolName string, topics []string) (string, int32, []int32) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), kgoWait)
-	defer cancel()
-	cl, err := wireclient.Dial(ctx, addr, clientID)
-	require.NoError(t, err)
-	t.Cleanup(func() { cl.Close() })
-
-	meta := kmsg.NewConsumerMemberMetadata()
-	meta.Topics = topics
-	join := kmsg.NewPtrJoinGroupRequest()
-	join.Version = 9
-	join.Group = group
-	join.SessionTimeoutMillis = 30000
-	join.RebalanceTimeoutMillis = 30000
-	join.ProtocolType = "consumer"
-	join.Protocols = []kmsg.JoinGroupRequestProtocol{{Name: protocolName, Metadata: meta.AppendTo(nil)}}
-	r, err := cl.Request(ctx, join)
-	require.NoError(t, err)
-	jr := r.(*kmsg.JoinGroupResponse)
+	cl := wiretest.Dial(t, addr, clientID)
+	join := wiretest.JoinRequest(9, group, "", 30*time.Second, topics...)
+	join.Protocols[0].Name = protocolName
+	jr := wiretest.Do[*kmsg.JoinGroupResponse](t, cl, join)
 	require.Equal(t, kerr.MemberIDRequired.Code, jr.ErrorCode)
 	join.MemberID = jr.MemberID
-	r, err = cl.Request(ctx, join)
-	require.NoError(t, err)
-	jr = r.(*kmsg.JoinGroupResponse)
+	jr = wiretest.Do[*kmsg.JoinGroupResponse](t, cl, join)
 	require.Zero(t, jr.ErrorCode, kerr.ErrorForCode(jr.ErrorCode))
 
-	sync := kmsg.NewPtrSyncGroupRequest()
-	sync.Version = 5
-	sync.Group = group
-	sync.MemberID = jr.MemberID
-	sync.Generation = jr.Generation
-	sync.ProtocolType = kmsg.StringPtr("consumer")
-	sync.Protocol = kmsg.StringPtr(protocolName)
-	r, err = cl.Request(ctx, sync)
-	require.NoError(t, err)
-	sr := r.(*kmsg.SyncGroupResponse)
+	sync := wiretest.SyncRequest(5, group, jr.MemberID, jr.Generation)
+	sync.ProtocolType, sync.Protocol = kmsg.StringPtr("consumer"), kmsg.StringPtr(protocolName)
+	sr := wiretest.Do[*kmsg.SyncGroupResponse](t, cl, sync)
 	require.Zero(t, sr.ErrorCode, kerr.ErrorForCode(sr.ErrorCode))
 	var assignment kmsg.ConsumerMemberAssignment
 	require.NoError(t, assignment.ReadFrom(sr.MemberAssignment))

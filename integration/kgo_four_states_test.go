@@ -1,4 +1,4 @@
-package integration_test
+package integration
 
 // The chapter's four states with real kgo clients and real records:
 // membership and the generation's assignment (the coordinator's), a
@@ -40,14 +40,14 @@ const fourStatesSession = 10 * time.Second
 // fourStatesTopic and puts payment-0 .. payment-9 at offsets 0-9.
 func startFourStatesBroker(t *testing.T) *testBroker {
 	t.Helper()
-	b := startBroker(t, broker.Config{ManualClock: true, DataDir: t.TempDir(), Topics: map[string]int32{fourStatesTopic: 1}})
-	produceValues(t, b, 0, 10)
+	b := startBroker(t, func(cfg *broker.Config) { cfg.Topics = map[string]int32{fourStatesTopic: 1} })
+	kgoProduceValues(t, b, 0, 10)
 	return b
 }
 
 // produceValues produces payment-<i> for i in [from, to) and insists that
 // each lands at offset i.
-func produceValues(t *testing.T, b *testBroker, from, to int) {
+func kgoProduceValues(t *testing.T, b *testBroker, from, to int) {
 	t.Helper()
 	cl, err := kgo.NewClient(kgo.SeedBrokers(b.Addr()), kgo.ClientID("producer"), kgo.DefaultProduceTopic(fourStatesTopic))
 	require.NoError(t, err)
@@ -356,7 +356,7 @@ func TestKgoFourStatesZombie(t *testing.T) {
 
 			bw.cl.Close() // a clean leave; B has committed all it processed
 			require.Equal(t, tc.committed, committed(t, b, group), "B's leave committed nothing")
-			produceValues(t, b, 10, 11) // the marker
+			kgoProduceValues(t, b, 10, 11) // the marker
 			cw := newKgoWorker(t, b, "c", group, fourStatesSession, kgoHeartbeat, false)
 			cw.pollThrough(t, 10)
 			assert.Equal(t, tc.cProcesses, cw.heldOffsets(), "C starts at the committed offset")

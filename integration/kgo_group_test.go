@@ -1,4 +1,4 @@
-package integration_test
+package integration
 
 // franz-go kgo consumer groups (classic protocol) against minibroker, with
 // kgo's eager RoundRobinBalancer and its default cooperative-sticky
@@ -17,6 +17,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/minibroker/minibroker/internal/testutil"
 )
 
 // kgoBalancers are the two classic-protocol balancers the tests run with.
@@ -46,7 +48,7 @@ func TestKgoGroupLifecycle(t *testing.T) {
 	for _, bc := range kgoBalancers {
 		t.Run(bc.name, func(t *testing.T) {
 			t.Parallel()
-			b := startBroker(t, kgoConfig(t, map[string]int32{"orders": 4, "payments": 1}))
+			b := startBroker(t, kgoConfig(map[string]int32{"orders": 4, "payments": 1}))
 			const group = "lifecycle"
 			cfg := kgoMemberConfig{Group: group, Topics: []string{"orders"}, Balancer: bc.balancer(), AutoCommit: true}
 			ma := newKgoMember(t, b, "a", cfg)
@@ -98,7 +100,7 @@ func TestKgoGroupLifecycle(t *testing.T) {
 					}
 					m.Client.SetOffsets(set)
 				}
-				kgoEventually(t, kgoWait, func() string {
+				testutil.Eventually(t, kgoWait, func() string {
 					got := kgoFetchCommitted(t, ma.Client, group, "orders", 4)
 					if fmt.Sprint(got) != fmt.Sprint(want) {
 						return fmt.Sprintf("committed %v, want %v", got, want)
@@ -168,7 +170,7 @@ func TestKgoMemberWithoutPartitions(t *testing.T) {
 	for _, bc := range kgoBalancers {
 		t.Run(bc.name, func(t *testing.T) {
 			t.Parallel()
-			b := startBroker(t, kgoConfig(t, map[string]int32{"payments": 1}))
+			b := startBroker(t, kgoConfig(map[string]int32{"payments": 1}))
 			cfg := kgoMemberConfig{Group: "idle", Topics: []string{"payments"}, Balancer: bc.balancer()}
 			ma := newKgoMember(t, b, "a", cfg)
 			mb := newKgoMember(t, b, "b", cfg)

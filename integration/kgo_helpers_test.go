@@ -1,7 +1,7 @@
-package integration_test
+package integration
 
-// Helpers for the kgo, kadm and admin tests: the package's one broker
-// starter (startBroker, as package integration has its own), kgo group
+// Helpers for the kgo, kadm and admin tests: the broker they start
+// (kgoConfig, an adjust function of startBroker), kgo group
 // members that record what their callbacks report, a dialer that can cut a
 // client off the network (a crash, as the broker sees it), and polling
 // with deadlines. The kgo helpers carry a kgo prefix so they never clash
@@ -11,7 +11,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"maps"
 	"os"
 	"slices"
@@ -49,37 +48,14 @@ const (
 	kgoWait = 15 * time.Second
 )
 
-// testBroker is one in-process minibroker, started by broker.Start, with
-// its log recorded.
-type testBroker struct {
-	*broker.Broker
-	Logs *testutil.LogRecorder
-}
-
-// startBroker starts a broker with cfg, its log recorded (Warn and above
-// also in the test's output), and closes it when the test ends. The kgo
-// and kadm tests pass kgoConfig, the admin tests adminConfig.
-func startBroker(t *testing.T, cfg broker.Config) *testBroker {
-	t.Helper()
-	logs := testutil.NewLogRecorder(t.Output(), slog.LevelWarn)
-	cfg.Logger = logs.Logger()
-	b, err := broker.Start(context.Background(), cfg)
-	require.NoError(t, err)
-	t.Cleanup(func() {
-		if err := b.Close(); err != nil {
-			t.Errorf("closing the broker: %v", err)
-		}
-	})
-	return &testBroker{Broker: b, Logs: logs}
-}
-
 // kgoConfig is the broker of the kgo and kadm tests, as `minibroker
 // serve` runs it: topics, a data dir, the real clock with the expiry step
 // on a fast ticker, and a minimum session timeout below the tests' own.
-func kgoConfig(t *testing.T, topics map[string]int32) broker.Config {
-	return broker.Config{
-		Topics: topics, DataDir: t.TempDir(),
-		ExpiryInterval: 20 * time.Millisecond, GroupSettings: broker.GroupSettings{MinSessionTimeout: 10 * time.Millisecond},
+// It is an adjust function of startBroker.
+func kgoConfig(topics map[string]int32) func(*broker.Config) {
+	return func(cfg *broker.Config) {
+		cfg.Topics, cfg.ManualClock = topics, false
+		cfg.ExpiryInterval, cfg.MinSessionTimeout = 20*time.Millisecond, 10*time.Millisecond
 	}
 }
 
@@ -387,13 +363,6 @@ func (m *kgoMember) Kill() {
 	<-m.pollDone
 }
 
-// kgoEventually polls cond every 20 ms until it returns "" (done) or
-// timeout passes, then fails with the last reason cond gave.
-func kgoEventually(t *testing.T, timeout time.Duration, cond func() string) {
-	t.Helper()
-	testutil.Eventually(t, timeout, cond)
-}
-
 // kgoConverged reports "" when the members and the coordinator agree on a
 // settled group: the coordinator's group is Stable with exactly these
 // members; every member holds the group's generation; what each member's
@@ -448,7 +417,7 @@ func kgoConverged(b *testBroker, group, topic string, partitions int32, members 
 // generation.
 func waitKgoConverged(t *testing.T, b *testBroker, group, topic string, partitions int32, members ...*kgoMember) int32 {
 	t.Helper()
-	kgoEventually(t, kgoWait, func() string { return kgoConverged(b, group, topic, partitions, members...) })
+	testutil.Eventually(t, kgoWait, func() string { return kgoConverged(b, group, topic, partitions, members...) })
 	return b.describe(group).Generation
 }
 

@@ -1,4 +1,4 @@
-package integration_test
+package integration
 
 // What a member's commit on close meets after another member has left.
 // Under the chapter's synchronous coordinator a leave completes a
@@ -21,6 +21,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/minibroker/minibroker/broker"
+	"github.com/minibroker/minibroker/internal/testutil"
 )
 
 // closeCommitHeartbeat is long enough that no heartbeat lands while the
@@ -39,9 +42,9 @@ func TestKgoCloseCommitAfterAnotherMemberLeft(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			cfg := kgoConfig(t, map[string]int32{"orders": 2})
-			cfg.ConsumerHeartbeatInterval, cfg.ConsumerSessionTimeout = closeCommitHeartbeat, 30*time.Second
-			b := startBroker(t, cfg)
+			b := startBroker(t, kgoConfig(map[string]int32{"orders": 2}), func(cfg *broker.Config) {
+				cfg.ConsumerHeartbeatInterval, cfg.ConsumerSessionTimeout = closeCommitHeartbeat, 30*time.Second
+			})
 			produceTo(t, b, "orders", 0, "a0", "a1")
 			produceTo(t, b, "orders", 1, "b0", "b1")
 
@@ -137,7 +140,7 @@ func produceTo(t *testing.T, b *testBroker, topic string, partition int32, value
 // waitMembers waits until group has n members.
 func waitMembers(t *testing.T, b *testBroker, group string, n int) {
 	t.Helper()
-	kgoEventually(t, kgoWait, func() string {
+	testutil.Eventually(t, kgoWait, func() string {
 		if have := len(b.describe(group).Members); have != n {
 			return fmt.Sprintf("%s has %d members, want %d", group, have, n)
 		}

@@ -1,4 +1,4 @@
-package integration_test
+package integration
 
 // franz-go kgo producers and consumers moving records through minibroker:
 // a stock producer into a consumer group, a plain consumer, every
@@ -25,6 +25,7 @@ import (
 
 	"github.com/minibroker/minibroker/broker"
 	"github.com/minibroker/minibroker/coordinator"
+	"github.com/minibroker/minibroker/internal/testutil"
 	"github.com/minibroker/minibroker/records"
 )
 
@@ -143,7 +144,7 @@ func kgoStoredBatches(t *testing.T, b *testBroker, topic string, partition int32
 func TestKgoProduceIntoConsumerGroup(t *testing.T) {
 	t.Parallel()
 	const n = 2000
-	b := startBroker(t, kgoConfig(t, map[string]int32{"events": 4}))
+	b := startBroker(t, kgoConfig(map[string]int32{"events": 4}))
 	const group = "readers"
 	var members []*kgo.Client
 	var collectors []*kgoCollector
@@ -159,7 +160,7 @@ func TestKgoProduceIntoConsumerGroup(t *testing.T) {
 	// Settle the group before producing: a rebalance while records flow
 	// would hand uncommitted records to another member, which is Kafka's
 	// at-least-once, not what this test counts.
-	kgoEventually(t, kgoWait, func() string {
+	testutil.Eventually(t, kgoWait, func() string {
 		v := b.describe(group)
 		if v.State != coordinator.Stable || len(v.Members) != 3 {
 			return fmt.Sprintf("group %s with %d members", v.State, len(v.Members))
@@ -183,7 +184,7 @@ func TestKgoProduceIntoConsumerGroup(t *testing.T) {
 
 	produced := kgoProduceAll(t, b, "events", "value", n)
 	require.Len(t, produced, 4, "the key hash spreads the records over every partition")
-	kgoEventually(t, kgoWait, func() string {
+	testutil.Eventually(t, kgoWait, func() string {
 		got := 0
 		for _, c := range collectors {
 			got += c.count()
@@ -233,7 +234,7 @@ func TestKgoProduceIntoConsumerGroup(t *testing.T) {
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.FetchMaxWait(kgoFetchMaxWait))
 	require.NoError(t, err)
 	all := kgoCollect(t, plain)
-	kgoEventually(t, kgoWait, func() string {
+	testutil.Eventually(t, kgoWait, func() string {
 		if got := all.count(); got < n {
 			return fmt.Sprintf("the plain consumer has %d of %d", got, n)
 		}
@@ -263,7 +264,7 @@ func TestKgoCompressionRoundTrips(t *testing.T) {
 	for _, c := range codecs {
 		topics["codec-"+c.name] = 1
 	}
-	b := startBroker(t, kgoConfig(t, topics))
+	b := startBroker(t, kgoConfig(topics))
 	for _, c := range codecs {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
@@ -279,7 +280,7 @@ func TestKgoCompressionRoundTrips(t *testing.T) {
 				kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.FetchMaxWait(kgoFetchMaxWait))
 			require.NoError(t, err)
 			got := kgoCollect(t, cl)
-			kgoEventually(t, kgoWait, func() string {
+			testutil.Eventually(t, kgoWait, func() string {
 				if n := got.count(); n < 300 {
 					return fmt.Sprintf("%d of 300 records", n)
 				}
@@ -319,11 +320,7 @@ func TestKgoProducerCreatesTopicOnFirstWrite(t *testing.T) {
 		return int(n)
 	}
 
-	on := startBroker(t, func() broker.Config {
-		cfg := kgoConfig(t, nil)
-		cfg.DefaultPartitions = 3
-		return cfg
-	}())
+	on := startBroker(t, kgoConfig(nil), func(cfg *broker.Config) { cfg.DefaultPartitions = 3 })
 	require.NoError(t, produceOne(t, on, "fresh", kgo.AllowAutoTopicCreation()))
 	assert.Equal(t, 3, partitions(t, on, "fresh"), "created with DefaultPartitions")
 	var total int64
@@ -338,9 +335,7 @@ func TestKgoProducerCreatesTopicOnFirstWrite(t *testing.T) {
 	require.ErrorIs(t, err, kerr.UnknownTopicOrPartition, "a producer that does not allow creation")
 	assert.Zero(t, partitions(t, on, "not-allowed"))
 
-	cfg := kgoConfig(t, nil)
-	cfg.NoAutoCreateTopics = true
-	off := startBroker(t, cfg)
+	off := startBroker(t, kgoConfig(nil), func(cfg *broker.Config) { cfg.NoAutoCreateTopics = true })
 	err = produceOne(t, off, "fresh", kgo.AllowAutoTopicCreation())
 	require.ErrorIs(t, err, kerr.UnknownTopicOrPartition, "a broker with auto-creation off")
 	assert.Zero(t, partitions(t, off, "fresh"))
@@ -354,14 +349,14 @@ func TestKgoProducerCreatesTopicOnFirstWrite(t *testing.T) {
 // crc ... does not match" with nothing said by the broker.
 func TestKgoFetchCorruptBatch(t *testing.T) {
 	t.Parallel()
-	cfg := kgoConfig(t, map[string]int32{"events": 1})
-	cfg.SegmentBytes = 4096
-	b := startBroker(t, cfg)
+	dir := t.TempDir()
+	small := func(cfg *broker.Config) { cfg.DataDir, cfg.SegmentBytes = dir, 4096 }
+	b := startBroker(t, kgoConfig(map[string]int32{"events": 1}), small)
 	produced := kgoProduceAll(t, b, "events", "v", 200, kgo.ProducerLinger(0), kgo.MaxBufferedRecords(1))
 	require.Len(t, produced[0], 200)
 	require.NoError(t, b.Close())
 
-	segs, err := filepath.Glob(filepath.Join(cfg.DataDir, broker.LogsDir, "events-0", "*.log"))
+	segs, err := filepath.Glob(filepath.Join(dir, broker.LogsDir, "events-0", "*.log"))
 	require.NoError(t, err)
 	require.Greater(t, len(segs), 2)
 	next, err := strconv.ParseInt(strings.TrimSuffix(filepath.Base(segs[1]), ".log"), 10, 64)
@@ -371,7 +366,7 @@ func TestKgoFetchCorruptBatch(t *testing.T) {
 	data[len(data)-1] ^= 0xff // record data of the segment's last batch
 	require.NoError(t, os.WriteFile(segs[0], data, 0o644))
 
-	b = startBroker(t, cfg)
+	b = startBroker(t, kgoConfig(map[string]int32{"events": 1}), small)
 	cl, err := kgo.NewClient(kgo.SeedBrokers(b.Addr()), kgo.ClientID("reader"), kgo.ConsumeTopics("events"),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.FetchMaxWait(kgoFetchMaxWait), kgo.KeepRetryableFetchErrors())
 	require.NoError(t, err)

@@ -1,4 +1,4 @@
-package integration_test
+package integration
 
 import (
 	"fmt"
@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/minibroker/minibroker/internal/testutil"
 )
 
 // TestKgoStaticMemberRestartKeepsPartitionsAtTheSameGeneration: a kgo
@@ -17,7 +19,7 @@ import (
 // assignment never moves (no callback, no new generation).
 func TestKgoStaticMemberRestartKeepsPartitionsAtTheSameGeneration(t *testing.T) {
 	t.Parallel()
-	b := startBroker(t, kgoConfig(t, map[string]int32{"orders": 4}))
+	b := startBroker(t, kgoConfig(map[string]int32{"orders": 4}))
 	cfg := kgoMemberConfig{Group: "g", Topics: []string{"orders"}, InstanceID: "app-1", SessionTimeout: 10 * time.Second}
 	first := newKgoMember(t, b, "app", cfg)
 	other := newKgoMember(t, b, "other", kgoMemberConfig{Group: "g", Topics: []string{"orders"}})
@@ -33,7 +35,7 @@ func TestKgoStaticMemberRestartKeepsPartitionsAtTheSameGeneration(t *testing.T) 
 	require.Len(t, mv.Assignment, 2)
 
 	second := newKgoMember(t, b, "app", cfg)
-	kgoEventually(t, kgoWait, func() string {
+	testutil.Eventually(t, kgoWait, func() string {
 		if id := second.MemberID(); id == "" || id == oldID {
 			return "not joined yet"
 		}

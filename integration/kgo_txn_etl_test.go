@@ -1,4 +1,4 @@
-package integration_test
+package integration
 
 // A kgo GroupTransactSession ETL: members read a topic in a consumer
 // group and write every record to another topic inside transactions
@@ -103,7 +103,7 @@ func TestKgoGroupTransactSessionETLExactlyOnce(t *testing.T) {
 	if testing.Short() {
 		t.Skip("an ETL of a few thousand records through rebalances")
 	}
-	b := startBroker(t, kgoConfig(t, map[string]int32{"etl-in": 3, "etl-out": 3}))
+	b := startBroker(t, kgoConfig(map[string]int32{"etl-in": 3, "etl-out": 3}))
 	const n = 3000
 	prod, err := kgo.NewClient(kgo.SeedBrokers(b.Addr()), kgo.DefaultProduceTopic("etl-in"))
 	require.NoError(t, err)

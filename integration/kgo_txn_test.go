@@ -1,4 +1,4 @@
-package integration_test
+package integration
 
 // kgo transactional producers against minibroker's transaction
 // coordinator: commit and abort seen by read_committed and
@@ -51,7 +51,7 @@ func kgoReadAll(t *testing.T, b *testBroker, topic string, level kgo.IsolationLe
 	return got
 }
 
-func produceTxn(t *testing.T, cl *kgo.Client, topic string, commit bool, values ...string) {
+func kgoProduceTxn(t *testing.T, cl *kgo.Client, topic string, commit bool, values ...string) {
 	t.Helper()
 	ctx := context.Background()
 	require.NoError(t, cl.BeginTransaction())
@@ -62,11 +62,11 @@ func produceTxn(t *testing.T, cl *kgo.Client, topic string, commit bool, values 
 }
 
 func TestKgoTransactionCommitAndAbort(t *testing.T) {
-	b := startBroker(t, kgoConfig(t, map[string]int32{"txn-out": 1}))
+	b := startBroker(t, kgoConfig(map[string]int32{"txn-out": 1}))
 	cl := kgoTxnProducer(t, b, "txn-a")
-	produceTxn(t, cl, "txn-out", true, "c1", "c2")  // offsets 0, 1; commit marker at 2
-	produceTxn(t, cl, "txn-out", false, "a1", "a2") // 3, 4; abort marker at 5
-	produceTxn(t, cl, "txn-out", true, "c3")        // 6; commit marker at 7
+	kgoProduceTxn(t, cl, "txn-out", true, "c1", "c2")  // offsets 0, 1; commit marker at 2
+	kgoProduceTxn(t, cl, "txn-out", false, "a1", "a2") // 3, 4; abort marker at 5
+	kgoProduceTxn(t, cl, "txn-out", true, "c3")        // 6; commit marker at 7
 
 	committed := kgoReadAll(t, b, "txn-out", kgo.ReadCommitted(), 3)
 	require.Equal(t, []kgoRecord{{Offset: 0, Value: "c1"}, {Offset: 1, Value: "c2"}, {Offset: 6, Value: "c3"}}, committed)
@@ -82,9 +82,9 @@ func TestKgoTransactionCommitAndAbort(t *testing.T) {
 }
 
 func TestKgoTransactionOpenHoldsTheLastStableOffset(t *testing.T) {
-	b := startBroker(t, kgoConfig(t, map[string]int32{"txn-lso": 1}))
+	b := startBroker(t, kgoConfig(map[string]int32{"txn-lso": 1}))
 	cl := kgoTxnProducer(t, b, "txn-lso")
-	produceTxn(t, cl, "txn-lso", true, "first")
+	kgoProduceTxn(t, cl, "txn-lso", true, "first")
 	require.NoError(t, cl.BeginTransaction())
 	require.NoError(t, cl.ProduceSync(context.Background(), &kgo.Record{Topic: "txn-lso", Value: []byte("open")}).FirstErr())
 	lso, err := b.Log().LastStableOffset("txn-lso", 0)
@@ -96,7 +96,7 @@ func TestKgoTransactionOpenHoldsTheLastStableOffset(t *testing.T) {
 }
 
 func TestKgoTransactionalProducerFencedByASecond(t *testing.T) {
-	b := startBroker(t, kgoConfig(t, map[string]int32{"txn-fence": 1}))
+	b := startBroker(t, kgoConfig(map[string]int32{"txn-fence": 1}))
 	ctx := context.Background()
 	old := kgoTxnProducer(t, b, "txn-shared")
 	require.NoError(t, old.BeginTransaction())
@@ -105,7 +105,7 @@ func TestKgoTransactionalProducerFencedByASecond(t *testing.T) {
 	// The new producer's InitProducerId aborts the old one's transaction
 	// and fences its epoch.
 	fresh := kgoTxnProducer(t, b, "txn-shared")
-	produceTxn(t, fresh, "txn-fence", true, "owner")
+	kgoProduceTxn(t, fresh, "txn-fence", true, "owner")
 	err := old.EndTransaction(ctx, kgo.TryCommit)
 	require.Error(t, err)
 	require.ErrorIs(t, err, kerr.ProducerFenced)

@@ -1,8 +1,8 @@
 package integration
 
 // What the KIP-848 tests (kip848_*_test.go) need beyond the package's
-// helpers (helpers_test.go: startBroker, dial, do, commitCodes,
-// fetchOffsets, eventually): ConsumerGroupHeartbeat requests as kgo sends
+// helpers (helpers_test.go: startBroker, commitRequest, fetchOffsets,
+// eventually; internal/wiretest: Dial, Do, Commit): ConsumerGroupHeartbeat requests as kgo sends
 // them, topic ids from Metadata, and assignments read back by topic id.
 
 import (
@@ -12,6 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/minibroker/minibroker/coordinator"
+	"github.com/minibroker/minibroker/internal/wiretest"
 	"github.com/minibroker/minibroker/wireclient"
 )
 
@@ -44,7 +45,7 @@ func k848Leave(group, member string) *kmsg.ConsumerGroupHeartbeatRequest {
 // k848Join joins member to group with the given assignor; it must succeed.
 func k848Join(t *testing.T, c *wireclient.Client, group, member, assignor string, topics ...string) *kmsg.ConsumerGroupHeartbeatResponse {
 	t.Helper()
-	resp := do[*kmsg.ConsumerGroupHeartbeatResponse](t, c, k848Heartbeat(1, group, member, 0, assignor, topics...))
+	resp := wiretest.Do[*kmsg.ConsumerGroupHeartbeatResponse](t, c, k848Heartbeat(1, group, member, 0, assignor, topics...))
 	require.Zero(t, resp.ErrorCode, "join %s/%s: %v", group, member, resp.ErrorMessage)
 	return resp
 }
@@ -54,7 +55,7 @@ func k848TopicIDs(t *testing.T, c *wireclient.Client) map[string][16]byte {
 	t.Helper()
 	req := kmsg.NewPtrMetadataRequest()
 	req.Version = 12
-	resp := do[*kmsg.MetadataResponse](t, c, req)
+	resp := wiretest.Do[*kmsg.MetadataResponse](t, c, req)
 	out := map[string][16]byte{}
 	for _, topic := range resp.Topics {
 		require.Zero(t, topic.ErrorCode)

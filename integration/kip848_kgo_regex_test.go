@@ -9,6 +9,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/minibroker/minibroker/internal/wiretest"
 )
 
 // TestK848KgoRegexConsumerPicksUpNewTopic: a kgo consumer with
@@ -30,7 +32,7 @@ func TestK848KgoRegexConsumerPicksUpNewTopic(t *testing.T) {
 	rt := kmsg.NewCreateTopicsRequestTopic()
 	rt.Topic, rt.NumPartitions, rt.ReplicationFactor = "orders-eu", 2, 1
 	req.Topics = append(req.Topics, rt)
-	resp := do[*kmsg.CreateTopicsResponse](t, b.dial(t, "admin"), req)
+	resp := wiretest.Do[*kmsg.CreateTopicsResponse](t, wiretest.Dial(t, b.Addr(), "admin"), req)
 	require.Zero(t, resp.Topics[0].ErrorCode)
 
 	want := map[string][]int32{"orders": {0, 1, 2, 3}, "orders-eu": {0, 1}}

@@ -23,6 +23,7 @@ import (
 	"github.com/minibroker/minibroker/assignor"
 	"github.com/minibroker/minibroker/broker"
 	"github.com/minibroker/minibroker/coordinator"
+	"github.com/minibroker/minibroker/internal/wiretest"
 )
 
 // TestK848KgoRangeConvergesCommitsAndTakesOverOnClose: three kgo consumers
@@ -151,7 +152,7 @@ func TestK848KgoTakeOverWhenASessionEnds(t *testing.T) {
 	}
 	k848AwaitConverged(t, b, group, members...)
 
-	c := b.dial(t, "quiet")
+	c := wiretest.Dial(t, b.Addr(), "quiet")
 	quiet := k848Join(t, c, group, "quiet", "range", "orders")
 	require.Len(t, quiet.Assignment.Topics, 1)
 	assert.NotEmpty(t, quiet.Assignment.Topics[0].Partitions, "range gives each of three members a share of orders(4)")
@@ -171,7 +172,7 @@ func TestK848KgoTakeOverWhenASessionEnds(t *testing.T) {
 		}
 	}
 	assert.Len(t, all, 4, "the kgo members hold every partition again")
-	resp := do[*kmsg.ConsumerGroupHeartbeatResponse](t, c, k848Keepalive(group, "quiet", quiet.MemberEpoch))
+	resp := wiretest.Do[*kmsg.ConsumerGroupHeartbeatResponse](t, c, k848Keepalive(group, "quiet", quiet.MemberEpoch))
 	assert.Equal(t, kerr.UnknownMemberID.Code, resp.ErrorCode, "its session ended")
 }
 
@@ -236,7 +237,7 @@ func TestK848KgoRecoversFromFencedMemberEpoch(t *testing.T) {
 	v := k848AwaitConverged(t, b, group, members...)
 	id, epoch := members[0].cl.GroupMetadata()
 
-	c := b.dial(t, "impostor")
+	c := wiretest.Dial(t, b.Addr(), "impostor")
 	resp := k848Join(t, c, group, id, "range", "orders", "payments")
 	require.Equal(t, v.Generation+1, resp.MemberEpoch)
 

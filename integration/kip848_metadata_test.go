@@ -10,6 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/minibroker/minibroker/broker"
+	"github.com/minibroker/minibroker/internal/wiretest"
 )
 
 // TestK848MetadataTopicIDsStableAcrossRestart: the consumer protocol names
@@ -21,7 +22,7 @@ func TestK848MetadataTopicIDsStableAcrossRestart(t *testing.T) {
 	dir := t.TempDir()
 	onDir := func(cfg *broker.Config) { cfg.DataDir = dir }
 	b := startBroker(t, onDir)
-	c := b.dial(t, "k848")
+	c := wiretest.Dial(t, b.Addr(), "k848")
 	ids := k848TopicIDs(t, c)
 	require.Equal(t, []string{"orders", "payments"}, slices.Sorted(maps.Keys(ids)))
 	assert.NotZero(t, ids["orders"])
@@ -40,7 +41,7 @@ func TestK848MetadataTopicIDsStableAcrossRestart(t *testing.T) {
 		req := kmsg.NewPtrMetadataRequest()
 		req.Version = v
 		req.Topics = []kmsg.MetadataRequestTopic{{Topic: kmsg.StringPtr("orders")}}
-		mr := do[*kmsg.MetadataResponse](t, c, req)
+		mr := wiretest.Do[*kmsg.MetadataResponse](t, c, req)
 		require.Len(t, mr.Topics, 1)
 		assert.Equal(t, ids["orders"], mr.Topics[0].TopicID, "v%d", v)
 	}
@@ -48,5 +49,5 @@ func TestK848MetadataTopicIDsStableAcrossRestart(t *testing.T) {
 	require.NoError(t, b.Close())
 
 	again := startBroker(t, onDir)
-	assert.Equal(t, created, k848TopicIDs(t, again.dial(t, "k848")), "kept in the data dir")
+	assert.Equal(t, created, k848TopicIDs(t, wiretest.Dial(t, again.Addr(), "k848")), "kept in the data dir")
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/minibroker/minibroker/internal/wiretest"
 	"github.com/minibroker/minibroker/wireclient"
 )
 
@@ -16,7 +17,7 @@ func k848Static(t *testing.T, c *wireclient.Client, group, member, instance stri
 	t.Helper()
 	req := k848Heartbeat(1, group, member, epoch, "uniform", topics...)
 	req.InstanceID = &instance
-	return do[*kmsg.ConsumerGroupHeartbeatResponse](t, c, req)
+	return wiretest.Do[*kmsg.ConsumerGroupHeartbeatResponse](t, c, req)
 }
 
 // TestK848StaticTemporaryLeaveAndTakeover: epoch -2 answers -2 and keeps
@@ -28,7 +29,7 @@ func k848Static(t *testing.T, c *wireclient.Client, group, member, instance stri
 func TestK848StaticTemporaryLeaveAndTakeover(t *testing.T) {
 	t.Parallel()
 	b := startBroker(t)
-	c := b.dial(t, "kgo")
+	c := wiretest.Dial(t, b.Addr(), "kgo")
 	ids := k848TopicIDs(t, c)
 	first := k848Static(t, c, "g", "run-1", "app-1", 0, "orders")
 	require.Equal(t, codeNone, first.ErrorCode)
@@ -46,7 +47,7 @@ func TestK848StaticTemporaryLeaveAndTakeover(t *testing.T) {
 	assert.Equal(t, int32(-2), away.MemberEpoch)
 	req := kmsg.NewPtrConsumerGroupDescribeRequest()
 	req.Version, req.Groups = 1, []string{"g"}
-	desc := do[*kmsg.ConsumerGroupDescribeResponse](t, c, req).Groups[0]
+	desc := wiretest.Do[*kmsg.ConsumerGroupDescribeResponse](t, c, req).Groups[0]
 	assert.Equal(t, int32(2), desc.Epoch)
 	require.Len(t, desc.Members, 2, "a member away is still listed")
 	assert.Equal(t, "run-1", desc.Members[1].MemberID)
@@ -59,13 +60,13 @@ func TestK848StaticTemporaryLeaveAndTakeover(t *testing.T) {
 	require.Equal(t, codeNone, second.ErrorCode)
 	assert.Equal(t, int32(2), second.MemberEpoch, "no new group epoch")
 	assert.Equal(t, map[string][]int32{"orders": {0, 2}}, k848Parts(t, ids, second.Assignment))
-	keep := do[*kmsg.ConsumerGroupHeartbeatResponse](t, c, k848Keepalive("g", "other", 2))
+	keep := wiretest.Do[*kmsg.ConsumerGroupHeartbeatResponse](t, c, k848Keepalive("g", "other", 2))
 	assert.Equal(t, codeNone, keep.ErrorCode)
 	assert.Equal(t, int32(2), keep.MemberEpoch)
 	assert.Nil(t, keep.Assignment, "the other member's assignment did not move")
 
 	assert.Equal(t, codeFencedInstanceID, k848Static(t, c, "g", "run-1", "app-1", 2).ErrorCode)
-	assert.Equal(t, codeUnknownMemberID, do[*kmsg.ConsumerGroupHeartbeatResponse](t, c, k848Keepalive("g", "run-1", 2)).ErrorCode)
-	assert.Equal(t, repeat(codeUnknownMemberID, 1), commitCodes(t, c, commitRequest(9, "g", "run-1", 2, k848Orders(0)...)))
-	assert.Equal(t, []int16{codeNone}, commitCodes(t, c, commitRequest(9, "g", "run-2", 2, k848Orders(0)...)))
+	assert.Equal(t, codeUnknownMemberID, wiretest.Do[*kmsg.ConsumerGroupHeartbeatResponse](t, c, k848Keepalive("g", "run-1", 2)).ErrorCode)
+	assert.Equal(t, repeat(codeUnknownMemberID, 1), wiretest.Commit(t, c, commitRequest(9, "g", "run-1", 2, k848Orders(0)...)))
+	assert.Equal(t, []int16{codeNone}, wiretest.Commit(t, c, commitRequest(9, "g", "run-2", 2, k848Orders(0)...)))
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/minibroker/minibroker/broker"
+	"github.com/minibroker/minibroker/internal/wiretest"
 )
 
 // TestK848WireLaggingMemberGetsWholeAssignmentAtItsHeartbeat: the chapter's
@@ -23,7 +24,7 @@ import (
 func TestK848WireLaggingMemberGetsWholeAssignmentAtItsHeartbeat(t *testing.T) {
 	t.Parallel()
 	b := startBroker(t)
-	c := b.dial(t, "k848")
+	c := wiretest.Dial(t, b.Addr(), "k848")
 	ids := k848TopicIDs(t, c)
 
 	first := k848Join(t, c, "lab", "member-1", "uniform", "orders")
@@ -36,20 +37,20 @@ func TestK848WireLaggingMemberGetsWholeAssignmentAtItsHeartbeat(t *testing.T) {
 	assert.Equal(t, int32(2), second.MemberEpoch)
 	assert.Equal(t, map[string][]int32{"orders": {1, 3}}, k848Parts(t, ids, second.Assignment), "at once: no revocation step")
 
-	resp := do[*kmsg.ConsumerGroupHeartbeatResponse](t, c, k848Keepalive("lab", "member-1", 1))
+	resp := wiretest.Do[*kmsg.ConsumerGroupHeartbeatResponse](t, c, k848Keepalive("lab", "member-1", 1))
 	require.Zero(t, resp.ErrorCode)
 	assert.Equal(t, int32(2), resp.MemberEpoch)
 	assert.Equal(t, map[string][]int32{"orders": {0, 2}}, k848Parts(t, ids, resp.Assignment))
 
-	resp = do[*kmsg.ConsumerGroupHeartbeatResponse](t, c, k848Keepalive("lab", "member-1", 2))
+	resp = wiretest.Do[*kmsg.ConsumerGroupHeartbeatResponse](t, c, k848Keepalive("lab", "member-1", 2))
 	require.Zero(t, resp.ErrorCode)
 	assert.Equal(t, int32(2), resp.MemberEpoch)
 	assert.Nil(t, resp.Assignment, "a keepalive at an unchanged epoch gets no assignment")
 
-	resp = do[*kmsg.ConsumerGroupHeartbeatResponse](t, c, k848Leave("lab", "member-2"))
+	resp = wiretest.Do[*kmsg.ConsumerGroupHeartbeatResponse](t, c, k848Leave("lab", "member-2"))
 	require.Zero(t, resp.ErrorCode)
 	assert.Equal(t, int32(-1), resp.MemberEpoch)
-	resp = do[*kmsg.ConsumerGroupHeartbeatResponse](t, c, k848Keepalive("lab", "member-1", 2))
+	resp = wiretest.Do[*kmsg.ConsumerGroupHeartbeatResponse](t, c, k848Keepalive("lab", "member-1", 2))
 	assert.Equal(t, int32(3), resp.MemberEpoch)
 	assert.Equal(t, map[string][]int32{"orders": {0, 1, 2, 3}}, k848Parts(t, ids, resp.Assignment))
 }
@@ -58,7 +59,7 @@ func TestK848WireLaggingMemberGetsWholeAssignmentAtItsHeartbeat(t *testing.T) {
 func TestK848WireHeartbeatCodes(t *testing.T) {
 	t.Parallel()
 	b := startBroker(t)
-	c := b.dial(t, "k848")
+	c := wiretest.Dial(t, b.Addr(), "k848")
 	k848Join(t, c, "g", "a", "range", "orders")
 	k848Join(t, c, "g", "b", "range", "orders") // a lags at epoch 1, the group is at 2
 
@@ -67,7 +68,7 @@ func TestK848WireHeartbeatCodes(t *testing.T) {
 	classic.SessionTimeoutMillis, classic.RebalanceTimeoutMillis = 10000, 10000
 	meta := kmsg.ConsumerMemberMetadata{Topics: []string{"orders"}}
 	classic.Protocols = []kmsg.JoinGroupRequestProtocol{{Name: "range", Metadata: meta.AppendTo(nil)}}
-	require.Zero(t, do[*kmsg.JoinGroupResponse](t, c, classic).ErrorCode)
+	require.Zero(t, wiretest.Do[*kmsg.JoinGroupResponse](t, c, classic).ErrorCode)
 
 	unsupported := k848Heartbeat(1, "g", "c", 0, "cooperative-sticky", "orders")
 	noMemberID := k848Heartbeat(1, "g", "", 0, "range", "orders")
@@ -89,7 +90,7 @@ func TestK848WireHeartbeatCodes(t *testing.T) {
 		{"a regex that does not compile", regex, kerr.InvalidRegularExpression},
 	}
 	for _, tc := range cases {
-		resp := do[*kmsg.ConsumerGroupHeartbeatResponse](t, c, tc.req)
+		resp := wiretest.Do[*kmsg.ConsumerGroupHeartbeatResponse](t, c, tc.req)
 		assert.Equal(t, tc.want.Code, resp.ErrorCode, "%s: %v", tc.name, resp.ErrorMessage)
 		assert.NotNil(t, resp.ErrorMessage, tc.name)
 		assert.Nil(t, resp.Assignment, tc.name)
@@ -97,17 +98,17 @@ func TestK848WireHeartbeatCodes(t *testing.T) {
 
 	// Kafka accepts the previous epoch with a subset of the assignment (a
 	// lost response); here only the member's current epoch is.
-	resp := do[*kmsg.ConsumerGroupHeartbeatResponse](t, c, k848Keepalive("g", "a", 1))
+	resp := wiretest.Do[*kmsg.ConsumerGroupHeartbeatResponse](t, c, k848Keepalive("g", "a", 1))
 	require.Zero(t, resp.ErrorCode)
 	require.Equal(t, int32(2), resp.MemberEpoch)
 	prev := k848Heartbeat(1, "g", "a", 1, "range", "orders")
 	prev.Topics = []kmsg.ConsumerGroupHeartbeatRequestTopic{{TopicID: k848TopicIDs(t, c)["orders"], Partitions: []int32{0}}}
-	resp = do[*kmsg.ConsumerGroupHeartbeatResponse](t, c, prev)
+	resp = wiretest.Do[*kmsg.ConsumerGroupHeartbeatResponse](t, c, prev)
 	assert.Equal(t, kerr.FencedMemberEpoch.Code, resp.ErrorCode, "no previous-epoch grace")
 
 	// A classic join to the consumer group while it has members.
 	classic.Group = "g"
-	jr := do[*kmsg.JoinGroupResponse](t, c, classic)
+	jr := wiretest.Do[*kmsg.JoinGroupResponse](t, c, classic)
 	assert.Equal(t, kerr.InconsistentGroupProtocol.Code, jr.ErrorCode)
 }
 
@@ -115,11 +116,11 @@ func TestK848WireHeartbeatCodes(t *testing.T) {
 func TestK848WireV0MemberIDs(t *testing.T) {
 	t.Parallel()
 	b := startBroker(t)
-	c := b.dial(t, "k848-client")
-	resp := do[*kmsg.ConsumerGroupHeartbeatResponse](t, c, k848Heartbeat(0, "g", "", 0, "uniform", "orders"))
+	c := wiretest.Dial(t, b.Addr(), "k848-client")
+	resp := wiretest.Do[*kmsg.ConsumerGroupHeartbeatResponse](t, c, k848Heartbeat(0, "g", "", 0, "uniform", "orders"))
 	require.Zero(t, resp.ErrorCode)
 	assert.Equal(t, "k848-client-000001", *resp.MemberID, "the classic members' style: client id and sequence")
-	resp = do[*kmsg.ConsumerGroupHeartbeatResponse](t, c, k848Keepalive("g", *resp.MemberID, 1))
+	resp = wiretest.Do[*kmsg.ConsumerGroupHeartbeatResponse](t, c, k848Keepalive("g", *resp.MemberID, 1))
 	assert.Zero(t, resp.ErrorCode)
 }
 
@@ -129,7 +130,7 @@ func TestK848WireV0MemberIDs(t *testing.T) {
 func TestK848WireCommitCodes(t *testing.T) {
 	t.Parallel()
 	b := startBroker(t)
-	c := b.dial(t, "k848")
+	c := wiretest.Dial(t, b.Addr(), "k848")
 	k848Join(t, c, "g", "a", "uniform", "orders")
 	k848Join(t, c, "g", "b", "uniform", "orders") // a keeps orders-0, orders-2 at epoch 1
 
@@ -149,22 +150,22 @@ func TestK848WireCommitCodes(t *testing.T) {
 	}
 	for _, tc := range cases {
 		n := len(tc.req.Topics[0].Partitions)
-		assert.Equal(t, repeat(tc.want.Code, n), commitCodes(t, c, tc.req), tc.name)
+		assert.Equal(t, repeat(tc.want.Code, n), wiretest.Commit(t, c, tc.req), tc.name)
 	}
 	all := k848Orders(0, 1, 2, 3)
 	assert.Equal(t, map[string]int64{"orders-0": -1, "orders-1": -1, "orders-2": -1, "orders-3": -1},
 		fetchOffsets(t, c, "g", all...), "a rejected commit stores nothing")
 
-	assert.Equal(t, repeat(0, 2), commitCodes(t, c, commitRequest(9, "g", "a", 1, k848Orders(0, 2)...)), "a lagging member commits what it keeps")
-	assert.Equal(t, repeat(0, 2), commitCodes(t, c, commitRequest(9, "g", "b", 2, k848Orders(1, 3)...)))
-	resp := do[*kmsg.ConsumerGroupHeartbeatResponse](t, c, k848Keepalive("g", "a", 1))
+	assert.Equal(t, repeat(0, 2), wiretest.Commit(t, c, commitRequest(9, "g", "a", 1, k848Orders(0, 2)...)), "a lagging member commits what it keeps")
+	assert.Equal(t, repeat(0, 2), wiretest.Commit(t, c, commitRequest(9, "g", "b", 2, k848Orders(1, 3)...)))
+	resp := wiretest.Do[*kmsg.ConsumerGroupHeartbeatResponse](t, c, k848Keepalive("g", "a", 1))
 	require.Equal(t, int32(2), resp.MemberEpoch)
-	assert.Equal(t, repeat(kerr.StaleMemberEpoch.Code, 1), commitCodes(t, c, commitRequest(9, "g", "a", 1, k848Orders(0)...)), "its old epoch is stale now")
+	assert.Equal(t, repeat(kerr.StaleMemberEpoch.Code, 1), wiretest.Commit(t, c, commitRequest(9, "g", "a", 1, k848Orders(0)...)), "its old epoch is stale now")
 	assert.Equal(t, map[string]int64{"orders-0": 100, "orders-1": 101, "orders-2": 102, "orders-3": 103}, fetchOffsets(t, c, "g", all...))
 
 	// The reset sentinels are stored as for a classic member; -3 is not.
-	assert.Equal(t, repeat(kerr.OffsetOutOfRange.Code, 2), commitCodes(t, c, commitRequest(9, "g", "b", 2, tp{"orders", 1, -2}, tp{"orders", 3, -3})))
-	assert.Equal(t, repeat(0, 2), commitCodes(t, c, commitRequest(9, "g", "b", 2, tp{"orders", 1, -2}, tp{"orders", 3, -1})))
+	assert.Equal(t, repeat(kerr.OffsetOutOfRange.Code, 2), wiretest.Commit(t, c, commitRequest(9, "g", "b", 2, tp{"orders", 1, -2}, tp{"orders", 3, -3})))
+	assert.Equal(t, repeat(0, 2), wiretest.Commit(t, c, commitRequest(9, "g", "b", 2, tp{"orders", 1, -2}, tp{"orders", 3, -1})))
 	assert.Equal(t, map[string]int64{"orders-0": 100, "orders-1": -2, "orders-2": 102, "orders-3": -1}, fetchOffsets(t, c, "g", all...))
 }
 
@@ -173,7 +174,7 @@ func TestK848WireCommitCodes(t *testing.T) {
 func TestK848WireConsumerGroupDescribe(t *testing.T) {
 	t.Parallel()
 	b := startBroker(t)
-	c := b.dial(t, "k848")
+	c := wiretest.Dial(t, b.Addr(), "k848")
 	ids := k848TopicIDs(t, c)
 	k848Join(t, c, "g", "a", "range", "orders")
 	k848Join(t, c, "g", "b", "range", "orders", "payments")
@@ -181,7 +182,7 @@ func TestK848WireConsumerGroupDescribe(t *testing.T) {
 
 	req := kmsg.NewPtrConsumerGroupDescribeRequest()
 	req.Version, req.Groups = 1, []string{"g", "nope"}
-	resp := do[*kmsg.ConsumerGroupDescribeResponse](t, c, req)
+	resp := wiretest.Do[*kmsg.ConsumerGroupDescribeResponse](t, c, req)
 	require.Len(t, resp.Groups, 2)
 	g := resp.Groups[0]
 	require.Zero(t, g.ErrorCode)
@@ -216,8 +217,8 @@ func TestK848WireConsumerGroupDescribe(t *testing.T) {
 		"c": {3, []string{"orders"}, map[string][]int32{"orders": {3}}, map[string][]int32{"orders": {3}}},
 	}, got, "a holds what it keeps of epoch 1: range gave orders-2 and orders-3 to b and c")
 
-	do[*kmsg.ConsumerGroupHeartbeatResponse](t, c, k848Leave("g", "c"))
-	resp = do[*kmsg.ConsumerGroupDescribeResponse](t, c, req)
+	wiretest.Do[*kmsg.ConsumerGroupHeartbeatResponse](t, c, k848Leave("g", "c"))
+	resp = wiretest.Do[*kmsg.ConsumerGroupDescribeResponse](t, c, req)
 	for _, m := range resp.Groups[0].Members {
 		if m.MemberID == "a" {
 			assert.Equal(t, map[string][]int32{"orders": {0, 1}}, flat(m.Assignment))
@@ -236,33 +237,33 @@ func TestK848WireConsumerGroupDescribe(t *testing.T) {
 func TestK848WireClassicAPIsOnConsumerGroup(t *testing.T) {
 	t.Parallel()
 	b := startBroker(t)
-	c := b.dial(t, "k848")
+	c := wiretest.Dial(t, b.Addr(), "k848")
 	k848Join(t, c, "g", "a", "uniform", "orders")
 	k848Join(t, c, "g", "b", "uniform", "orders")
 
 	list := kmsg.NewPtrListGroupsRequest()
 	list.Version = 5
-	lr := do[*kmsg.ListGroupsResponse](t, c, list)
+	lr := wiretest.Do[*kmsg.ListGroupsResponse](t, c, list)
 	require.Len(t, lr.Groups, 1)
 	assert.Equal(t, kmsg.ListGroupsResponseGroup{Group: "g", ProtocolType: "consumer", GroupState: "Reconciling", GroupType: "consumer"}, lr.Groups[0])
-	do[*kmsg.ConsumerGroupHeartbeatResponse](t, c, k848Keepalive("g", "a", 1))
+	wiretest.Do[*kmsg.ConsumerGroupHeartbeatResponse](t, c, k848Keepalive("g", "a", 1))
 	list.TypesFilter = []string{"consumer"}
-	lr = do[*kmsg.ListGroupsResponse](t, c, list)
+	lr = wiretest.Do[*kmsg.ListGroupsResponse](t, c, list)
 	require.Len(t, lr.Groups, 1)
 	assert.Equal(t, "Stable", lr.Groups[0].GroupState)
 	list.TypesFilter = []string{"classic"}
-	assert.Empty(t, do[*kmsg.ListGroupsResponse](t, c, list).Groups)
+	assert.Empty(t, wiretest.Do[*kmsg.ListGroupsResponse](t, c, list).Groups)
 
 	dg := kmsg.NewPtrDescribeGroupsRequest()
 	dg.Version, dg.Groups = 5, []string{"g"}
-	dr := do[*kmsg.DescribeGroupsResponse](t, c, dg)
+	dr := wiretest.Do[*kmsg.DescribeGroupsResponse](t, c, dg)
 	require.Len(t, dr.Groups, 1)
 	assert.Equal(t, "Dead", dr.Groups[0].State)
 	assert.Empty(t, dr.Groups[0].Members)
 
 	hb := kmsg.NewPtrHeartbeatRequest()
 	hb.Version, hb.Group, hb.MemberID, hb.Generation = 4, "g", "a", 2
-	assert.Equal(t, kerr.UnknownMemberID.Code, do[*kmsg.HeartbeatResponse](t, c, hb).ErrorCode)
+	assert.Equal(t, kerr.UnknownMemberID.Code, wiretest.Do[*kmsg.HeartbeatResponse](t, c, hb).ErrorCode)
 }
 
 // TestK848WireExpiry: consumer-group sessions are broker leases
@@ -273,7 +274,7 @@ func TestK848WireExpiry(t *testing.T) {
 	b := startBroker(t, func(cfg *broker.Config) {
 		cfg.ConsumerSessionTimeout, cfg.ConsumerHeartbeatInterval = time.Second, 100*time.Millisecond
 	})
-	c := b.dial(t, "k848")
+	c := wiretest.Dial(t, b.Addr(), "k848")
 	ids := k848TopicIDs(t, c)
 	join := k848Join(t, c, "g", "a", "uniform", "orders")
 	assert.Equal(t, int32(100), join.HeartbeatIntervalMillis)
@@ -284,7 +285,7 @@ func TestK848WireExpiry(t *testing.T) {
 		require.NoError(t, err)
 	}
 	advance(600 * time.Millisecond)
-	require.Zero(t, do[*kmsg.ConsumerGroupHeartbeatResponse](t, c, k848Keepalive("g", "b", 2)).ErrorCode)
+	require.Zero(t, wiretest.Do[*kmsg.ConsumerGroupHeartbeatResponse](t, c, k848Keepalive("g", "b", 2)).ErrorCode)
 	advance(400 * time.Millisecond)
 	assert.Empty(t, b.Expire(), "at exactly the deadline nobody has expired")
 	advance(time.Millisecond)
@@ -292,14 +293,14 @@ func TestK848WireExpiry(t *testing.T) {
 	require.Len(t, expired, 1)
 	assert.Equal(t, "a", expired[0].MemberID)
 
-	resp := do[*kmsg.ConsumerGroupHeartbeatResponse](t, c, k848Keepalive("g", "a", 1))
+	resp := wiretest.Do[*kmsg.ConsumerGroupHeartbeatResponse](t, c, k848Keepalive("g", "a", 1))
 	assert.Equal(t, kerr.UnknownMemberID.Code, resp.ErrorCode)
-	resp = do[*kmsg.ConsumerGroupHeartbeatResponse](t, c, k848Keepalive("g", "b", 2))
+	resp = wiretest.Do[*kmsg.ConsumerGroupHeartbeatResponse](t, c, k848Keepalive("g", "b", 2))
 	require.Zero(t, resp.ErrorCode)
 	assert.Equal(t, int32(3), resp.MemberEpoch)
 	assert.Equal(t, map[string][]int32{"orders": {0, 1, 2, 3}}, k848Parts(t, ids, resp.Assignment), "b takes over a's partitions")
 
 	require.NoError(t, b.ExpireMember("g", "b"))
-	resp = do[*kmsg.ConsumerGroupHeartbeatResponse](t, c, k848Keepalive("g", "b", 3))
+	resp = wiretest.Do[*kmsg.ConsumerGroupHeartbeatResponse](t, c, k848Keepalive("g", "b", 3))
 	assert.Equal(t, kerr.UnknownMemberID.Code, resp.ErrorCode, "ExpireMember fences on demand")
 }

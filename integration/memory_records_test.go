@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/minibroker/minibroker/internal/wiretest"
 	"github.com/minibroker/minibroker/records"
 	"github.com/minibroker/minibroker/wireclient"
 )
@@ -135,7 +136,7 @@ func TestMemoryRecordsLeaveNoResidue(t *testing.T) {
 	start := time.Now()
 	var wg sync.WaitGroup
 	for part := range int32(partitions) {
-		c := p.dial(t)
+		c := wiretest.Dial(t, p.Addr, "process-test")
 		wg.Go(func() { produceFrames(t, c, "mem", part, batch, perPartition) })
 	}
 	wg.Wait()
@@ -143,7 +144,7 @@ func TestMemoryRecordsLeaveNoResidue(t *testing.T) {
 	afterProduce := procStatus(t, pid, "VmRSS")
 	start = time.Now()
 	for part := range int32(partitions) {
-		c := p.dial(t)
+		c := wiretest.Dial(t, p.Addr, "process-test")
 		wg.Go(func() { readBackFrames(t, c, "mem", part, batch, perPartition) })
 	}
 	wg.Wait()

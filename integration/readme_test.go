@@ -1,4 +1,4 @@
-package integration_test
+package integration
 
 // The README's commands, checked. Every line of its sh blocks must be a
 // command that something in make test exercises: a Makefile target or
@@ -29,6 +29,7 @@ import (
 
 	"github.com/minibroker/minibroker/broker"
 	"github.com/minibroker/minibroker/internal/testutil"
+	"github.com/minibroker/minibroker/internal/wiretest"
 )
 
 // repoRoot is the repository's root, seen from this package's directory.
@@ -263,7 +264,7 @@ var readmeAdmin = regexp.MustCompile(`127\.0\.0\.1:\d+`)
 // what the command printed and the address the README named.
 func runCurl(t *testing.T, c readmeCommand, addr string) (out, named string) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), adminWait)
+	ctx, cancel := context.WithTimeout(t.Context(), waitTimeout)
 	defer cancel()
 	named = readmeAdmin.FindString(c.text)
 	require.NotEmpty(t, named, "README.md:%d names no admin address", c.line)
@@ -362,7 +363,7 @@ func TestReadmeFenceOnDemand(t *testing.T) {
 			MemberID string `json:"member_id"`
 		} `json:"members"`
 	}
-	deadline := time.Now().Add(adminWait)
+	deadline := time.Now().Add(waitTimeout)
 	for len(group.Members) == 0 {
 		require.True(t, time.Now().Before(deadline), "the consumer never joined")
 		if out, _ := runCurl(t, cmds[0], b.HTTP); strings.HasPrefix(out, "{") {
@@ -380,7 +381,7 @@ func TestReadmeFenceOnDemand(t *testing.T) {
 	require.Equal(t, fmt.Sprintf(`{"group":"process-and-commit","member":%q,"generation":%d}`, member, group.Generation+1), got)
 	select {
 	case <-lost:
-	case <-time.After(adminWait):
+	case <-time.After(waitTimeout):
 		t.Fatal("the consumer never learned it was fenced")
 	}
 }
@@ -462,7 +463,7 @@ func TestReadmeCutMemberOff(t *testing.T) {
 	require.Len(t, want, 3)
 
 	b := startAdminBinary(t, "--topic", "orders:4")
-	c := adminDial(t, b.Kafka, "kgo")
+	c := wiretest.Dial(t, b.Kafka, "kgo")
 	j := adminJoin(t, c, "process-and-commit", "", 10*time.Second, "orders")
 	adminSync(t, c, "process-and-commit", j)
 	run := func(i int) string {
@@ -476,7 +477,7 @@ func TestReadmeCutMemberOff(t *testing.T) {
 	hb.Version, hb.Group, hb.MemberID, hb.Generation = 4, "process-and-commit", j.MemberID, j.Generation
 	require.NoError(t, c.Send(kmsg.NewRequestFormatter(kmsg.FormatterClientID("kgo")).AppendRequest(nil, hb, 99)))
 	listed := strings.ReplaceAll(want[1], "kgo-000004", j.MemberID)
-	deadline := time.Now().Add(adminWait)
+	deadline := time.Now().Add(waitTimeout)
 	for got := run(1); got != listed; got = run(1) {
 		require.True(t, time.Now().Before(deadline), "GET never showed the hit: %s", got)
 		time.Sleep(20 * time.Millisecond) // poll, bounded by the deadline above

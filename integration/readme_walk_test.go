@@ -1,4 +1,4 @@
-package integration_test
+package integration
 
 // The README's walk-through, run as a reader runs it, against one broker
 // binary with make run's topics: every transcript it shows is compared
@@ -128,7 +128,7 @@ func startWalkBroker(t *testing.T, bin string) *walkBroker {
 		}
 	})
 	addr := regexp.MustCompile(`msg="(admin|minibroker) ready" addr=(\S+)`)
-	testutil.Eventually(t, adminWait, func() string {
+	testutil.Eventually(t, waitTimeout, func() string {
 		for _, m := range addr.FindAllStringSubmatch(b.log.String(), -1) {
 			if m[1] == "admin" {
 				b.HTTP = "http://" + m[2]

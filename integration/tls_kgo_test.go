@@ -13,6 +13,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/minibroker/minibroker/internal/testutil"
+	"github.com/minibroker/minibroker/internal/wiretest"
 )
 
 // tlsKgoClient is a kgo client for addr over TLS with cfg (nil:
@@ -39,10 +40,10 @@ func kgoJoinSyncHeartbeat(t *testing.T, cl *kgo.Client, group string) {
 	require.Equal(t, codeMemberIDRequired, first.ErrorCode)
 	joined := kgoRequest[*kmsg.JoinGroupResponse](t, cl, joinRequest(9, group, first.MemberID, "orders"))
 	require.Equal(t, codeNone, joined.ErrorCode)
-	sync := kgoRequest[*kmsg.SyncGroupResponse](t, cl, syncRequest(5, group, joined.MemberID, joined.Generation))
+	sync := kgoRequest[*kmsg.SyncGroupResponse](t, cl, wiretest.SyncRequest(5, group, joined.MemberID, joined.Generation))
 	require.Equal(t, codeNone, sync.ErrorCode)
-	assert.Equal(t, []string{"orders-0", "orders-1", "orders-2", "orders-3"}, decodeAssignment(t, sync.MemberAssignment))
-	hb := kgoRequest[*kmsg.HeartbeatResponse](t, cl, heartbeatRequest(4, group, joined.MemberID, joined.Generation))
+	assert.Equal(t, []string{"orders-0", "orders-1", "orders-2", "orders-3"}, wiretest.Assignment(t, sync.MemberAssignment))
+	hb := kgoRequest[*kmsg.HeartbeatResponse](t, cl, wiretest.HeartbeatRequest(4, group, joined.MemberID, joined.Generation))
 	require.Equal(t, codeNone, hb.ErrorCode)
 }
 
@@ -70,9 +71,9 @@ func TestTLSListener(t *testing.T) {
 
 	kgoJoinSyncHeartbeat(t, tlsKgoClient(t, p.Addr, pki.ClientConfig(false)), "tls-group")
 
-	plain := p.dial(t)
+	plain := wiretest.Dial(t, p.Addr, "process-test")
 	require.NoError(t, plain.Send(formatted(apiVersionsRequest(3), 1)))
-	requireEOF(t, plain)
+	wiretest.RequireClosed(t, plain)
 
 	tlsRefused(t, tlsKgoClient(t, p.Addr, nil))
 	eventually(t, func() bool { return strings.Count(p.logs.String(), "tls handshake failed") >= 2 },

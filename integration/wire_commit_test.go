@@ -8,6 +8,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/minibroker/minibroker/internal/wiretest"
 )
 
 func TestWireOffsetCommit(t *testing.T) {
@@ -85,7 +87,7 @@ func TestWireOffsetCommit(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			b := startBroker(t)
-			c := b.dial(t, "c")
+			c := wiretest.Dial(t, b.Addr(), "c")
 			a := join(t, c, "g", "orders")
 			bb := join(t, c, "g", "orders")
 			req := tc.req(a.MemberID, bb.MemberID, bb.Generation)
@@ -93,7 +95,7 @@ func TestWireOffsetCommit(t *testing.T) {
 			for _, rt := range req.Topics {
 				n += len(rt.Partitions)
 			}
-			assert.Equal(t, repeat(tc.want, n), commitCodes(t, c, req), "one code on every requested partition")
+			assert.Equal(t, repeat(tc.want, n), wiretest.Commit(t, c, req), "one code on every requested partition")
 
 			got := fetchOffsets(t, c, req.Group, tp{"orders", 0, 0}, tp{"orders", 1, 0}, tp{"orders", 2, 0}, tp{"orders", 3, 0}, tp{"payments", 0, 0})
 			want := map[string]int64{"orders-0": -1, "orders-1": -1, "orders-2": -1, "orders-3": -1, "payments-0": -1}
@@ -112,7 +114,7 @@ func TestWireOffsetCommit(t *testing.T) {
 func TestWireOffsetCommitDirect(t *testing.T) {
 	t.Parallel()
 	b := startBroker(t)
-	c := b.dial(t, "c")
+	c := wiretest.Dial(t, b.Addr(), "c")
 	all := []tp{{"orders", 0, 0}, {"orders", 1, 0}, {"payments", 0, 0}}
 
 	assert.Equal(t, []int16{0, 0}, commit(t, c, "manual", "", -1, tp{"orders", 1, 5}, tp{"payments", 0, 6}))
@@ -129,7 +131,7 @@ func TestWireOffsetCommitDirect(t *testing.T) {
 	assert.Equal(t, []int16{0, 0}, commit(t, c, "manual", "", -1, tp{"orders", 1, -2}, tp{"payments", 0, -1}))
 	assert.Equal(t, map[string]int64{"orders-0": -1, "orders-1": -2, "payments-0": -1}, fetchOffsets(t, c, "manual", all...))
 
-	assert.Equal(t, []int16{0}, commitCodes(t, c, commitRequest(0, "v0", "", 0, tp{"orders", 0, 3})), "v0 has no generation")
+	assert.Equal(t, []int16{0}, wiretest.Commit(t, c, commitRequest(0, "v0", "", 0, tp{"orders", 0, 3})), "v0 has no generation")
 	assert.Equal(t, map[string]int64{"orders-0": 3}, fetchOffsets(t, c, "v0", tp{"orders", 0, 0}))
 
 	g := describe(t, c, "manual")[0]
@@ -143,7 +145,7 @@ func TestWireOffsetCommitDirect(t *testing.T) {
 func TestWireOffsetCommitDirectToActiveGroup(t *testing.T) {
 	t.Parallel()
 	b := startBroker(t)
-	c := b.dial(t, "c")
+	c := wiretest.Dial(t, b.Addr(), "c")
 	a := join(t, c, "g", "orders")
 	require.Equal(t, repeat(codeNone, 1), commit(t, c, "g", a.MemberID, a.Generation, tp{"orders", 0, 10}))
 	assert.Equal(t, repeat(codeNone, 1), commit(t, c, "g", "", -1, tp{"orders", 0, 3}))
@@ -156,9 +158,9 @@ func TestWireOffsetCommitDirectToActiveGroup(t *testing.T) {
 func TestWireOffsetCommitEmptyGroup(t *testing.T) {
 	t.Parallel()
 	b := startBroker(t)
-	c := b.dial(t, "c")
+	c := wiretest.Dial(t, b.Addr(), "c")
 	a := join(t, c, "g", "orders")
-	require.Equal(t, codeNone, do[*kmsg.LeaveGroupResponse](t, c, leaveRequest(5, "g", a.MemberID)).ErrorCode)
+	require.Equal(t, codeNone, wiretest.Do[*kmsg.LeaveGroupResponse](t, c, wiretest.LeaveRequest(5, "g", a.MemberID)).ErrorCode)
 	for _, gen := range []int32{1, 2, 3} {
 		assert.Equal(t, repeat(codeRebalanceInProgress, 2), commit(t, c, "g", a.MemberID, gen, tp{"orders", 0, 1}, tp{"orders", 1, 1}),
 			"generation %d", gen)
@@ -172,9 +174,9 @@ func TestWireOffsetCommitEmptyGroup(t *testing.T) {
 func TestWireOffsetCommitNamesEveryPartition(t *testing.T) {
 	t.Parallel()
 	b := startBroker(t)
-	c := b.dial(t, "c")
+	c := wiretest.Dial(t, b.Addr(), "c")
 	req := commitRequest(9, "g", "", -1, tp{"payments", 0, 1}, tp{"orders", 3, 1}, tp{"orders", 1, 1}, tp{"nope", 7, 1}, tp{"orders", 3, 2})
-	resp := do[*kmsg.OffsetCommitResponse](t, c, req)
+	resp := wiretest.Do[*kmsg.OffsetCommitResponse](t, c, req)
 	var got []string
 	for _, rt := range resp.Topics {
 		for _, p := range rt.Partitions {

@@ -15,6 +15,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/minibroker/minibroker/broker"
+	"github.com/minibroker/minibroker/internal/wiretest"
 	"github.com/minibroker/minibroker/wireclient"
 )
 
@@ -28,7 +29,7 @@ func deleteGroupsRequest(version int16, groups ...string) *kmsg.DeleteGroupsRequ
 // "group=code" for each group answered, in order.
 func deleteGroups(t *testing.T, c *wireclient.Client, version int16, groups ...string) []string {
 	t.Helper()
-	resp := do[*kmsg.DeleteGroupsResponse](t, c, deleteGroupsRequest(version, groups...))
+	resp := wiretest.Do[*kmsg.DeleteGroupsResponse](t, c, deleteGroupsRequest(version, groups...))
 	var out []string
 	for _, g := range resp.Groups {
 		out = append(out, fmt.Sprintf("%s=%d", g.Group, g.ErrorCode))
@@ -55,7 +56,7 @@ func offsetDeleteRequest(group string, parts ...tp) *kmsg.OffsetDeleteRequest {
 // for each partition answered, in order.
 func offsetDeleteCodes(t *testing.T, c *wireclient.Client, group string, parts ...tp) (int16, []string) {
 	t.Helper()
-	resp := do[*kmsg.OffsetDeleteResponse](t, c, offsetDeleteRequest(group, parts...))
+	resp := wiretest.Do[*kmsg.OffsetDeleteResponse](t, c, offsetDeleteRequest(group, parts...))
 	var out []string
 	for _, rt := range resp.Topics {
 		for _, p := range rt.Partitions {
@@ -71,7 +72,7 @@ func listGroups(t *testing.T, c *wireclient.Client) []string {
 	req := kmsg.NewPtrListGroupsRequest()
 	req.Version = 5
 	names := []string{}
-	for _, g := range do[*kmsg.ListGroupsResponse](t, c, req).Groups {
+	for _, g := range wiretest.Do[*kmsg.ListGroupsResponse](t, c, req).Groups {
 		names = append(names, g.Group)
 	}
 	slices.Sort(names)
@@ -87,14 +88,14 @@ func TestWireDeleteGroups(t *testing.T) {
 		t.Run(fmt.Sprintf("v%d", v), func(t *testing.T) {
 			t.Parallel()
 			b := startBroker(t)
-			c := b.dial(t, "c")
+			c := wiretest.Dial(t, b.Addr(), "c")
 			busy := join(t, c, "busy", "orders")
 			left := join(t, c, "left", "orders")
 			require.Equal(t, []int16{codeNone}, commit(t, c, "left", left.MemberID, left.Generation, tp{"orders", 1, 11}))
-			require.Equal(t, codeNone, do[*kmsg.LeaveGroupResponse](t, c, leaveRequest(5, "left", left.MemberID)).ErrorCode)
-			require.Equal(t, []int16{codeNone}, commitCodes(t, c, directCommit("manual", "payments", 0, 7)))
-			require.Equal(t, []int16{codeNone}, commitCodes(t, c, directCommit("", "orders", 2, 3)))
-			require.Equal(t, codeNone, do[*kmsg.ConsumerGroupHeartbeatResponse](t, c, k848Heartbeat(1, "k848", "m", 0, "", "orders")).ErrorCode)
+			require.Equal(t, codeNone, wiretest.Do[*kmsg.LeaveGroupResponse](t, c, wiretest.LeaveRequest(5, "left", left.MemberID)).ErrorCode)
+			require.Equal(t, []int16{codeNone}, wiretest.Commit(t, c, directCommit("manual", "payments", 0, 7)))
+			require.Equal(t, []int16{codeNone}, wiretest.Commit(t, c, directCommit("", "orders", 2, 3)))
+			require.Equal(t, codeNone, wiretest.Do[*kmsg.ConsumerGroupHeartbeatResponse](t, c, k848Heartbeat(1, "k848", "m", 0, "", "orders")).ErrorCode)
 
 			got := deleteGroups(t, c, v, "left", "busy", "k848", "manual", "", "nope", "bad\x00id", "left")
 			assert.Equal(t, []string{
@@ -121,11 +122,11 @@ func TestWireDeleteGroups(t *testing.T) {
 func TestWireDeleteGroupsPendingMemberID(t *testing.T) {
 	t.Parallel()
 	b := startBroker(t)
-	c := b.dial(t, "c")
-	first := do[*kmsg.JoinGroupResponse](t, c, joinRequest(9, "g", "", "orders"))
+	c := wiretest.Dial(t, b.Addr(), "c")
+	first := wiretest.Do[*kmsg.JoinGroupResponse](t, c, joinRequest(9, "g", "", "orders"))
 	require.Equal(t, codeMemberIDRequired, first.ErrorCode)
 	assert.Equal(t, []string{"g=0"}, deleteGroups(t, c, 2, "g"))
-	again := do[*kmsg.JoinGroupResponse](t, c, joinRequest(9, "g", first.MemberID, "orders"))
+	again := wiretest.Do[*kmsg.JoinGroupResponse](t, c, joinRequest(9, "g", first.MemberID, "orders"))
 	assert.Equal(t, codeUnknownMemberID, again.ErrorCode)
 }
 
@@ -135,10 +136,10 @@ func TestWireDeleteGroupsPendingMemberID(t *testing.T) {
 func TestWireOffsetDelete(t *testing.T) {
 	t.Parallel()
 	b := startBroker(t)
-	c := b.dial(t, "c")
+	c := wiretest.Dial(t, b.Addr(), "c")
 	m := join(t, c, "g", "orders")
 	require.Equal(t, []int16{codeNone}, commit(t, c, "g", m.MemberID, m.Generation, tp{"orders", 0, 10}))
-	require.Equal(t, []int16{codeNone}, commitCodes(t, c, directCommit("g", "payments", 0, 5)))
+	require.Equal(t, []int16{codeNone}, wiretest.Commit(t, c, directCommit("g", "payments", 0, 5)))
 
 	code, parts := offsetDeleteCodes(t, c, "g", tp{"orders", 0, 0}, tp{"orders", 9, 0}, tp{"payments", 0, 0}, tp{"nope", 0, 0})
 	assert.Equal(t, codeNone, code)
@@ -148,7 +149,7 @@ func TestWireOffsetDelete(t *testing.T) {
 	}, parts)
 	assert.Equal(t, map[string]int64{"orders-0": 10, "payments-0": -1}, fetchOffsets(t, c, "g", tp{"orders", 0, 0}, tp{"payments", 0, 0}))
 
-	require.Equal(t, codeNone, do[*kmsg.LeaveGroupResponse](t, c, leaveRequest(5, "g", m.MemberID)).ErrorCode)
+	require.Equal(t, codeNone, wiretest.Do[*kmsg.LeaveGroupResponse](t, c, wiretest.LeaveRequest(5, "g", m.MemberID)).ErrorCode)
 	code, parts = offsetDeleteCodes(t, c, "g", tp{"orders", 0, 0})
 	assert.Equal(t, codeNone, code)
 	assert.Equal(t, []string{"orders-0=0"}, parts, "an Empty group subscribes to nothing")
@@ -174,16 +175,16 @@ func TestWireOffsetDelete(t *testing.T) {
 func TestWireOffsetsRetention(t *testing.T) {
 	t.Parallel()
 	b := startBroker(t, func(cfg *broker.Config) { cfg.OffsetsRetention, cfg.MaxGroups = time.Hour, 2 })
-	c := b.dial(t, "c")
+	c := wiretest.Dial(t, b.Addr(), "c")
 	_, err := b.Advance(time.Second) // commits at the manual clock's Unix 0 would carry no commit time
 	require.NoError(t, err)
 	m := join(t, c, "g", "orders")
 	require.Equal(t, []int16{codeNone}, commit(t, c, "g", m.MemberID, m.Generation, tp{"orders", 0, 10}))
-	require.Equal(t, codeNone, do[*kmsg.LeaveGroupResponse](t, c, leaveRequest(5, "g", m.MemberID)).ErrorCode)
+	require.Equal(t, codeNone, wiretest.Do[*kmsg.LeaveGroupResponse](t, c, wiretest.LeaveRequest(5, "g", m.MemberID)).ErrorCode)
 	_, err = b.Advance(10 * time.Minute)
 	require.NoError(t, err)
-	require.Equal(t, []int16{codeNone}, commitCodes(t, c, directCommit("manual", "payments", 0, 5)))
-	require.Equal(t, []int16{kerr.PolicyViolation.Code}, commitCodes(t, c, directCommit("third", "orders", 0, 1)))
+	require.Equal(t, []int16{codeNone}, wiretest.Commit(t, c, directCommit("manual", "payments", 0, 5)))
+	require.Equal(t, []int16{kerr.PolicyViolation.Code}, wiretest.Commit(t, c, directCommit("third", "orders", 0, 1)))
 
 	_, err = b.Advance(50*time.Minute - time.Millisecond)
 	require.NoError(t, err)
@@ -196,7 +197,7 @@ func TestWireOffsetsRetention(t *testing.T) {
 	assert.Equal(t, map[string]int64{"orders-0": -1}, fetchOffsets(t, c, "g", tp{"orders", 0, 0}))
 	assert.Equal(t, []string{"manual"}, listGroups(t, c))
 	assert.Equal(t, "Dead", describe(t, c, "g")[0].State)
-	assert.Equal(t, []int16{codeNone}, commitCodes(t, c, directCommit("third", "orders", 0, 1)), "g's place is free")
+	assert.Equal(t, []int16{codeNone}, wiretest.Commit(t, c, directCommit("third", "orders", 0, 1)), "g's place is free")
 	assert.Len(t, b.Logs.Find("group deleted"), 1)
 
 	_, err = b.Advance(10 * time.Minute)
@@ -216,37 +217,37 @@ func TestWireJunkGroupsFreedByDeleteGroups(t *testing.T) {
 	dir := t.TempDir()
 	limit := func(cfg *broker.Config) { cfg.DataDir, cfg.MaxGroups = dir, 50 }
 	first := startBroker(t, limit)
-	c := first.dial(t, "c")
+	c := wiretest.Dial(t, first.Addr(), "c")
 	var junk []string
 	for i := range 50 {
 		g := fmt.Sprintf("junk-%02d", i)
 		junk = append(junk, g)
-		require.Equal(t, []int16{codeNone}, commitCodes(t, c, directCommit(g, "orders", 0, int64(i))))
+		require.Equal(t, []int16{codeNone}, wiretest.Commit(t, c, directCommit(g, "orders", 0, int64(i))))
 	}
-	require.Equal(t, []int16{kerr.PolicyViolation.Code}, commitCodes(t, c, directCommit("real", "orders", 0, 1)))
+	require.Equal(t, []int16{kerr.PolicyViolation.Code}, wiretest.Commit(t, c, directCommit("real", "orders", 0, 1)))
 	c.Close()
 	require.NoError(t, first.Close())
 
 	second := startBroker(t, limit)
-	c = second.dial(t, "c")
-	require.Equal(t, []int16{kerr.PolicyViolation.Code}, commitCodes(t, c, directCommit("real", "orders", 0, 1)), "still full after a restart")
+	c = wiretest.Dial(t, second.Addr(), "c")
+	require.Equal(t, []int16{kerr.PolicyViolation.Code}, wiretest.Commit(t, c, directCommit("real", "orders", 0, 1)), "still full after a restart")
 	codes := deleteGroups(t, c, 2, junk[:10]...)
 	require.Len(t, codes, 10)
 	for i, got := range codes {
 		require.Equal(t, junk[i]+"=0", got)
 	}
-	require.Equal(t, []int16{codeNone}, commitCodes(t, c, directCommit("real", "orders", 0, 1)))
+	require.Equal(t, []int16{codeNone}, wiretest.Commit(t, c, directCommit("real", "orders", 0, 1)))
 	c.Close()
 	require.NoError(t, second.Close())
 
 	third := startBroker(t, limit)
-	c = third.dial(t, "c")
+	c = wiretest.Dial(t, third.Addr(), "c")
 	listed := listGroups(t, c)
 	assert.Len(t, listed, 41)
 	assert.NotContains(t, listed, junk[0], "the deletion survived the restart")
 	assert.Equal(t, map[string]int64{"orders-0": -1}, fetchOffsets(t, c, junk[0], tp{"orders", 0, 0}))
 	for i := range 9 {
-		assert.Equal(t, []int16{codeNone}, commitCodes(t, c, directCommit(fmt.Sprintf("new-%d", i), "orders", 0, 1)))
+		assert.Equal(t, []int16{codeNone}, wiretest.Commit(t, c, directCommit(fmt.Sprintf("new-%d", i), "orders", 0, 1)))
 	}
-	assert.Equal(t, []int16{kerr.PolicyViolation.Code}, commitCodes(t, c, directCommit("one-too-many", "orders", 0, 1)))
+	assert.Equal(t, []int16{kerr.PolicyViolation.Code}, wiretest.Commit(t, c, directCommit("one-too-many", "orders", 0, 1)))
 }

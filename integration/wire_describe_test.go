@@ -7,6 +7,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/minibroker/minibroker/internal/wiretest"
 )
 
 // TestWireDescribeGroups: Stable with members (client id, host, the
@@ -15,18 +17,18 @@ import (
 func TestWireDescribeGroups(t *testing.T) {
 	t.Parallel()
 	b := startBroker(t)
-	alpha, beta := b.dial(t, "alpha"), b.dial(t, "beta")
+	alpha, beta := wiretest.Dial(t, b.Addr(), "alpha"), wiretest.Dial(t, b.Addr(), "beta")
 	a := join(t, alpha, "stable", "orders", "payments")
 	bb := join(t, beta, "stable", "orders")
 	gone := join(t, alpha, "empty", "orders")
-	require.Equal(t, codeNone, do[*kmsg.LeaveGroupResponse](t, alpha, leaveRequest(5, "empty", gone.MemberID)).ErrorCode)
+	require.Equal(t, codeNone, wiretest.Do[*kmsg.LeaveGroupResponse](t, alpha, wiretest.LeaveRequest(5, "empty", gone.MemberID)).ErrorCode)
 	require.Equal(t, []int16{0}, commit(t, alpha, "offsets-only", "", -1, tp{"orders", 0, 1}))
 
 	for v := int16(0); v <= 5; v++ {
 		t.Run(fmt.Sprintf("v%d", v), func(t *testing.T) {
 			req := kmsg.NewPtrDescribeGroupsRequest()
 			req.Version, req.Groups = v, []string{"stable", "empty", "offsets-only", "dead"}
-			resp := do[*kmsg.DescribeGroupsResponse](t, alpha, req)
+			resp := wiretest.Do[*kmsg.DescribeGroupsResponse](t, alpha, req)
 			require.Len(t, resp.Groups, 4)
 			for i, g := range resp.Groups {
 				assert.Equal(t, req.Groups[i], g.Group)
@@ -43,8 +45,8 @@ func TestWireDescribeGroups(t *testing.T) {
 				metadata   []byte
 				assignment []string
 			}{
-				{a.MemberID, "alpha", consumerMetadata("orders", "payments"), []string{"orders-0", "orders-2", "payments-0"}},
-				{bb.MemberID, "beta", consumerMetadata("orders"), []string{"orders-1", "orders-3"}},
+				{a.MemberID, "alpha", wiretest.ConsumerMetadata(0, "orders", "payments"), []string{"orders-0", "orders-2", "payments-0"}},
+				{bb.MemberID, "beta", wiretest.ConsumerMetadata(0, "orders"), []string{"orders-1", "orders-3"}},
 			}
 			for i, w := range want {
 				m := stable.Members[i]
@@ -52,7 +54,7 @@ func TestWireDescribeGroups(t *testing.T) {
 				assert.Equal(t, w.client, m.ClientID)
 				assert.Equal(t, "/127.0.0.1", m.ClientHost)
 				assert.Equal(t, w.metadata, m.ProtocolMetadata)
-				assert.Equal(t, w.assignment, decodeAssignment(t, m.MemberAssignment))
+				assert.Equal(t, w.assignment, wiretest.Assignment(t, m.MemberAssignment))
 			}
 
 			for i, w := range []struct{ state, protocolType string }{{"Empty", "consumer"}, {"Empty", "consumer"}, {"Dead", ""}} {
@@ -71,10 +73,10 @@ func TestWireDescribeGroups(t *testing.T) {
 func TestWireListGroups(t *testing.T) {
 	t.Parallel()
 	b := startBroker(t)
-	c := b.dial(t, "c")
+	c := wiretest.Dial(t, b.Addr(), "c")
 	join(t, c, "b-stable", "orders")
 	gone := join(t, c, "a-empty", "orders")
-	require.Equal(t, codeNone, do[*kmsg.LeaveGroupResponse](t, c, leaveRequest(3, "a-empty", gone.MemberID)).ErrorCode)
+	require.Equal(t, codeNone, wiretest.Do[*kmsg.LeaveGroupResponse](t, c, wiretest.LeaveRequest(3, "a-empty", gone.MemberID)).ErrorCode)
 	require.Equal(t, []int16{0}, commit(t, c, "c-offsets", "", -1, tp{"orders", 0, 1}))
 	all := []string{"a-empty:Empty", "b-stable:Stable", "c-offsets:Empty"}
 
@@ -97,7 +99,7 @@ func TestWireListGroups(t *testing.T) {
 	for _, tc := range tests {
 		req := kmsg.NewPtrListGroupsRequest()
 		req.Version, req.StatesFilter, req.TypesFilter = tc.version, tc.states, tc.types
-		resp := do[*kmsg.ListGroupsResponse](t, c, req)
+		resp := wiretest.Do[*kmsg.ListGroupsResponse](t, c, req)
 		assert.Equal(t, codeNone, resp.ErrorCode)
 		var got []string
 		for _, g := range resp.Groups {

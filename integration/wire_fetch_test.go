@@ -15,6 +15,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/minibroker/minibroker/broker"
+	"github.com/minibroker/minibroker/internal/wiretest"
 	"github.com/minibroker/minibroker/records"
 	"github.com/minibroker/minibroker/wireclient"
 )
@@ -26,7 +27,7 @@ func longPolls(cfg *broker.Config) { cfg.MaxFetchWait = time.Minute }
 // asyncFetch sends req on its own connection and delivers the answer.
 func asyncFetch(t *testing.T, b *testBroker, req *kmsg.FetchRequest) <-chan *kmsg.FetchResponse {
 	t.Helper()
-	c := b.dial(t, "poll")
+	c := wiretest.Dial(t, b.Addr(), "poll")
 	done := make(chan *kmsg.FetchResponse, 1)
 	go func() { // owns c
 		resp, err := c.Request(t.Context(), req)
@@ -78,7 +79,7 @@ func awaitFetch(t *testing.T, done <-chan *kmsg.FetchResponse) *kmsg.FetchRespon
 func TestWireFetchLongPollWokenByProduce(t *testing.T) {
 	t.Parallel()
 	b := startBroker(t, longPolls)
-	c := b.dial(t, "producer")
+	c := wiretest.Dial(t, b.Addr(), "producer")
 	start := time.Now()
 	done := asyncFetch(t, b, fetchRequest(12, time.Minute, fetchAt{"orders", 0, 0}, fetchAt{"orders", 2, 0}))
 	eventually(t, func() bool { return waiters(t, b, "orders", 0) == 1 && waiters(t, b, "orders", 2) == 1 }, "the fetch waits on both partitions")
@@ -108,7 +109,7 @@ func TestWireFetchLongPollWokenByProduce(t *testing.T) {
 func TestWireFetchMinBytes(t *testing.T) {
 	t.Parallel()
 	b := startBroker(t, longPolls)
-	c := b.dial(t, "producer")
+	c := wiretest.Dial(t, b.Addr(), "producer")
 	one := len(valuesBatch("a"))
 	req := fetchRequest(12, time.Minute, fetchAt{"orders", 0, 0})
 	req.MinBytes = int32(2 * one)
@@ -161,7 +162,7 @@ func TestWireFetchByteLimits(t *testing.T) {
 	}
 
 	b := startBroker(t)
-	c := b.dial(t, "c")
+	c := wiretest.Dial(t, b.Addr(), "c")
 	stored := produceThree(t, c)
 	tests := []struct {
 		name                string
@@ -193,7 +194,7 @@ func TestWireFetchByteLimits(t *testing.T) {
 	assert.Equal(t, []string{"0:a", "1:b", "2:c"}, decodedValues(t, p.RecordBatches))
 
 	capped := startBroker(t, func(cfg *broker.Config) { cfg.MaxFetchBytes = 2*size + 10 })
-	c = capped.dial(t, "c")
+	c = wiretest.Dial(t, capped.Addr(), "c")
 	stored = produceThree(t, c)
 	ps := fetchPartitions(t, c, fetchRequest(12, 0, fetchAt{"orders", 0, 0}))
 	assert.Equal(t, cat(stored[:2]...), ps["orders-0"].RecordBatches, "--max-fetch-bytes caps a larger MaxBytes")
@@ -216,7 +217,7 @@ func nilIfEmpty(b []byte) []byte {
 func TestWireFetchOffsetsAndRetention(t *testing.T) {
 	t.Parallel()
 	b := startBroker(t, longPolls, func(cfg *broker.Config) { cfg.SegmentBytes, cfg.RetentionBytes = 1024, 2000 })
-	c := b.dial(t, "c")
+	c := wiretest.Dial(t, b.Addr(), "c")
 	// The answer carries the log start as the batch found it: retention
 	// runs once the batch is durable, so the sixth batch's deletion shows
 	// in the seventh's answer.
@@ -276,12 +277,12 @@ func TestWireFetchOffsetsAndRetention(t *testing.T) {
 func TestWireFetchSessionsAndUnknownPartitions(t *testing.T) {
 	t.Parallel()
 	b := startBroker(t, longPolls)
-	c := b.dial(t, "c")
+	c := wiretest.Dial(t, b.Addr(), "c")
 	produceValues(t, c, "orders", 0, "a")
 	req := fetchRequest(12, time.Minute, fetchAt{"orders", 0, 0}, fetchAt{"orders", 1, 0}, fetchAt{"orders", 4, 0}, fetchAt{"nope", 0, 0})
 	req.SessionID, req.SessionEpoch = 0, 0
 	start := time.Now()
-	resp := do[*kmsg.FetchResponse](t, c, req)
+	resp := wiretest.Do[*kmsg.FetchResponse](t, c, req)
 	assert.Less(t, time.Since(start), waitTimeout)
 	assert.Equal(t, codeNone, resp.ErrorCode)
 	assert.Equal(t, int32(0), resp.SessionID, "no session was created")
@@ -312,9 +313,9 @@ func TestWireFetchSessionsAndUnknownPartitions(t *testing.T) {
 func TestWireFetchIgnoresLeaderEpochs(t *testing.T) {
 	t.Parallel()
 	b := startBroker(t)
-	c := b.dial(t, "c")
+	c := wiretest.Dial(t, b.Addr(), "c")
 	produceValues(t, c, "orders", 0, "a")
-	md := do[*kmsg.MetadataResponse](t, c, metadataRequest(12, []string{"orders"}))
+	md := wiretest.Do[*kmsg.MetadataResponse](t, c, metadataRequest(12, []string{"orders"}))
 	require.Equal(t, int32(0), md.Topics[0].Partitions[0].LeaderEpoch)
 	for _, epoch := range []int32{-1, 0, 7} {
 		req := fetchRequest(12, 0, fetchAt{"orders", 0, 0})
@@ -339,7 +340,7 @@ func TestWireFetchCorruptBatch(t *testing.T) {
 	dir := t.TempDir()
 	small := func(cfg *broker.Config) { cfg.DataDir, cfg.SegmentBytes = dir, 1024 }
 	first := startBroker(t, small)
-	c := first.dial(t, "c")
+	c := wiretest.Dial(t, first.Addr(), "c")
 	for i := range 30 {
 		produceValues(t, c, "payments", 0, fmt.Sprintf("value-%02d-%s", i, strings.Repeat("x", 60)))
 	}
@@ -357,7 +358,7 @@ func TestWireFetchCorruptBatch(t *testing.T) {
 	require.NoError(t, os.WriteFile(segs[0], data, 0o644))
 
 	b := startBroker(t, func(cfg *broker.Config) { small(cfg) })
-	c = b.dial(t, "c")
+	c = wiretest.Dial(t, b.Addr(), "c")
 	got := fetchPartitions(t, c, fetchRequest(11, 0, fetchAt{"payments", 0, 0}))["payments-0"]
 	require.Equal(t, codeNone, got.ErrorCode)
 	values := decodedValues(t, got.RecordBatches)

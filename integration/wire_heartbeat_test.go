@@ -10,6 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/minibroker/minibroker/coordinator"
+	"github.com/minibroker/minibroker/internal/wiretest"
 )
 
 // TestWireHeartbeatChapterOrder: unknown group -> UNKNOWN_MEMBER_ID, then
@@ -18,7 +19,7 @@ import (
 func TestWireHeartbeatChapterOrder(t *testing.T) {
 	t.Parallel()
 	b := startBroker(t)
-	c := b.dial(t, "c")
+	c := wiretest.Dial(t, b.Addr(), "c")
 	a := join(t, c, "g", "orders")
 	gen := a.Generation
 	tests := []struct {
@@ -40,7 +41,7 @@ func TestWireHeartbeatChapterOrder(t *testing.T) {
 		for v := int16(0); v <= 4; v++ {
 			t.Run(fmt.Sprintf("%s v%d", tc.name, v), func(t *testing.T) {
 				t.Parallel()
-				resp := do[*kmsg.HeartbeatResponse](t, b.dial(t, "c"), heartbeatRequest(v, tc.group, tc.member, tc.gen))
+				resp := wiretest.Do[*kmsg.HeartbeatResponse](t, wiretest.Dial(t, b.Addr(), "c"), wiretest.HeartbeatRequest(v, tc.group, tc.member, tc.gen))
 				assert.Equal(t, tc.want, resp.ErrorCode)
 			})
 		}
@@ -53,7 +54,7 @@ func TestWireHeartbeatChapterOrder(t *testing.T) {
 func TestWireSessionLease(t *testing.T) {
 	t.Parallel()
 	b := startBroker(t)
-	c := b.dial(t, "c")
+	c := wiretest.Dial(t, b.Addr(), "c")
 	a := join(t, c, "g", "orders")
 	advance := func(d time.Duration) {
 		_, err := b.Advance(d)

@@ -11,6 +11,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/minibroker/minibroker/broker"
+	"github.com/minibroker/minibroker/internal/wiretest"
 	"github.com/minibroker/minibroker/protocol"
 )
 
@@ -40,7 +41,7 @@ func formatted(req kmsg.Request, corr int32) []byte {
 // after.
 func TestWireHostileInputClosesOnlyItsConnection(t *testing.T) {
 	t.Parallel()
-	hb := formatted(heartbeatRequest(3, "g", "m", 1), 1)
+	hb := formatted(wiretest.HeartbeatRequest(3, "g", "m", 1), 1)
 	truncatedBody := sized(hb[4 : len(hb)-3]) // the frame is whole, the body inside is short
 	joinFrame := formatted(joinRequest(5, "g", "", "orders"), 1)
 	truncatedJoin := sized(joinFrame[4 : len(joinFrame)-10])
@@ -63,23 +64,23 @@ func TestWireHostileInputClosesOnlyItsConnection(t *testing.T) {
 		{"flexible header without tags", sized(header(12, 4, 1))},
 	}
 	b := startBroker(t, func(cfg *broker.Config) { cfg.MaxFrameBytes = hostileFrameCap })
-	setup := b.dial(t, "setup")
+	setup := wiretest.Dial(t, b.Addr(), "setup")
 	member := join(t, setup, "g", "orders")
 
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			bystander := b.dial(t, "bystander")
+			bystander := wiretest.Dial(t, b.Addr(), "bystander")
 			check := func(when string) {
 				assert.Equal(t, codeNone, heartbeat(t, bystander, "g", member.MemberID, member.Generation), when)
-				md := do[*kmsg.MetadataResponse](t, bystander, metadataRequest(12, []string{"payments"}))
+				md := wiretest.Do[*kmsg.MetadataResponse](t, bystander, metadataRequest(12, []string{"payments"}))
 				assert.Equal(t, []string{"payments:0:1"}, metadataTopics(md), when)
 			}
 			check("before")
 
-			c := b.dial(t, "hostile")
+			c := wiretest.Dial(t, b.Addr(), "hostile")
 			require.NoError(t, c.Send(tc.raw))
-			requireEOF(t, c)
+			wiretest.RequireClosed(t, c)
 
 			check("after")
 		})
@@ -91,7 +92,7 @@ func TestWireHostileInputClosesOnlyItsConnection(t *testing.T) {
 func TestWireFrameAtTheCapIsServed(t *testing.T) {
 	t.Parallel()
 	b := startBroker(t, func(cfg *broker.Config) { cfg.MaxFrameBytes = hostileFrameCap })
-	c := b.dial(t, "c")
+	c := wiretest.Dial(t, b.Addr(), "c")
 	frame := header(18, 0, 7) // ApiVersions v0 has an empty body; trailing bytes are ignored
 	frame = append(frame, bytes.Repeat([]byte{0}, hostileFrameCap-len(frame))...)
 	require.NoError(t, c.Send(sized(frame)))
@@ -108,7 +109,7 @@ func TestWireFrameAtTheCapIsServed(t *testing.T) {
 func TestWireApiVersionsV99KeepsConnection(t *testing.T) {
 	t.Parallel()
 	b := startBroker(t)
-	c := b.dial(t, "c")
+	c := wiretest.Dial(t, b.Addr(), "c")
 	// A v99 body we could not parse, as a future client might send.
 	require.NoError(t, c.Send(sized(append(header(18, 99, 42), 0xde, 0xad))))
 	require.NoError(t, c.SetDeadline(deadline()))
@@ -120,7 +121,7 @@ func TestWireApiVersionsV99KeepsConnection(t *testing.T) {
 	want = append(want, 0, 18, 0, 0, 0, 4)                // ApiVersions 0-4
 	assert.Equal(t, want, frame)
 
-	resp := do[*kmsg.ApiVersionsResponse](t, c, apiVersionsRequest(3))
+	resp := wiretest.Do[*kmsg.ApiVersionsResponse](t, c, apiVersionsRequest(3))
 	assert.Equal(t, codeNone, resp.ErrorCode)
 	assert.Len(t, resp.ApiKeys, len(protocol.SupportedVersions()))
 }

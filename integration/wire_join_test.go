@@ -8,6 +8,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/minibroker/minibroker/internal/wiretest"
 )
 
 // Kafka error codes the wire tests pin, by kerr name.
@@ -37,7 +39,7 @@ const (
 func TestWireJoinRulesInOrder(t *testing.T) {
 	t.Parallel()
 	b := startBroker(t)
-	setup := b.dial(t, "setup")
+	setup := wiretest.Dial(t, b.Addr(), "setup")
 	existing := join(t, setup, "g", "orders") // "g" exists with one "roundrobin" member
 	require.Equal(t, "setup-000001", existing.MemberID)
 
@@ -77,7 +79,7 @@ func TestWireJoinRulesInOrder(t *testing.T) {
 				if tc.mutate != nil {
 					tc.mutate(tc.req)
 				}
-				resp := do[*kmsg.JoinGroupResponse](t, b.dial(t, "c"), tc.req)
+				resp := wiretest.Do[*kmsg.JoinGroupResponse](t, wiretest.Dial(t, b.Addr(), "c"), tc.req)
 				assert.Equal(t, tc.wantCode, resp.ErrorCode)
 				assert.Equal(t, tc.wantMember, resp.MemberID)
 				assert.Equal(t, int32(-1), resp.Generation)
@@ -90,7 +92,7 @@ func TestWireJoinRulesInOrder(t *testing.T) {
 	resp := rejoin(t, setup, "g", existing.MemberID, "orders")
 	assert.Equal(t, int32(1), resp.Generation)
 	assert.Len(t, resp.Members, 1)
-	next := do[*kmsg.JoinGroupResponse](t, setup, joinRequest(9, "g", "", "orders"))
+	next := wiretest.Do[*kmsg.JoinGroupResponse](t, setup, joinRequest(9, "g", "", "orders"))
 	assert.Equal(t, "setup-000002", next.MemberID)
 }
 
@@ -99,11 +101,11 @@ func TestWireJoinRulesInOrder(t *testing.T) {
 func TestWireJoinSessionBounds(t *testing.T) {
 	t.Parallel()
 	b := startBroker(t)
-	c := b.dial(t, "c")
+	c := wiretest.Dial(t, b.Addr(), "c")
 	for _, d := range []time.Duration{10 * time.Millisecond, 30 * time.Minute} {
 		req := joinRequest(3, "g"+d.String(), "", "orders")
 		req.SessionTimeoutMillis = int32(d / time.Millisecond)
-		assert.Equal(t, codeNone, do[*kmsg.JoinGroupResponse](t, c, req).ErrorCode, d)
+		assert.Equal(t, codeNone, wiretest.Do[*kmsg.JoinGroupResponse](t, c, req).ErrorCode, d)
 	}
 }
 
@@ -115,21 +117,21 @@ func TestWireJoinMemberIDRequired(t *testing.T) {
 		t.Run(fmt.Sprintf("v%d", v), func(t *testing.T) {
 			t.Parallel()
 			b := startBroker(t)
-			c := b.dial(t, "kgo")
-			first := do[*kmsg.JoinGroupResponse](t, c, joinRequest(v, "g", "", "orders"))
+			c := wiretest.Dial(t, b.Addr(), "kgo")
+			first := wiretest.Do[*kmsg.JoinGroupResponse](t, c, joinRequest(v, "g", "", "orders"))
 			assert.Equal(t, codeMemberIDRequired, first.ErrorCode)
 			assert.Equal(t, "kgo-000001", first.MemberID)
 			assert.Equal(t, int32(-1), first.Generation)
 			assert.Empty(t, first.LeaderID)
 
-			resp := do[*kmsg.JoinGroupResponse](t, c, joinRequest(v, "g", "kgo-000001", "orders"))
+			resp := wiretest.Do[*kmsg.JoinGroupResponse](t, c, joinRequest(v, "g", "kgo-000001", "orders"))
 			require.Equal(t, codeNone, resp.ErrorCode)
 			assert.Equal(t, "kgo-000001", resp.MemberID)
 			assert.Equal(t, int32(1), resp.Generation)
 			assert.Equal(t, "kgo-000001", resp.LeaderID)
 			require.Len(t, resp.Members, 1)
 			assert.Equal(t, "kgo-000001", resp.Members[0].MemberID)
-			assert.Equal(t, consumerMetadata("orders"), resp.Members[0].ProtocolMetadata)
+			assert.Equal(t, wiretest.ConsumerMetadata(0, "orders"), resp.Members[0].ProtocolMetadata)
 			if v >= 7 {
 				require.NotNil(t, resp.ProtocolType)
 				assert.Equal(t, "consumer", *resp.ProtocolType)
@@ -141,7 +143,7 @@ func TestWireJoinMemberIDRequired(t *testing.T) {
 			assert.Equal(t, []string{"orders-0", "orders-1", "orders-2", "orders-3"},
 				assignment(t, c, "g", "kgo-000001", 1))
 
-			next := do[*kmsg.JoinGroupResponse](t, c, joinRequest(v, "g", "", "orders"))
+			next := wiretest.Do[*kmsg.JoinGroupResponse](t, c, joinRequest(v, "g", "", "orders"))
 			assert.Equal(t, "kgo-000002", next.MemberID, "ids are <client-id>-<zero-padded sequence>")
 		})
 	}
@@ -153,21 +155,21 @@ func TestWireJoinMemberIDRequired(t *testing.T) {
 func TestWireJoinPendingIDExpires(t *testing.T) {
 	t.Parallel()
 	b := startBroker(t)
-	c := b.dial(t, "kgo")
-	first := do[*kmsg.JoinGroupResponse](t, c, joinRequest(9, "g", "", "orders"))
+	c := wiretest.Dial(t, b.Addr(), "kgo")
+	first := wiretest.Do[*kmsg.JoinGroupResponse](t, c, joinRequest(9, "g", "", "orders"))
 	require.Equal(t, codeMemberIDRequired, first.ErrorCode)
 	_, err := b.Advance(session)
 	require.NoError(t, err)
 	assert.Empty(t, b.Expire())
-	resp := do[*kmsg.JoinGroupResponse](t, c, joinRequest(9, "g", first.MemberID, "orders"))
+	resp := wiretest.Do[*kmsg.JoinGroupResponse](t, c, joinRequest(9, "g", first.MemberID, "orders"))
 	require.Equal(t, codeNone, resp.ErrorCode, "at the exact deadline the id is still pending")
 
-	second := do[*kmsg.JoinGroupResponse](t, c, joinRequest(9, "g", "", "orders"))
+	second := wiretest.Do[*kmsg.JoinGroupResponse](t, c, joinRequest(9, "g", "", "orders"))
 	require.Equal(t, codeMemberIDRequired, second.ErrorCode)
 	_, err = b.Advance(session + time.Millisecond)
 	require.NoError(t, err)
 	b.Expire()
-	resp = do[*kmsg.JoinGroupResponse](t, c, joinRequest(9, "g", second.MemberID, "orders"))
+	resp = wiretest.Do[*kmsg.JoinGroupResponse](t, c, joinRequest(9, "g", second.MemberID, "orders"))
 	assert.Equal(t, codeUnknownMemberID, resp.ErrorCode)
 }
 
@@ -178,8 +180,8 @@ func TestWireJoinOldVersionsJoinAtOnce(t *testing.T) {
 		t.Run(fmt.Sprintf("v%d", v), func(t *testing.T) {
 			t.Parallel()
 			b := startBroker(t)
-			c := b.dial(t, "app")
-			resp := do[*kmsg.JoinGroupResponse](t, c, joinRequest(v, "g", "", "orders"))
+			c := wiretest.Dial(t, b.Addr(), "app")
+			resp := wiretest.Do[*kmsg.JoinGroupResponse](t, c, joinRequest(v, "g", "", "orders"))
 			require.Equal(t, codeNone, resp.ErrorCode)
 			assert.Equal(t, "app-000001", resp.MemberID)
 			assert.Equal(t, int32(1), resp.Generation)
@@ -194,7 +196,7 @@ func TestWireJoinOldVersionsJoinAtOnce(t *testing.T) {
 func TestWireJoinRefreshAndRejoin(t *testing.T) {
 	t.Parallel()
 	b := startBroker(t)
-	c := b.dial(t, "c")
+	c := wiretest.Dial(t, b.Addr(), "c")
 	a := join(t, c, "g", "orders")
 	require.Equal(t, int32(1), a.Generation)
 
@@ -210,7 +212,7 @@ func TestWireJoinRefreshAndRejoin(t *testing.T) {
 	assert.Equal(t, int32(2), resp.Generation, "a changed topic set is a new generation")
 	assert.Equal(t, []string{"orders-0", "orders-1", "orders-2", "orders-3", "payments-0"}, assignment(t, c, "g", a.MemberID, 2))
 
-	resp = do[*kmsg.JoinGroupResponse](t, c, joinRequestProtocols(9, "g", a.MemberID,
+	resp = wiretest.Do[*kmsg.JoinGroupResponse](t, c, joinRequestProtocols(9, "g", a.MemberID,
 		protocolSpec{"roundrobin", []string{"orders", "payments"}}, protocolSpec{"range", []string{"orders", "payments"}}))
 	assert.Equal(t, int32(3), resp.Generation, "a changed protocol list is a new generation")
 }
@@ -222,7 +224,7 @@ func TestWireJoinRefreshAndRejoin(t *testing.T) {
 func TestWireJoinRejoinIgnoresUserData(t *testing.T) {
 	t.Parallel()
 	b := startBroker(t)
-	c := b.dial(t, "c")
+	c := wiretest.Dial(t, b.Addr(), "c")
 	a := join(t, c, "g", "orders")
 	m := kmsg.NewConsumerMemberMetadata()
 	m.Version = 2
@@ -232,7 +234,7 @@ func TestWireJoinRejoinIgnoresUserData(t *testing.T) {
 	m.Generation = 1
 	req := joinRequest(9, "g", a.MemberID)
 	req.Protocols[0].Metadata = m.AppendTo(nil)
-	resp := do[*kmsg.JoinGroupResponse](t, c, req)
+	resp := wiretest.Do[*kmsg.JoinGroupResponse](t, c, req)
 	assert.Equal(t, codeNone, resp.ErrorCode)
 	assert.Equal(t, int32(1), resp.Generation)
 	require.Len(t, resp.Members, 1)
@@ -244,7 +246,7 @@ func TestWireJoinRejoinIgnoresUserData(t *testing.T) {
 func TestWireJoinLeaderAndFollowers(t *testing.T) {
 	t.Parallel()
 	b := startBroker(t)
-	c := b.dial(t, "c")
+	c := wiretest.Dial(t, b.Addr(), "c")
 	a := join(t, c, "g", "orders")
 	bb := join(t, c, "g", "orders")
 	cc := join(t, c, "g", "payments")
@@ -265,7 +267,7 @@ func TestWireJoinLeaderAndFollowers(t *testing.T) {
 		topics []string
 	}{{"c-000001", []string{"orders"}}, {"c-000002", []string{"orders"}}, {"c-000003", []string{"payments"}}} {
 		assert.Equal(t, want.id, leader.Members[i].MemberID)
-		assert.Equal(t, consumerMetadata(want.topics...), leader.Members[i].ProtocolMetadata)
+		assert.Equal(t, wiretest.ConsumerMetadata(0, want.topics...), leader.Members[i].ProtocolMetadata)
 	}
 	follower := rejoin(t, c, "g", cc.MemberID, "payments")
 	assert.Empty(t, follower.Members)
@@ -295,13 +297,13 @@ func TestWireJoinProtocolVote(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			b := startBroker(t)
-			c := b.dial(t, "c")
+			c := wiretest.Dial(t, b.Addr(), "c")
 			var last *kmsg.JoinGroupResponse
 			for _, ps := range tc.members {
-				last = do[*kmsg.JoinGroupResponse](t, c, joinRequestProtocols(3, "g", "", ps...))
+				last = wiretest.Do[*kmsg.JoinGroupResponse](t, c, joinRequestProtocols(3, "g", "", ps...))
 				require.Equal(t, codeNone, last.ErrorCode)
 			}
-			leader := do[*kmsg.JoinGroupResponse](t, c, joinRequestProtocols(3, "g", "c-000001", tc.members[0]...))
+			leader := wiretest.Do[*kmsg.JoinGroupResponse](t, c, joinRequestProtocols(3, "g", "c-000001", tc.members[0]...))
 			require.Equal(t, codeNone, leader.ErrorCode)
 			assert.Equal(t, last.Generation, leader.Generation)
 			require.NotNil(t, leader.Protocol)
@@ -317,13 +319,13 @@ func TestWireJoinProtocolVote(t *testing.T) {
 func TestWireJoinChosenProtocolDecidesSubscription(t *testing.T) {
 	t.Parallel()
 	b := startBroker(t)
-	c := b.dial(t, "c")
-	resp := do[*kmsg.JoinGroupResponse](t, c, joinRequestProtocols(3, "g", "",
+	c := wiretest.Dial(t, b.Addr(), "c")
+	resp := wiretest.Do[*kmsg.JoinGroupResponse](t, c, joinRequestProtocols(3, "g", "",
 		protocolSpec{"a-first", []string{"payments"}}, protocolSpec{"b-second", []string{"orders"}}))
 	require.Equal(t, codeNone, resp.ErrorCode)
 	assert.Equal(t, []string{"payments-0"}, assignment(t, c, "g", resp.MemberID, resp.Generation))
 
-	resp = do[*kmsg.JoinGroupResponse](t, c, joinRequestProtocols(3, "g", "",
+	resp = wiretest.Do[*kmsg.JoinGroupResponse](t, c, joinRequestProtocols(3, "g", "",
 		protocolSpec{"b-second", []string{"orders"}}))
 	require.Equal(t, codeNone, resp.ErrorCode)
 	require.Equal(t, "b-second", *resp.Protocol, "the only common name")
@@ -339,10 +341,10 @@ func TestWireJoinChosenProtocolDecidesSubscription(t *testing.T) {
 func TestWireJoinInconsistentKnownMember(t *testing.T) {
 	t.Parallel()
 	b := startBroker(t)
-	c := b.dial(t, "c")
+	c := wiretest.Dial(t, b.Addr(), "c")
 	a := join(t, c, "g", "orders")
 	bb := join(t, c, "g", "orders")
-	resp := do[*kmsg.JoinGroupResponse](t, c, joinRequestProtocols(9, "g", a.MemberID, protocolSpec{"range", []string{"orders"}}))
+	resp := wiretest.Do[*kmsg.JoinGroupResponse](t, c, joinRequestProtocols(9, "g", a.MemberID, protocolSpec{"range", []string{"orders"}}))
 	assert.Equal(t, codeInconsistentGroupProtocol, resp.ErrorCode)
 	assert.Empty(t, resp.MemberID)
 	assert.Equal(t, int32(-1), resp.Generation)

@@ -9,6 +9,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/minibroker/minibroker/internal/wiretest"
 )
 
 // kgoRequest sends req through a kgo client, which negotiates versions
@@ -72,16 +74,16 @@ func TestWireKgoRequests(t *testing.T) {
 	member, gen := jresp.MemberID, jresp.Generation
 
 	// SyncGroup: the coordinator's assignment.
-	sresp := kgoRequest[*kmsg.SyncGroupResponse](t, cl, syncRequest(5, "g", member, gen))
+	sresp := kgoRequest[*kmsg.SyncGroupResponse](t, cl, wiretest.SyncRequest(5, "g", member, gen))
 	require.Equal(t, codeNone, sresp.ErrorCode)
-	assert.Equal(t, []string{"events-0", "events-1", "orders-0", "orders-1", "orders-2", "orders-3"}, decodeAssignment(t, sresp.MemberAssignment))
-	sresp = kgoRequest[*kmsg.SyncGroupResponse](t, cl, syncRequest(5, "g", member, gen+1))
+	assert.Equal(t, []string{"events-0", "events-1", "orders-0", "orders-1", "orders-2", "orders-3"}, wiretest.Assignment(t, sresp.MemberAssignment))
+	sresp = kgoRequest[*kmsg.SyncGroupResponse](t, cl, wiretest.SyncRequest(5, "g", member, gen+1))
 	assert.Equal(t, codeIllegalGeneration, sresp.ErrorCode)
 
 	// Heartbeat: NONE, stale ILLEGAL_GENERATION, unknown UNKNOWN_MEMBER_ID.
-	assert.Equal(t, codeNone, kgoRequest[*kmsg.HeartbeatResponse](t, cl, heartbeatRequest(4, "g", member, gen)).ErrorCode)
-	assert.Equal(t, codeIllegalGeneration, kgoRequest[*kmsg.HeartbeatResponse](t, cl, heartbeatRequest(4, "g", member, gen+1)).ErrorCode)
-	assert.Equal(t, codeUnknownMemberID, kgoRequest[*kmsg.HeartbeatResponse](t, cl, heartbeatRequest(4, "g", "kgo-999999", gen)).ErrorCode)
+	assert.Equal(t, codeNone, kgoRequest[*kmsg.HeartbeatResponse](t, cl, wiretest.HeartbeatRequest(4, "g", member, gen)).ErrorCode)
+	assert.Equal(t, codeIllegalGeneration, kgoRequest[*kmsg.HeartbeatResponse](t, cl, wiretest.HeartbeatRequest(4, "g", member, gen+1)).ErrorCode)
+	assert.Equal(t, codeUnknownMemberID, kgoRequest[*kmsg.HeartbeatResponse](t, cl, wiretest.HeartbeatRequest(4, "g", "kgo-999999", gen)).ErrorCode)
 
 	// OffsetCommit: stored, then a stale commit rejected on every partition.
 	creq := commitRequest(9, "g", member, gen, tp{"events", 1, 11}, tp{"orders", 2, 22})
@@ -109,7 +111,7 @@ func TestWireKgoRequests(t *testing.T) {
 	require.Len(t, ofresp.Groups, 1)
 	assert.Equal(t, codeNone, ofresp.Groups[0].ErrorCode)
 	got := map[string]int64{}
-	for _, f := range flattenGroupTopics(ofresp.Groups[0].Topics) {
+	for _, f := range wiretest.FetchedGroupOffsets(ofresp.Groups[0].Topics) {
 		assert.Equal(t, codeNone, f.ErrorCode)
 		got[fmt.Sprintf("%s-%d", f.Topic, f.Partition)] = f.Offset
 	}
@@ -143,7 +145,7 @@ func TestWireKgoRequests(t *testing.T) {
 
 	// LeaveGroup: NONE for the member and for an unknown one; the group
 	// is then Empty.
-	lvresp := kgoRequest[*kmsg.LeaveGroupResponse](t, cl, leaveRequest(5, "g", member, "kgo-999999"))
+	lvresp := kgoRequest[*kmsg.LeaveGroupResponse](t, cl, wiretest.LeaveRequest(5, "g", member, "kgo-999999"))
 	assert.Equal(t, codeNone, lvresp.ErrorCode)
 	require.Len(t, lvresp.Members, 2)
 	assert.Equal(t, codeNone, lvresp.Members[0].ErrorCode)
@@ -151,5 +153,5 @@ func TestWireKgoRequests(t *testing.T) {
 	dreq.Groups = []string{"g"}
 	dresp = kgoRequest[*kmsg.DescribeGroupsResponse](t, cl, dreq)
 	assert.Equal(t, "Empty", dresp.Groups[0].State)
-	assert.Equal(t, codeUnknownMemberID, kgoRequest[*kmsg.HeartbeatResponse](t, cl, heartbeatRequest(4, "g", member, gen+1)).ErrorCode)
+	assert.Equal(t, codeUnknownMemberID, kgoRequest[*kmsg.HeartbeatResponse](t, cl, wiretest.HeartbeatRequest(4, "g", member, gen+1)).ErrorCode)
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/minibroker/minibroker/broker"
+	"github.com/minibroker/minibroker/internal/wiretest"
 )
 
 // listed is one ListOffsets answer reduced to what the tests compare.
@@ -33,7 +34,7 @@ func listedAt(p kmsg.ListOffsetsResponseTopicPartition) listed {
 func TestWireListOffsets(t *testing.T) {
 	t.Parallel()
 	b := startBroker(t)
-	c := b.dial(t, "c")
+	c := wiretest.Dial(t, b.Addr(), "c")
 	base := time.Now().Add(-10 * time.Minute).UnixMilli()
 	batches := [][]byte{
 		timedBatch(base, []int64{0, 10, 20}, "a", "b", "c"), // offsets 0-2
@@ -98,7 +99,7 @@ func TestWireListOffsets(t *testing.T) {
 func TestWireListOffsetsAfterRetention(t *testing.T) {
 	t.Parallel()
 	b := startBroker(t, func(cfg *broker.Config) { cfg.SegmentBytes, cfg.RetentionBytes = 1024, 2000 })
-	c := b.dial(t, "c")
+	c := wiretest.Dial(t, b.Addr(), "c")
 	base := time.Now().Add(-10 * time.Minute).UnixMilli()
 	for i := range int64(7) {
 		batch := edited(batchOfSize(t, 500), func(b []byte) {

@@ -6,6 +6,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/minibroker/minibroker/internal/wiretest"
 )
 
 // TestWirePipeline200: 200 mixed requests written at once on one
@@ -17,7 +19,7 @@ import (
 func TestWirePipeline200(t *testing.T) {
 	t.Parallel()
 	b := startBroker(t)
-	c := b.dial(t, "c")
+	c := wiretest.Dial(t, b.Addr(), "c")
 	member := join(t, c, "g", "orders")
 	topics := [][]string{{"orders"}, {"payments"}, {"nope"}, {"payments", "orders"}}
 
@@ -29,7 +31,7 @@ func TestWirePipeline200(t *testing.T) {
 			if i%2 == 1 {
 				gen += int32(i)
 			}
-			reqs[i] = heartbeatRequest(int16(i%5), "g", member.MemberID, gen)
+			reqs[i] = wiretest.HeartbeatRequest(int16(i%5), "g", member.MemberID, gen)
 		case 1:
 			reqs[i] = metadataRequest(int16(i%13), topics[i%4])
 		default:

@@ -11,6 +11,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/minibroker/minibroker/broker"
+	"github.com/minibroker/minibroker/internal/wiretest"
 	"github.com/minibroker/minibroker/records"
 	"github.com/minibroker/minibroker/wireclient"
 )
@@ -34,7 +35,7 @@ const wireMaxMessageBytes = 2048
 func TestWireProduceRejectsBadBatches(t *testing.T) {
 	t.Parallel()
 	b := startBroker(t, func(cfg *broker.Config) { cfg.MaxMessageBytes = wireMaxMessageBytes })
-	c := b.dial(t, "c")
+	c := wiretest.Dial(t, b.Addr(), "c")
 	good := valuesBatch("a", "b")
 	now := time.Now().UnixMilli()
 	tests := []struct {
@@ -101,7 +102,7 @@ func TestWireProduceRejectsBadBatches(t *testing.T) {
 func TestWireProduceAcceptsAtTheLimits(t *testing.T) {
 	t.Parallel()
 	b := startBroker(t, func(cfg *broker.Config) { cfg.MaxMessageBytes = wireMaxMessageBytes })
-	c := b.dial(t, "c")
+	c := wiretest.Dial(t, b.Addr(), "c")
 	exact := batchOfSize(t, wireMaxMessageBytes)
 	z := zstdBatch(t, "z1", "z2")
 	for i, batch := range [][]byte{exact, z} {
@@ -135,7 +136,7 @@ func stampOffset(batch []byte, base int64) []byte {
 func TestWireProduceRequestLevelRefusals(t *testing.T) {
 	t.Parallel()
 	b := startBroker(t)
-	c := b.dial(t, "c")
+	c := wiretest.Dial(t, b.Addr(), "c")
 	for _, acks := range []int16{2, -2} {
 		a := produceAnswers(t, c, produceRequest(9, acks, "orders", partBatch{0, valuesBatch("a")}, partBatch{1, valuesBatch("b")}))
 		assert.Equal(t, []int16{codeInvalidRequiredAcks, codeInvalidRequiredAcks}, []int16{a[0].ErrorCode, a[1].ErrorCode}, "acks %d", acks)
@@ -149,7 +150,7 @@ func TestWireProduceRequestLevelRefusals(t *testing.T) {
 	a := produceAnswers(t, c, req)
 	assert.Equal(t, []int16{codeNone, codeUnknownTopicOrPartition, codeUnknownTopicOrPartition}, []int16{a[0].ErrorCode, a[1].ErrorCode, a[2].ErrorCode})
 	assert.Equal(t, int64(0), a[0].BaseOffset, "acks 1 is answered with its offset too")
-	md := do[*kmsg.MetadataResponse](t, c, metadataRequest(12, []string{"nope"}))
+	md := wiretest.Do[*kmsg.MetadataResponse](t, c, metadataRequest(12, []string{"nope"}))
 	assert.Equal(t, []string{"nope:3:0"}, metadataTopics(md), "Produce creates no topic")
 }
 
@@ -190,10 +191,10 @@ func TestWireProduceAcksZero(t *testing.T) {
 	b := startBroker(t)
 
 	t.Run("not answered, order kept", func(t *testing.T) {
-		c := b.dial(t, "c")
+		c := wiretest.Dial(t, b.Addr(), "c")
 		m := join(t, c, "g", "orders")
 		produce := produceRequest(9, 0, "orders", partBatch{2, valuesBatch("zero")})
-		hb := heartbeatRequest(4, "g", m.MemberID, m.Generation)
+		hb := wiretest.HeartbeatRequest(4, "g", m.MemberID, m.Generation)
 		fetch := fetchRequest(12, waitTimeout/2, fetchAt{"orders", 2, 0})
 		av := apiVersionsRequest(3)
 		var raw []byte
@@ -216,17 +217,17 @@ func TestWireProduceAcksZero(t *testing.T) {
 			{"unknown partition beside a good one", []partBatch{{3, valuesBatch("stored")}, {9, valuesBatch("x")}}},
 		} {
 			t.Run(tc.name, func(t *testing.T) {
-				c := b.dial(t, "c")
+				c := wiretest.Dial(t, b.Addr(), "c")
 				m := join(t, c, "g-"+tc.name, "orders")
-				hb := heartbeatRequest(4, "g-"+tc.name, m.MemberID, m.Generation)
+				hb := wiretest.HeartbeatRequest(4, "g-"+tc.name, m.MemberID, m.Generation)
 				raw := append(rawFrame(hb, 1), rawFrame(produceRequest(9, 0, "orders", tc.parts...), 2)...)
 				raw = append(raw, rawFrame(apiVersionsRequest(3), 3)...)
 				require.NoError(t, c.Send(raw))
 				assert.Equal(t, codeNone, readAnswer(t, c, hb, 1).(*kmsg.HeartbeatResponse).ErrorCode, "the answer owed before it")
-				requireEOF(t, c)
+				wiretest.RequireClosed(t, c)
 			})
 		}
-		c := b.dial(t, "check")
+		c := wiretest.Dial(t, b.Addr(), "check")
 		p := fetchPartitions(t, c, fetchRequest(12, waitTimeout/2, fetchAt{"orders", 3, 0}))["orders-3"]
 		assert.Equal(t, []string{"0:stored"}, decodedValues(t, p.RecordBatches), "the bad batch stored nothing; the good partition was stored")
 	})

@@ -10,6 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/minibroker/minibroker/broker"
+	"github.com/minibroker/minibroker/internal/wiretest"
 	"github.com/minibroker/minibroker/wireclient"
 )
 
@@ -19,7 +20,7 @@ func initProducerID(t *testing.T, c *wireclient.Client) int64 {
 	t.Helper()
 	req := kmsg.NewPtrInitProducerIDRequest()
 	req.Version, req.ProducerID, req.ProducerEpoch = 4, -1, -1
-	resp := do[*kmsg.InitProducerIDResponse](t, c, req)
+	resp := wiretest.Do[*kmsg.InitProducerIDResponse](t, c, req)
 	require.Equal(t, codeNone, resp.ErrorCode)
 	require.Equal(t, int16(0), resp.ProducerEpoch)
 	require.GreaterOrEqual(t, resp.ProducerID, int64(0))
@@ -43,18 +44,18 @@ func TestWireInitProducerID(t *testing.T) {
 		seen[id] = where
 	}
 	first := startBroker(t, func(cfg *broker.Config) { cfg.DataDir = dir })
-	c := first.dial(t, "c")
+	c := wiretest.Dial(t, first.Addr(), "c")
 	for v := int16(0); v <= 4; v++ {
 		req := kmsg.NewPtrInitProducerIDRequest()
 		req.Version, req.ProducerID, req.ProducerEpoch = v, -1, -1
-		resp := do[*kmsg.InitProducerIDResponse](t, c, req)
+		resp := wiretest.Do[*kmsg.InitProducerIDResponse](t, c, req)
 		require.Equal(t, codeNone, resp.ErrorCode, "v%d", v)
 		assert.Equal(t, int16(0), resp.ProducerEpoch, "v%d", v)
 		note(resp.ProducerID, fmt.Sprintf("v%d", v))
 	}
 	bump := kmsg.NewPtrInitProducerIDRequest()
 	bump.Version, bump.ProducerID, bump.ProducerEpoch = 4, initProducerID(t, c), 0
-	resp := do[*kmsg.InitProducerIDResponse](t, c, bump)
+	resp := wiretest.Do[*kmsg.InitProducerIDResponse](t, c, bump)
 	require.Equal(t, codeNone, resp.ErrorCode)
 	assert.Equal(t, int16(0), resp.ProducerEpoch)
 	note(bump.ProducerID, "before the bump")
@@ -63,14 +64,14 @@ func TestWireInitProducerID(t *testing.T) {
 	txn := kmsg.NewPtrInitProducerIDRequest()
 	id := "tx"
 	txn.Version, txn.TransactionalID, txn.TransactionTimeoutMillis = 4, &id, 60000
-	resp = do[*kmsg.InitProducerIDResponse](t, c, txn)
+	resp = wiretest.Do[*kmsg.InitProducerIDResponse](t, c, txn)
 	assert.Equal(t, codeNone, resp.ErrorCode, "a transactional id gets a producer id of its own")
 	assert.Equal(t, int16(0), resp.ProducerEpoch)
 	note(resp.ProducerID, "a transactional id")
 	require.NoError(t, first.Close())
 
 	second := startBroker(t, func(cfg *broker.Config) { cfg.DataDir = dir })
-	c = second.dial(t, "c")
+	c = wiretest.Dial(t, second.Addr(), "c")
 	for i := range 3 {
 		note(initProducerID(t, c), fmt.Sprintf("after the restart, %d", i))
 	}
@@ -87,7 +88,7 @@ func TestWireInitProducerID(t *testing.T) {
 func TestWireIdempotentProduce(t *testing.T) {
 	t.Parallel()
 	b := startBroker(t)
-	c := b.dial(t, "c")
+	c := wiretest.Dial(t, b.Addr(), "c")
 	pid := initProducerID(t, c)
 	send := func(partition int32, epoch int16, seq int32, values ...string) kmsg.ProduceResponseTopicPartition {
 		t.Helper()
@@ -149,7 +150,7 @@ func TestWireIdempotentStateSurvivesRestart(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	first := startBroker(t, func(cfg *broker.Config) { cfg.DataDir = dir })
-	c := first.dial(t, "c")
+	c := wiretest.Dial(t, first.Addr(), "c")
 	pid := initProducerID(t, c)
 	batches := [][]byte{idempotentBatch(pid, 0, 0, "a", "b"), idempotentBatch(pid, 0, 2, "c")}
 	for i, want := range []int64{0, 2} {
@@ -160,7 +161,7 @@ func TestWireIdempotentStateSurvivesRestart(t *testing.T) {
 	require.NoError(t, first.Close())
 
 	second := startBroker(t, func(cfg *broker.Config) { cfg.DataDir = dir })
-	c = second.dial(t, "c")
+	c = wiretest.Dial(t, second.Addr(), "c")
 	for i, want := range []int64{0, 2} {
 		a := produceOne(t, c, produceRequest(9, -1, "payments", partBatch{0, batches[i]}))
 		assert.Equal(t, codeNone, a.ErrorCode, "retry %d after the restart", i)
@@ -186,7 +187,7 @@ func TestWireForgedProducerID(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	first := startBroker(t, func(cfg *broker.Config) { cfg.DataDir = dir })
-	c := first.dial(t, "c")
+	c := wiretest.Dial(t, first.Addr(), "c")
 	const forged = int64(1<<63 - 2)
 	for _, pid := range []int64{forged, 0} {
 		rp := produceOne(t, c, produceRequest(9, -1, "payments", partBatch{0, idempotentBatch(pid, 0, 0, "forged")}))
@@ -201,7 +202,7 @@ func TestWireForgedProducerID(t *testing.T) {
 	require.NoError(t, first.Close())
 
 	second := startBroker(t, func(cfg *broker.Config) { cfg.DataDir = dir })
-	c = second.dial(t, "c")
+	c = wiretest.Dial(t, second.Addr(), "c")
 	next := initProducerID(t, c)
 	require.Greater(t, next, pid)
 	rp = produceOne(t, c, produceRequest(9, -1, "payments", partBatch{0, idempotentBatch(next, 0, 0, "after")}))

@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/minibroker/minibroker/internal/wiretest"
 	"github.com/minibroker/minibroker/records"
 	"github.com/minibroker/minibroker/wireclient"
 )
@@ -177,7 +178,7 @@ func produceRequest(version, acks int16, topic string, parts ...partBatch) *kmsg
 // order, after checking that every requested partition is answered.
 func produceAnswers(t *testing.T, c *wireclient.Client, req *kmsg.ProduceRequest) []kmsg.ProduceResponseTopicPartition {
 	t.Helper()
-	resp := do[*kmsg.ProduceResponse](t, c, req)
+	resp := wiretest.Do[*kmsg.ProduceResponse](t, c, req)
 	require.Len(t, resp.Topics, len(req.Topics))
 	var out []kmsg.ProduceResponseTopicPartition
 	for i, rt := range req.Topics {
@@ -215,7 +216,7 @@ func ensureTopic(t *testing.T, c *wireclient.Client, topic string, partitions ..
 	if len(partitions) > 0 {
 		n = partitions[0]
 	}
-	resp := do[*kmsg.CreateTopicsResponse](t, c, createTopicsRequest(7, false, newTopic(topic, n, 1)))
+	resp := wiretest.Do[*kmsg.CreateTopicsResponse](t, c, createTopicsRequest(7, false, newTopic(topic, n, 1)))
 	require.Equal(t, codeNone, resp.Topics[0].ErrorCode, "create %s", topic)
 }
 
@@ -249,7 +250,7 @@ func fetchRequest(version int16, maxWait time.Duration, parts ...fetchAt) *kmsg.
 // "topic-partition".
 func fetchPartitions(t *testing.T, c *wireclient.Client, req *kmsg.FetchRequest) map[string]kmsg.FetchResponseTopicPartition {
 	t.Helper()
-	resp := do[*kmsg.FetchResponse](t, c, req)
+	resp := wiretest.Do[*kmsg.FetchResponse](t, c, req)
 	require.Equal(t, codeNone, resp.ErrorCode)
 	require.Equal(t, int32(0), resp.SessionID, "no fetch sessions")
 	out := map[string]kmsg.FetchResponseTopicPartition{}
@@ -284,7 +285,7 @@ func listOffset(t *testing.T, c *wireclient.Client, version int16, topic string,
 	rp := kmsg.NewListOffsetsRequestTopicPartition()
 	rp.Partition, rp.Timestamp, rp.MaxNumOffsets = partition, ts, 1
 	req.Topics = []kmsg.ListOffsetsRequestTopic{{Topic: topic, Partitions: []kmsg.ListOffsetsRequestTopicPartition{rp}}}
-	resp := do[*kmsg.ListOffsetsResponse](t, c, req)
+	resp := wiretest.Do[*kmsg.ListOffsetsResponse](t, c, req)
 	require.Len(t, resp.Topics, 1)
 	require.Len(t, resp.Topics[0].Partitions, 1)
 	return resp.Topics[0].Partitions[0]

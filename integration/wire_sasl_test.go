@@ -8,6 +8,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/minibroker/minibroker/internal/wiretest"
 )
 
 // TestWireSASLOverTheBinary runs "minibroker serve --sasl-user": raw
@@ -23,34 +25,34 @@ func TestWireSASLOverTheBinary(t *testing.T) {
 	metadata := kmsg.NewPtrMetadataRequest()
 	metadata.Version = 9
 
-	early := p.dial(t)
+	early := wiretest.Dial(t, p.Addr, "process-test")
 	require.NoError(t, early.Send(formatted(metadata, 1)))
-	requireEOF(t, early)
+	wiretest.RequireClosed(t, early)
 
 	for _, tc := range []struct {
 		password string
 		code     int16
 	}{{"wrong", kerr.SaslAuthenticationFailed.Code}, {"s3cr:et", 0}} {
-		c := p.dial(t)
+		c := wiretest.Dial(t, p.Addr, "process-test")
 		hs := kmsg.NewPtrSASLHandshakeRequest()
 		hs.Version, hs.Mechanism = 1, "PLAIN"
-		hsResp := do[*kmsg.SASLHandshakeResponse](t, c, hs)
+		hsResp := wiretest.Do[*kmsg.SASLHandshakeResponse](t, c, hs)
 		require.Equal(t, codeNone, hsResp.ErrorCode)
 		require.Equal(t, []string{"PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"}, hsResp.SupportedMechanisms)
 		auth := kmsg.NewPtrSASLAuthenticateRequest()
 		auth.Version, auth.SASLAuthBytes = 2, []byte("\x00alice\x00"+tc.password)
-		resp := do[*kmsg.SASLAuthenticateResponse](t, c, auth)
+		resp := wiretest.Do[*kmsg.SASLAuthenticateResponse](t, c, auth)
 		require.Equal(t, tc.code, resp.ErrorCode, "password %q", tc.password)
 		if tc.code != 0 {
 			require.Equal(t, "Authentication failed: Invalid username or password", *resp.ErrorMessage)
-			requireEOF(t, c)
+			wiretest.RequireClosed(t, c)
 			eventually(t, func() bool {
 				return strings.Contains(p.logs.String(), `msg="sasl authentication failed, closing connection"`) &&
 					strings.Contains(p.logs.String(), "user=alice mechanism=PLAIN")
 			}, "the refusal is logged with the user")
 			continue
 		}
-		md := do[*kmsg.MetadataResponse](t, c, metadata)
+		md := wiretest.Do[*kmsg.MetadataResponse](t, c, metadata)
 		require.Len(t, md.Topics, 1)
 		assert.Equal(t, "orders", *md.Topics[0].Topic)
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/minibroker/minibroker/internal/wiretest"
 	"github.com/minibroker/minibroker/wireclient"
 )
 
@@ -22,7 +23,7 @@ func staticJoin(t *testing.T, c *wireclient.Client, group, member, instance stri
 	t.Helper()
 	req := joinRequest(9, group, member, topics...)
 	req.InstanceID = &instance
-	return do[*kmsg.JoinGroupResponse](t, c, req)
+	return wiretest.Do[*kmsg.JoinGroupResponse](t, c, req)
 }
 
 // TestWireStaticRestartKeepsAssignmentAndFencesThePreviousRun: a static
@@ -34,11 +35,11 @@ func staticJoin(t *testing.T, c *wireclient.Client, group, member, instance stri
 func TestWireStaticRestartKeepsAssignmentAndFencesThePreviousRun(t *testing.T) {
 	t.Parallel()
 	b := startBroker(t)
-	c := b.dial(t, "app")
+	c := wiretest.Dial(t, b.Addr(), "app")
 	first := staticJoin(t, c, "g", "", "app-1", "orders")
 	require.Equal(t, codeNone, first.ErrorCode, "no MEMBER_ID_REQUIRED for a static member")
 	require.Equal(t, "app-1-000001", first.MemberID)
-	other := join(t, b.dial(t, "other"), "g", "orders")
+	other := join(t, wiretest.Dial(t, b.Addr(), "other"), "g", "orders")
 	require.Equal(t, int32(2), other.Generation)
 	require.Equal(t, []string{"orders-0", "orders-2"}, assignment(t, c, "g", first.MemberID, 2))
 	require.Equal(t, []string{"orders-1", "orders-3"}, assignment(t, c, "g", other.MemberID, 2))
@@ -52,17 +53,17 @@ func TestWireStaticRestartKeepsAssignmentAndFencesThePreviousRun(t *testing.T) {
 	assert.Equal(t, codeNone, heartbeat(t, c, "g", other.MemberID, 2), "the other member was not fenced")
 
 	instance := "app-1"
-	hb := heartbeatRequest(4, "g", first.MemberID, 2)
+	hb := wiretest.HeartbeatRequest(4, "g", first.MemberID, 2)
 	hb.InstanceID = &instance
-	assert.Equal(t, codeFencedInstanceID, do[*kmsg.HeartbeatResponse](t, c, hb).ErrorCode, "Heartbeat")
+	assert.Equal(t, codeFencedInstanceID, wiretest.Do[*kmsg.HeartbeatResponse](t, c, hb).ErrorCode, "Heartbeat")
 	hb.Generation = 1
-	assert.Equal(t, codeFencedInstanceID, do[*kmsg.HeartbeatResponse](t, c, hb).ErrorCode, "identity is asked before the generation")
-	sync := syncRequest(5, "g", first.MemberID, 2)
+	assert.Equal(t, codeFencedInstanceID, wiretest.Do[*kmsg.HeartbeatResponse](t, c, hb).ErrorCode, "identity is asked before the generation")
+	sync := wiretest.SyncRequest(5, "g", first.MemberID, 2)
 	sync.InstanceID = &instance
-	assert.Equal(t, codeFencedInstanceID, do[*kmsg.SyncGroupResponse](t, c, sync).ErrorCode, "SyncGroup")
+	assert.Equal(t, codeFencedInstanceID, wiretest.Do[*kmsg.SyncGroupResponse](t, c, sync).ErrorCode, "SyncGroup")
 	cm := commitRequest(8, "g", first.MemberID, 2, tp{"orders", 0, 5}, tp{"orders", 2, 5})
 	cm.InstanceID = &instance
-	assert.Equal(t, repeat(codeFencedInstanceID, 2), commitCodes(t, c, cm), "OffsetCommit")
+	assert.Equal(t, repeat(codeFencedInstanceID, 2), wiretest.Commit(t, c, cm), "OffsetCommit")
 	assert.Equal(t, codeFencedInstanceID, staticJoin(t, c, "g", first.MemberID, "app-1", "orders").ErrorCode, "JoinGroup")
 
 	assert.Equal(t, codeUnknownMemberID, heartbeat(t, c, "g", first.MemberID, 2), "without its instance id: an unknown member")
@@ -71,7 +72,7 @@ func TestWireStaticRestartKeepsAssignmentAndFencesThePreviousRun(t *testing.T) {
 
 	cm = commitRequest(8, "g", second.MemberID, 2, tp{"orders", 0, 5})
 	cm.InstanceID = &instance
-	assert.Equal(t, []int16{codeNone}, commitCodes(t, c, cm))
+	assert.Equal(t, []int16{codeNone}, wiretest.Commit(t, c, cm))
 
 	groups := describe(t, c, "g")
 	require.Len(t, groups[0].Members, 2)
@@ -91,23 +92,23 @@ func TestWireStaticRestartKeepsAssignmentAndFencesThePreviousRun(t *testing.T) {
 func TestWireStaticLeaveByInstanceID(t *testing.T) {
 	t.Parallel()
 	b := startBroker(t)
-	c := b.dial(t, "app")
+	c := wiretest.Dial(t, b.Addr(), "app")
 	first := staticJoin(t, c, "g", "", "app-1", "orders")
 	second := staticJoin(t, c, "g", "", "app-1", "orders")
 	require.Equal(t, int32(1), second.Generation)
 	instance := "app-1"
 
-	req := leaveRequest(5, "g", first.MemberID)
+	req := wiretest.LeaveRequest(5, "g", first.MemberID)
 	req.Members[0].InstanceID = &instance
-	resp := do[*kmsg.LeaveGroupResponse](t, c, req)
+	resp := wiretest.Do[*kmsg.LeaveGroupResponse](t, c, req)
 	require.Equal(t, codeNone, resp.ErrorCode)
 	require.Len(t, resp.Members, 1)
 	assert.Equal(t, codeFencedInstanceID, resp.Members[0].ErrorCode)
 	assert.Equal(t, "Stable", describe(t, c, "g")[0].State)
 
-	req = leaveRequest(5, "g", "")
+	req = wiretest.LeaveRequest(5, "g", "")
 	req.Members[0].InstanceID = &instance
-	resp = do[*kmsg.LeaveGroupResponse](t, c, req)
+	resp = wiretest.Do[*kmsg.LeaveGroupResponse](t, c, req)
 	require.Len(t, resp.Members, 1)
 	assert.Equal(t, codeNone, resp.Members[0].ErrorCode)
 	assert.Equal(t, second.MemberID, resp.Members[0].MemberID)
@@ -122,9 +123,9 @@ func TestWireStaticLeaveByInstanceID(t *testing.T) {
 func TestWireStaticMemberKeepsPartitionsUntilItsSessionEnds(t *testing.T) {
 	t.Parallel()
 	b := startBroker(t)
-	c := b.dial(t, "app")
+	c := wiretest.Dial(t, b.Addr(), "app")
 	gone := staticJoin(t, c, "g", "", "app-1", "orders")
-	other := join(t, b.dial(t, "other"), "g", "orders")
+	other := join(t, wiretest.Dial(t, b.Addr(), "other"), "g", "orders")
 	advance := func(d time.Duration) {
 		_, err := b.Advance(d)
 		require.NoError(t, err)

@@ -12,6 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/minibroker/minibroker/broker"
+	"github.com/minibroker/minibroker/internal/wiretest"
 )
 
 func createTopicsRequest(version int16, validateOnly bool, topics ...kmsg.CreateTopicsRequestTopic) *kmsg.CreateTopicsRequest {
@@ -50,7 +51,7 @@ func metadataRequest(version int16, names []string) *kmsg.MetadataRequest {
 func TestWireCreateTopics(t *testing.T) {
 	t.Parallel()
 	b := startBroker(t)
-	c := b.dial(t, "c")
+	c := wiretest.Dial(t, b.Addr(), "c")
 	tests := []struct {
 		name         string
 		topic        kmsg.CreateTopicsRequestTopic
@@ -70,7 +71,7 @@ func TestWireCreateTopics(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			resp := do[*kmsg.CreateTopicsResponse](t, c, createTopicsRequest(7, tc.validateOnly, tc.topic))
+			resp := wiretest.Do[*kmsg.CreateTopicsResponse](t, c, createTopicsRequest(7, tc.validateOnly, tc.topic))
 			require.Len(t, resp.Topics, 1)
 			rt := resp.Topics[0]
 			assert.Equal(t, tc.topic.Topic, rt.Topic)
@@ -81,7 +82,7 @@ func TestWireCreateTopics(t *testing.T) {
 			} else {
 				assert.NotNil(t, rt.ErrorMessage)
 			}
-			md := do[*kmsg.MetadataResponse](t, c, metadataRequest(12, []string{tc.topic.Topic}))
+			md := wiretest.Do[*kmsg.MetadataResponse](t, c, metadataRequest(12, []string{tc.topic.Topic}))
 			if tc.partitions == 0 {
 				assert.Equal(t, []string{tc.topic.Topic + ":3:0"}, metadataTopics(md), "not created")
 			} else {
@@ -89,7 +90,7 @@ func TestWireCreateTopics(t *testing.T) {
 			}
 		})
 	}
-	resp := do[*kmsg.CreateTopicsResponse](t, c, createTopicsRequest(0, false, newTopic("v0", 2, 1)))
+	resp := wiretest.Do[*kmsg.CreateTopicsResponse](t, c, createTopicsRequest(0, false, newTopic("v0", 2, 1)))
 	assert.Equal(t, codeNone, resp.Topics[0].ErrorCode, "v0")
 
 	// A new topic can be subscribed to at once.
@@ -103,7 +104,7 @@ func TestWireCreateTopics(t *testing.T) {
 func TestWireMetadata(t *testing.T) {
 	t.Parallel()
 	b := startBroker(t, func(cfg *broker.Config) { cfg.NoAutoCreateTopics = true })
-	c := b.dial(t, "c")
+	c := wiretest.Dial(t, b.Addr(), "c")
 	all := []string{"orders:0:4", "payments:0:1"}
 	tests := []struct {
 		version int16
@@ -120,7 +121,7 @@ func TestWireMetadata(t *testing.T) {
 		{12, []string{"nope"}, []string{"nope:3:0"}},
 	}
 	for _, tc := range tests {
-		resp := do[*kmsg.MetadataResponse](t, c, metadataRequest(tc.version, tc.names))
+		resp := wiretest.Do[*kmsg.MetadataResponse](t, c, metadataRequest(tc.version, tc.names))
 		assert.Equal(t, tc.want, metadataTopics(resp), "v%d %v", tc.version, tc.names)
 		assert.Equal(t, []kmsg.MetadataResponseBroker{{NodeID: 0, Host: "127.0.0.1", Port: b.port(t)}}, resp.Brokers,
 			"v%d: this broker, at its bound address", tc.version)
@@ -132,7 +133,7 @@ func TestWireMetadata(t *testing.T) {
 			assert.Equal(t, "minibroker", *resp.ClusterID)
 		}
 	}
-	resp := do[*kmsg.MetadataResponse](t, c, metadataRequest(12, []string{"orders"}))
+	resp := wiretest.Do[*kmsg.MetadataResponse](t, c, metadataRequest(12, []string{"orders"}))
 	for i, p := range resp.Topics[0].Partitions {
 		assert.Equal(t, int32(i), p.Partition)
 		assert.Equal(t, int32(0), p.Leader)
@@ -146,23 +147,23 @@ func TestWireMetadata(t *testing.T) {
 func TestWireMetadataAdvertise(t *testing.T) {
 	t.Parallel()
 	b := startBroker(t, func(cfg *broker.Config) { cfg.Advertise = "kafka.example:19092" })
-	c := b.dial(t, "c")
-	resp := do[*kmsg.MetadataResponse](t, c, metadataRequest(12, []string{}))
+	c := wiretest.Dial(t, b.Addr(), "c")
+	resp := wiretest.Do[*kmsg.MetadataResponse](t, c, metadataRequest(12, []string{}))
 	assert.Equal(t, []kmsg.MetadataResponseBroker{{NodeID: 0, Host: "kafka.example", Port: 19092}}, resp.Brokers)
 	fc := kmsg.NewPtrFindCoordinatorRequest()
 	fc.Version, fc.CoordinatorKeys = 6, []string{"g"}
-	fresp := do[*kmsg.FindCoordinatorResponse](t, c, fc)
+	fresp := wiretest.Do[*kmsg.FindCoordinatorResponse](t, c, fc)
 	assert.Equal(t, []kmsg.FindCoordinatorResponseCoordinator{{Key: "g", NodeID: 0, Host: "kafka.example", Port: 19092}}, fresp.Coordinators)
 }
 
 func TestWireFindCoordinator(t *testing.T) {
 	t.Parallel()
 	b := startBroker(t)
-	c := b.dial(t, "c")
+	c := wiretest.Dial(t, b.Addr(), "c")
 	for v := int16(0); v <= 3; v++ {
 		req := kmsg.NewPtrFindCoordinatorRequest()
 		req.Version, req.CoordinatorKey = v, "g"
-		resp := do[*kmsg.FindCoordinatorResponse](t, c, req)
+		resp := wiretest.Do[*kmsg.FindCoordinatorResponse](t, c, req)
 		assert.Equal(t, codeNone, resp.ErrorCode, "v%d", v)
 		assert.Equal(t, int32(0), resp.NodeID, "v%d", v)
 		assert.Equal(t, "127.0.0.1", resp.Host, "v%d", v)
@@ -171,7 +172,7 @@ func TestWireFindCoordinator(t *testing.T) {
 	for v := int16(4); v <= 6; v++ {
 		req := kmsg.NewPtrFindCoordinatorRequest()
 		req.Version, req.CoordinatorKeys = v, []string{"g2", "g1", "tx"}
-		resp := do[*kmsg.FindCoordinatorResponse](t, c, req)
+		resp := wiretest.Do[*kmsg.FindCoordinatorResponse](t, c, req)
 		require.Len(t, resp.Coordinators, 3, "v%d: one entry per key", v)
 		for i, key := range req.CoordinatorKeys {
 			assert.Equal(t, kmsg.FindCoordinatorResponseCoordinator{Key: key, NodeID: 0, Host: "127.0.0.1", Port: b.port(t)},
@@ -186,7 +187,7 @@ func TestWireFindCoordinator(t *testing.T) {
 func TestWireFetchIdles(t *testing.T) {
 	t.Parallel()
 	b := startBroker(t)
-	c := b.dial(t, "c")
+	c := wiretest.Dial(t, b.Addr(), "c")
 	for _, v := range []int16{4, 12} {
 		start := time.Now()
 		p := fetchPartitions(t, c, fetchRequest(v, 50*time.Millisecond, fetchAt{"orders", 1, 0}))["orders-1"]
@@ -252,19 +253,19 @@ func TestWireMetadataAutoCreation(t *testing.T) {
 				adjust = append(adjust, tc.adjust)
 			}
 			b := startBroker(t, adjust...)
-			c := b.dial(t, "c")
+			c := wiretest.Dial(t, b.Addr(), "c")
 			created := []string{"orders:0:4", "payments:0:1"}
 			for _, a := range tc.asks {
 				req := metadataRequest(a.version, []string{a.topic})
 				req.AllowAutoTopicCreation = a.allow
-				resp := do[*kmsg.MetadataResponse](t, c, req)
+				resp := wiretest.Do[*kmsg.MetadataResponse](t, c, req)
 				assert.Equal(t, []string{a.want}, metadataTopics(resp), "v%d %s allow=%v", a.version, a.topic, a.allow)
 				if strings.Contains(a.want, ":0:") && !slices.Contains(created, a.want) {
 					created = append(created, a.want)
 				}
 			}
 			slices.Sort(created)
-			all := do[*kmsg.MetadataResponse](t, c, metadataRequest(12, nil))
+			all := wiretest.Do[*kmsg.MetadataResponse](t, c, metadataRequest(12, nil))
 			assert.Equal(t, created, metadataTopics(all), "a request for all topics creates none")
 			for _, topic := range created {
 				name, _, _ := strings.Cut(topic, ":")

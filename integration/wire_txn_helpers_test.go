@@ -10,6 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/minibroker/minibroker/internal/wiretest"
 	"github.com/minibroker/minibroker/wireclient"
 )
 
@@ -38,7 +39,7 @@ func initTxn(t *testing.T, c *wireclient.Client, id string, timeout time.Duratio
 	t.Helper()
 	req := kmsg.NewPtrInitProducerIDRequest()
 	req.Version, req.TransactionalID, req.TransactionTimeoutMillis = 4, &id, int32(timeout/time.Millisecond)
-	resp := do[*kmsg.InitProducerIDResponse](t, c, req)
+	resp := wiretest.Do[*kmsg.InitProducerIDResponse](t, c, req)
 	return resp.ErrorCode, txnProducer{id: id, pid: resp.ProducerID, epoch: resp.ProducerEpoch}
 }
 
@@ -57,7 +58,7 @@ func addPartitions(t *testing.T, c *wireclient.Client, version int16, p txnProdu
 	req := kmsg.NewPtrAddPartitionsToTxnRequest()
 	req.Version, req.TransactionalID, req.ProducerID, req.ProducerEpoch = version, p.id, p.pid, p.epoch
 	req.Topics = []kmsg.AddPartitionsToTxnRequestTopic{{Topic: topic, Partitions: partitions}}
-	resp := do[*kmsg.AddPartitionsToTxnResponse](t, c, req)
+	resp := wiretest.Do[*kmsg.AddPartitionsToTxnResponse](t, c, req)
 	require.Len(t, resp.Topics, 1)
 	var codes []int16
 	for _, rp := range resp.Topics[0].Partitions {
@@ -71,14 +72,14 @@ func addOffsets(t *testing.T, c *wireclient.Client, version int16, p txnProducer
 	t.Helper()
 	req := kmsg.NewPtrAddOffsetsToTxnRequest()
 	req.Version, req.TransactionalID, req.ProducerID, req.ProducerEpoch, req.Group = version, p.id, p.pid, p.epoch, group
-	return do[*kmsg.AddOffsetsToTxnResponse](t, c, req).ErrorCode
+	return wiretest.Do[*kmsg.AddOffsetsToTxnResponse](t, c, req).ErrorCode
 }
 
 func endTxn(t *testing.T, c *wireclient.Client, version int16, p txnProducer, commit bool) int16 {
 	t.Helper()
 	req := kmsg.NewPtrEndTxnRequest()
 	req.Version, req.TransactionalID, req.ProducerID, req.ProducerEpoch, req.Commit = version, p.id, p.pid, p.epoch, commit
-	return do[*kmsg.EndTxnResponse](t, c, req).ErrorCode
+	return wiretest.Do[*kmsg.EndTxnResponse](t, c, req).ErrorCode
 }
 
 // txnCommit sends TxnOffsetCommit v3 for the group member's generation
@@ -98,7 +99,7 @@ func txnCommit(t *testing.T, c *wireclient.Client, p txnProducer, group, member 
 		rp.Partition, rp.Offset = q.partition, q.offset
 		req.Topics[n-1].Partitions = append(req.Topics[n-1].Partitions, rp)
 	}
-	resp := do[*kmsg.TxnOffsetCommitResponse](t, c, req)
+	resp := wiretest.Do[*kmsg.TxnOffsetCommitResponse](t, c, req)
 	var codes []int16
 	for _, rt := range resp.Topics {
 		for _, rp := range rt.Partitions {
@@ -161,7 +162,7 @@ func offsetFetchStable(t *testing.T, c *wireclient.Client, group string, parts .
 		}
 		req.Topics[n-1].Partitions = append(req.Topics[n-1].Partitions, p.partition)
 	}
-	resp := do[*kmsg.OffsetFetchResponse](t, c, req)
+	resp := wiretest.Do[*kmsg.OffsetFetchResponse](t, c, req)
 	out := map[string][2]int64{}
 	for _, rt := range resp.Topics {
 		for _, p := range rt.Partitions {

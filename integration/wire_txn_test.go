@@ -14,13 +14,14 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/minibroker/minibroker/broker"
+	"github.com/minibroker/minibroker/internal/wiretest"
 	"github.com/minibroker/minibroker/records"
 	"github.com/minibroker/minibroker/wireclient"
 )
 
 func TestWireTxnInitProducerIDFencesOlderEpochs(t *testing.T) {
 	b := startBroker(t, func(cfg *broker.Config) { cfg.TransactionMaxTimeout = time.Minute })
-	c := b.dial(t, "txn")
+	c := wiretest.Dial(t, b.Addr(), "txn")
 	first := mustInitTxn(t, c, "tx")
 	require.Equal(t, int16(0), first.epoch)
 	second := mustInitTxn(t, c, "tx")
@@ -47,7 +48,7 @@ func TestWireTxnInitProducerIDFencesOlderEpochs(t *testing.T) {
 
 func TestWireTxnCoordinatorCodes(t *testing.T) {
 	b := startBroker(t)
-	c := b.dial(t, "txn")
+	c := wiretest.Dial(t, b.Addr(), "txn")
 	p := mustInitTxn(t, c, "codes")
 	unknown := txnProducer{id: "never-initialized", pid: p.pid, epoch: p.epoch}
 	require.Equal(t, []int16{codeInvalidPIDMapping}, addPartitions(t, c, 3, unknown, "orders", 0))
@@ -74,7 +75,7 @@ func TestWireTxnCoordinatorCodes(t *testing.T) {
 
 func TestWireTxnProduce(t *testing.T) {
 	b := startBroker(t)
-	c := b.dial(t, "txn")
+	c := wiretest.Dial(t, b.Addr(), "txn")
 	p := mustInitTxn(t, c, "prod")
 	id := "prod"
 
@@ -122,13 +123,13 @@ func listCommitted(t *testing.T, c *wireclient.Client, topic string, partition i
 	rp := kmsg.NewListOffsetsRequestTopicPartition()
 	rp.Partition, rp.Timestamp = partition, -1
 	req.Topics = []kmsg.ListOffsetsRequestTopic{{Topic: topic, Partitions: []kmsg.ListOffsetsRequestTopicPartition{rp}}}
-	resp := do[*kmsg.ListOffsetsResponse](t, c, req)
+	resp := wiretest.Do[*kmsg.ListOffsetsResponse](t, c, req)
 	return resp.Topics[0].Partitions[0]
 }
 
 func TestWireTxnOffsetCommitRunsTheChaptersChecks(t *testing.T) {
 	b := startBroker(t)
-	c := b.dial(t, "txn")
+	c := wiretest.Dial(t, b.Addr(), "txn")
 	member, gen := groupMember(t, c, "etl", "payments")
 	p := mustInitTxn(t, c, "etl-tx")
 	pay := tp{"payments", 0, 5}
@@ -164,11 +165,11 @@ func TestWireTxnOffsetCommitRunsTheChaptersChecks(t *testing.T) {
 
 func TestWireTxnOffsetCommitConsumerProtocolEpochs(t *testing.T) {
 	b := startBroker(t)
-	c := b.dial(t, "txn")
+	c := wiretest.Dial(t, b.Addr(), "txn")
 	resp := k848Join(t, c, "k848-etl", "m1", "uniform", "payments")
 	epoch := resp.MemberEpoch
 	// The member's next heartbeat carries its assignment at the group epoch.
-	hb := do[*kmsg.ConsumerGroupHeartbeatResponse](t, c, k848Keepalive("k848-etl", "m1", epoch))
+	hb := wiretest.Do[*kmsg.ConsumerGroupHeartbeatResponse](t, c, k848Keepalive("k848-etl", "m1", epoch))
 	require.Zero(t, hb.ErrorCode)
 	epoch = hb.MemberEpoch
 	p := mustInitTxn(t, c, "k848-tx")
@@ -183,7 +184,7 @@ func TestWireTxnOffsetCommitConsumerProtocolEpochs(t *testing.T) {
 
 func TestWireTxnTimeoutAbortsOnTheManualClock(t *testing.T) {
 	b := startBroker(t)
-	c := b.dial(t, "txn")
+	c := wiretest.Dial(t, b.Addr(), "txn")
 	id := "slow"
 	code, p := initTxn(t, c, id, time.Second)
 	require.Equal(t, codeNone, code)
@@ -240,7 +241,7 @@ func init() {
 			rp := kmsg.NewTxnOffsetCommitRequestTopicPartition()
 			rp.Partition, rp.Offset = 0, 4
 			req.Topics = []kmsg.TxnOffsetCommitRequestTopic{{Topic: "payments", Partitions: []kmsg.TxnOffsetCommitRequestTopicPartition{rp}}}
-			resp := do[*kmsg.TxnOffsetCommitResponse](t, c, req)
+			resp := wiretest.Do[*kmsg.TxnOffsetCommitResponse](t, c, req)
 			require.Equal(t, codeNone, resp.Topics[0].Partitions[0].ErrorCode)
 			require.Equal(t, codeNone, endTxn(t, c, endV, p, true))
 			require.Equal(t, map[string]int64{"payments-0": 4}, fetchOffsets(t, c, name, tp{"payments", 0, 0}))
@@ -253,7 +254,7 @@ func init() {
 
 func TestWireTxnHostileInput(t *testing.T) {
 	b := startBroker(t)
-	c := b.dial(t, "txn")
+	c := wiretest.Dial(t, b.Addr(), "txn")
 	p := mustInitTxn(t, c, "hostile")
 
 	// A huge partition list: every partition is answered, nothing added.
@@ -275,7 +276,7 @@ func TestWireTxnHostileInput(t *testing.T) {
 
 	// A producer that disconnects mid-transaction: the transaction holds
 	// the LSO until its timeout, then the expiry step aborts it.
-	gone := b.dial(t, "gone")
+	gone := wiretest.Dial(t, b.Addr(), "gone")
 	id := "gone"
 	code, g := initTxn(t, gone, id, 5*time.Second)
 	require.Equal(t, codeNone, code)

@@ -10,6 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/minibroker/minibroker/internal/wiretest"
 	"github.com/minibroker/minibroker/protocol"
 	"github.com/minibroker/minibroker/wireclient"
 )
@@ -21,26 +22,26 @@ type versionCase func(t *testing.T, c *wireclient.Client, v int16, group string)
 // joinAt joins group with a fresh member at JoinGroup v3 (one round trip).
 func joinAt(t *testing.T, c *wireclient.Client, group string, topics ...string) *kmsg.JoinGroupResponse {
 	t.Helper()
-	resp := do[*kmsg.JoinGroupResponse](t, c, joinRequest(3, group, "", topics...))
+	resp := wiretest.Do[*kmsg.JoinGroupResponse](t, c, joinRequest(3, group, "", topics...))
 	require.Equal(t, codeNone, resp.ErrorCode)
 	return resp
 }
 
 var versionCases = map[kmsg.Key]versionCase{
 	kmsg.ApiVersions: func(t *testing.T, c *wireclient.Client, v int16, _ string) {
-		resp := do[*kmsg.ApiVersionsResponse](t, c, apiVersionsRequest(v))
+		resp := wiretest.Do[*kmsg.ApiVersionsResponse](t, c, apiVersionsRequest(v))
 		assert.Equal(t, codeNone, resp.ErrorCode)
 		assert.Len(t, resp.ApiKeys, len(protocol.SupportedVersions()))
 	},
 	kmsg.Metadata: func(t *testing.T, c *wireclient.Client, v int16, _ string) {
-		resp := do[*kmsg.MetadataResponse](t, c, metadataRequest(v, []string{"orders"}))
+		resp := wiretest.Do[*kmsg.MetadataResponse](t, c, metadataRequest(v, []string{"orders"}))
 		assert.Equal(t, []string{"orders:0:4"}, metadataTopics(resp))
 		assert.Len(t, resp.Brokers, 1)
 	},
 	kmsg.FindCoordinator: func(t *testing.T, c *wireclient.Client, v int16, group string) {
 		req := kmsg.NewPtrFindCoordinatorRequest()
 		req.Version, req.CoordinatorKey, req.CoordinatorKeys = v, group, []string{group}
-		resp := do[*kmsg.FindCoordinatorResponse](t, c, req)
+		resp := wiretest.Do[*kmsg.FindCoordinatorResponse](t, c, req)
 		if v < 4 {
 			assert.Equal(t, codeNone, resp.ErrorCode)
 			assert.Equal(t, "127.0.0.1", resp.Host)
@@ -51,10 +52,10 @@ var versionCases = map[kmsg.Key]versionCase{
 		assert.Equal(t, codeNone, resp.Coordinators[0].ErrorCode)
 	},
 	kmsg.JoinGroup: func(t *testing.T, c *wireclient.Client, v int16, group string) {
-		resp := do[*kmsg.JoinGroupResponse](t, c, joinRequest(v, group, "", "orders"))
+		resp := wiretest.Do[*kmsg.JoinGroupResponse](t, c, joinRequest(v, group, "", "orders"))
 		if v >= 4 {
 			require.Equal(t, codeMemberIDRequired, resp.ErrorCode)
-			resp = do[*kmsg.JoinGroupResponse](t, c, joinRequest(v, group, resp.MemberID, "orders"))
+			resp = wiretest.Do[*kmsg.JoinGroupResponse](t, c, joinRequest(v, group, resp.MemberID, "orders"))
 		}
 		assert.Equal(t, codeNone, resp.ErrorCode)
 		assert.Equal(t, int32(1), resp.Generation)
@@ -62,18 +63,18 @@ var versionCases = map[kmsg.Key]versionCase{
 	},
 	kmsg.SyncGroup: func(t *testing.T, c *wireclient.Client, v int16, group string) {
 		j := joinAt(t, c, group, "orders")
-		resp := do[*kmsg.SyncGroupResponse](t, c, syncRequest(v, group, j.MemberID, j.Generation))
+		resp := wiretest.Do[*kmsg.SyncGroupResponse](t, c, wiretest.SyncRequest(v, group, j.MemberID, j.Generation))
 		assert.Equal(t, codeNone, resp.ErrorCode)
-		assert.Equal(t, []string{"orders-0", "orders-1", "orders-2", "orders-3"}, decodeAssignment(t, resp.MemberAssignment))
+		assert.Equal(t, []string{"orders-0", "orders-1", "orders-2", "orders-3"}, wiretest.Assignment(t, resp.MemberAssignment))
 	},
 	kmsg.Heartbeat: func(t *testing.T, c *wireclient.Client, v int16, group string) {
 		j := joinAt(t, c, group, "orders")
-		resp := do[*kmsg.HeartbeatResponse](t, c, heartbeatRequest(v, group, j.MemberID, j.Generation))
+		resp := wiretest.Do[*kmsg.HeartbeatResponse](t, c, wiretest.HeartbeatRequest(v, group, j.MemberID, j.Generation))
 		assert.Equal(t, codeNone, resp.ErrorCode)
 	},
 	kmsg.LeaveGroup: func(t *testing.T, c *wireclient.Client, v int16, group string) {
 		j := joinAt(t, c, group, "orders")
-		resp := do[*kmsg.LeaveGroupResponse](t, c, leaveRequest(v, group, j.MemberID))
+		resp := wiretest.Do[*kmsg.LeaveGroupResponse](t, c, wiretest.LeaveRequest(v, group, j.MemberID))
 		assert.Equal(t, codeNone, resp.ErrorCode)
 		if v >= 3 {
 			require.Len(t, resp.Members, 1)
@@ -87,7 +88,7 @@ var versionCases = map[kmsg.Key]versionCase{
 			j := joinAt(t, c, group, "orders")
 			req = commitRequest(v, group, j.MemberID, j.Generation, tp{"orders", 1, 41})
 		}
-		assert.Equal(t, []int16{0}, commitCodes(t, c, req))
+		assert.Equal(t, []int16{0}, wiretest.Commit(t, c, req))
 		assert.Equal(t, map[string]int64{"orders-1": 41}, fetchOffsets(t, c, group, tp{"orders", 1, 0}))
 	},
 	kmsg.OffsetFetch: func(t *testing.T, c *wireclient.Client, v int16, group string) {
@@ -97,20 +98,20 @@ var versionCases = map[kmsg.Key]versionCase{
 		if v < 8 {
 			req.Group = group
 			req.Topics = []kmsg.OffsetFetchRequestTopic{{Topic: "payments", Partitions: []int32{0}}}
-			resp := do[*kmsg.OffsetFetchResponse](t, c, req)
-			assert.Equal(t, []fetchedOffset{{"payments", 0, 7, -1, "", 0}}, flattenTopics(resp.Topics))
+			resp := wiretest.Do[*kmsg.OffsetFetchResponse](t, c, req)
+			assert.Equal(t, []wiretest.Offset{{Topic: "payments", Partition: 0, Offset: 7, LeaderEpoch: -1, Metadata: "", ErrorCode: 0}}, wiretest.FetchedOffsets(resp.Topics))
 			return
 		}
 		req.Groups = []kmsg.OffsetFetchRequestGroup{{Group: group, Topics: []kmsg.OffsetFetchRequestGroupTopic{{Topic: "payments", Partitions: []int32{0}}}}}
-		resp := do[*kmsg.OffsetFetchResponse](t, c, req)
+		resp := wiretest.Do[*kmsg.OffsetFetchResponse](t, c, req)
 		require.Len(t, resp.Groups, 1)
-		assert.Equal(t, []fetchedOffset{{"payments", 0, 7, -1, "", 0}}, flattenGroupTopics(resp.Groups[0].Topics))
+		assert.Equal(t, []wiretest.Offset{{Topic: "payments", Partition: 0, Offset: 7, LeaderEpoch: -1, Metadata: "", ErrorCode: 0}}, wiretest.FetchedGroupOffsets(resp.Groups[0].Topics))
 	},
 	kmsg.DescribeGroups: func(t *testing.T, c *wireclient.Client, v int16, group string) {
 		j := joinAt(t, c, group, "orders")
 		req := kmsg.NewPtrDescribeGroupsRequest()
 		req.Version, req.Groups = v, []string{group}
-		resp := do[*kmsg.DescribeGroupsResponse](t, c, req)
+		resp := wiretest.Do[*kmsg.DescribeGroupsResponse](t, c, req)
 		require.Len(t, resp.Groups, 1)
 		g := resp.Groups[0]
 		assert.Equal(t, codeNone, g.ErrorCode)
@@ -122,7 +123,7 @@ var versionCases = map[kmsg.Key]versionCase{
 		joinAt(t, c, group, "orders")
 		req := kmsg.NewPtrListGroupsRequest()
 		req.Version = v
-		resp := do[*kmsg.ListGroupsResponse](t, c, req)
+		resp := wiretest.Do[*kmsg.ListGroupsResponse](t, c, req)
 		assert.Equal(t, codeNone, resp.ErrorCode)
 		var names []string
 		for _, g := range resp.Groups {
@@ -131,10 +132,10 @@ var versionCases = map[kmsg.Key]versionCase{
 		assert.Contains(t, names, group)
 	},
 	kmsg.CreateTopics: func(t *testing.T, c *wireclient.Client, v int16, group string) {
-		resp := do[*kmsg.CreateTopicsResponse](t, c, createTopicsRequest(v, false, newTopic(group, 2, 1)))
+		resp := wiretest.Do[*kmsg.CreateTopicsResponse](t, c, createTopicsRequest(v, false, newTopic(group, 2, 1)))
 		require.Len(t, resp.Topics, 1)
 		assert.Equal(t, codeNone, resp.Topics[0].ErrorCode)
-		md := do[*kmsg.MetadataResponse](t, c, metadataRequest(12, []string{group}))
+		md := wiretest.Do[*kmsg.MetadataResponse](t, c, metadataRequest(12, []string{group}))
 		assert.Equal(t, []string{group + ":0:2"}, metadataTopics(md))
 	},
 	kmsg.ListOffsets: func(t *testing.T, c *wireclient.Client, v int16, group string) {
@@ -143,7 +144,7 @@ var versionCases = map[kmsg.Key]versionCase{
 		req := kmsg.NewPtrListOffsetsRequest()
 		req.Version, req.ReplicaID = v, -1
 		req.Topics = []kmsg.ListOffsetsRequestTopic{{Topic: group, Partitions: []kmsg.ListOffsetsRequestTopicPartition{{Partition: 0, Timestamp: -1, MaxNumOffsets: 1}}}}
-		resp := do[*kmsg.ListOffsetsResponse](t, c, req)
+		resp := wiretest.Do[*kmsg.ListOffsetsResponse](t, c, req)
 		require.Len(t, resp.Topics, 1)
 		p := resp.Topics[0].Partitions[0]
 		assert.Equal(t, codeNone, p.ErrorCode)
@@ -158,7 +159,7 @@ var versionCases = map[kmsg.Key]versionCase{
 		if v >= 1 {
 			req.MemberID = "member-" + group
 		}
-		resp := do[*kmsg.ConsumerGroupHeartbeatResponse](t, c, req)
+		resp := wiretest.Do[*kmsg.ConsumerGroupHeartbeatResponse](t, c, req)
 		require.Equal(t, codeNone, resp.ErrorCode)
 		assert.Equal(t, int32(1), resp.MemberEpoch)
 		require.NotNil(t, resp.Assignment)
@@ -166,10 +167,10 @@ var versionCases = map[kmsg.Key]versionCase{
 		assert.Equal(t, []int32{0, 1, 2, 3}, resp.Assignment.Topics[0].Partitions)
 	},
 	kmsg.ConsumerGroupDescribe: func(t *testing.T, c *wireclient.Client, v int16, group string) {
-		do[*kmsg.ConsumerGroupHeartbeatResponse](t, c, k848Heartbeat(1, group, "m-"+group, 0, "", "orders"))
+		wiretest.Do[*kmsg.ConsumerGroupHeartbeatResponse](t, c, k848Heartbeat(1, group, "m-"+group, 0, "", "orders"))
 		req := kmsg.NewPtrConsumerGroupDescribeRequest()
 		req.Version, req.Groups = v, []string{group}
-		resp := do[*kmsg.ConsumerGroupDescribeResponse](t, c, req)
+		resp := wiretest.Do[*kmsg.ConsumerGroupDescribeResponse](t, c, req)
 		require.Len(t, resp.Groups, 1)
 		g := resp.Groups[0]
 		assert.Equal(t, codeNone, g.ErrorCode)
@@ -178,16 +179,16 @@ var versionCases = map[kmsg.Key]versionCase{
 		assert.Equal(t, "m-"+group, g.Members[0].MemberID)
 	},
 	kmsg.DeleteGroups: func(t *testing.T, c *wireclient.Client, v int16, group string) {
-		require.Equal(t, []int16{codeNone}, commitCodes(t, c, directCommit(group, "orders", 0, 3)))
+		require.Equal(t, []int16{codeNone}, wiretest.Commit(t, c, directCommit(group, "orders", 0, 3)))
 		assert.Equal(t, []string{group + "=0"}, deleteGroups(t, c, v, group))
 		assert.Equal(t, map[string]int64{"orders-0": -1}, fetchOffsets(t, c, group, tp{"orders", 0, 0}))
 	},
 	kmsg.OffsetDelete: func(t *testing.T, c *wireclient.Client, v int16, group string) {
-		require.Equal(t, []int16{codeNone}, commitCodes(t, c, directCommit(group, "orders", 0, 3)))
-		require.Equal(t, []int16{codeNone}, commitCodes(t, c, directCommit(group, "orders", 1, 4)))
+		require.Equal(t, []int16{codeNone}, wiretest.Commit(t, c, directCommit(group, "orders", 0, 3)))
+		require.Equal(t, []int16{codeNone}, wiretest.Commit(t, c, directCommit(group, "orders", 1, 4)))
 		req := offsetDeleteRequest(group, tp{"orders", 0, 0})
 		req.Version = v
-		resp := do[*kmsg.OffsetDeleteResponse](t, c, req)
+		resp := wiretest.Do[*kmsg.OffsetDeleteResponse](t, c, req)
 		assert.Equal(t, codeNone, resp.ErrorCode)
 		assert.Equal(t, []kmsg.OffsetDeleteResponseTopic{{Topic: "orders", Partitions: []kmsg.OffsetDeleteResponseTopicPartition{{Partition: 0}}}}, resp.Topics)
 		assert.Equal(t, map[string]int64{"orders-0": -1, "orders-1": 4}, fetchOffsets(t, c, group, tp{"orders", 0, 0}, tp{"orders", 1, 0}))
@@ -197,21 +198,21 @@ var versionCases = map[kmsg.Key]versionCase{
 	kmsg.SASLHandshake: func(t *testing.T, c *wireclient.Client, v int16, _ string) {
 		req := kmsg.NewPtrSASLHandshakeRequest()
 		req.Version, req.Mechanism = v, "PLAIN"
-		resp := do[*kmsg.SASLHandshakeResponse](t, c, req)
+		resp := wiretest.Do[*kmsg.SASLHandshakeResponse](t, c, req)
 		assert.Equal(t, kerr.IllegalSaslState.Code, resp.ErrorCode)
 		assert.Empty(t, resp.SupportedMechanisms)
 	},
 	kmsg.SASLAuthenticate: func(t *testing.T, c *wireclient.Client, v int16, _ string) {
 		req := kmsg.NewPtrSASLAuthenticateRequest()
 		req.Version, req.SASLAuthBytes = v, []byte("\x00alice\x00secret")
-		resp := do[*kmsg.SASLAuthenticateResponse](t, c, req)
+		resp := wiretest.Do[*kmsg.SASLAuthenticateResponse](t, c, req)
 		assert.Equal(t, kerr.IllegalSaslState.Code, resp.ErrorCode)
 		assert.Empty(t, resp.SASLAuthBytes)
 	},
 	kmsg.DescribeCluster: func(t *testing.T, c *wireclient.Client, v int16, _ string) {
 		req := kmsg.NewPtrDescribeClusterRequest()
 		req.Version, req.EndpointType = v, 1
-		resp := do[*kmsg.DescribeClusterResponse](t, c, req)
+		resp := wiretest.Do[*kmsg.DescribeClusterResponse](t, c, req)
 		assert.Equal(t, codeNone, resp.ErrorCode)
 		assert.Equal(t, "minibroker", resp.ClusterID)
 		assert.Equal(t, int32(0), resp.ControllerID)
@@ -225,7 +226,7 @@ var versionCases = map[kmsg.Key]versionCase{
 		req.Version = v
 		req.Topics = []kmsg.CreatePartitionsRequestTopic{{Topic: group, Count: 3}}
 		for i, want := range []int16{codeNone, kerr.InvalidPartitions.Code} {
-			resp := do[*kmsg.CreatePartitionsResponse](t, c, req)
+			resp := wiretest.Do[*kmsg.CreatePartitionsResponse](t, c, req)
 			require.Len(t, resp.Topics, 1)
 			assert.Equal(t, want, resp.Topics[0].ErrorCode, "add %d", i+1)
 		}
@@ -237,7 +238,7 @@ var versionCases = map[kmsg.Key]versionCase{
 		req := kmsg.NewPtrDeleteRecordsRequest()
 		req.Version = v
 		req.Topics = []kmsg.DeleteRecordsRequestTopic{{Topic: group, Partitions: []kmsg.DeleteRecordsRequestTopicPartition{{Partition: 0, Offset: 2}}}}
-		resp := do[*kmsg.DeleteRecordsResponse](t, c, req)
+		resp := wiretest.Do[*kmsg.DeleteRecordsResponse](t, c, req)
 		require.Len(t, resp.Topics, 1)
 		assert.Equal(t, codeNone, resp.Topics[0].Partitions[0].ErrorCode)
 		assert.Equal(t, int64(2), resp.Topics[0].Partitions[0].LowWatermark)
@@ -255,7 +256,7 @@ var versionCases = map[kmsg.Key]versionCase{
 			req.TopicNames = []string{group}
 		}
 		for i, want := range []int16{codeNone, kerr.UnknownTopicOrPartition.Code} {
-			resp := do[*kmsg.DeleteTopicsResponse](t, c, req)
+			resp := wiretest.Do[*kmsg.DeleteTopicsResponse](t, c, req)
 			require.Len(t, resp.Topics, 1)
 			assert.Equal(t, want, resp.Topics[0].ErrorCode, "delete %d", i+1)
 		}
@@ -264,7 +265,7 @@ var versionCases = map[kmsg.Key]versionCase{
 		ensureTopic(t, c, group)
 		produceValues(t, c, group, 0, "a", "b")
 		req := fetchRequest(v, 0, fetchAt{group, 0, 0})
-		resp := do[*kmsg.FetchResponse](t, c, req)
+		resp := wiretest.Do[*kmsg.FetchResponse](t, c, req)
 		assert.Equal(t, codeNone, resp.ErrorCode)
 		require.Len(t, resp.Topics, 1)
 		p := resp.Topics[0].Partitions[0]
@@ -289,7 +290,7 @@ var versionCases = map[kmsg.Key]versionCase{
 		for range 2 {
 			req := kmsg.NewPtrInitProducerIDRequest()
 			req.Version, req.ProducerID, req.ProducerEpoch = v, -1, -1
-			resp := do[*kmsg.InitProducerIDResponse](t, c, req)
+			resp := wiretest.Do[*kmsg.InitProducerIDResponse](t, c, req)
 			require.Equal(t, codeNone, resp.ErrorCode)
 			assert.GreaterOrEqual(t, resp.ProducerID, int64(0))
 			assert.Equal(t, int16(0), resp.ProducerEpoch)
@@ -314,7 +315,7 @@ func TestWireEveryAPIAtMinAndMaxVersion(t *testing.T) {
 		for _, v := range []int16{vr.Min, vr.Max} {
 			t.Run(fmt.Sprintf("%s v%d", name, v), func(t *testing.T) {
 				t.Parallel()
-				run(t, b.dial(t, "c"), v, fmt.Sprintf("%s-v%d", name, v))
+				run(t, wiretest.Dial(t, b.Addr(), "c"), v, fmt.Sprintf("%s-v%d", name, v))
 			})
 		}
 	}
@@ -327,8 +328,8 @@ func TestWireEveryAPIAtMinAndMaxVersion(t *testing.T) {
 func TestWireAdvertisedVersions(t *testing.T) {
 	t.Parallel()
 	b := startBroker(t)
-	c := b.dial(t, "c")
-	resp := do[*kmsg.ApiVersionsResponse](t, c, apiVersionsRequest(4))
+	c := wiretest.Dial(t, b.Addr(), "c")
+	resp := wiretest.Do[*kmsg.ApiVersionsResponse](t, c, apiVersionsRequest(4))
 	require.Equal(t, codeNone, resp.ErrorCode)
 	got := map[string]string{}
 	for _, k := range resp.ApiKeys {
@@ -370,7 +371,7 @@ func TestWireUnsupportedVersionsClose(t *testing.T) {
 		name string
 		req  kmsg.Request
 	}{
-		{"Heartbeat v5", heartbeatRequest(5, "g", "m", 1)},
+		{"Heartbeat v5", wiretest.HeartbeatRequest(5, "g", "m", 1)},
 		{"Fetch v3", func() kmsg.Request { r := kmsg.NewPtrFetchRequest(); r.Version = 3; return r }()},
 		{"OffsetFetch v0", func() kmsg.Request { r := kmsg.NewPtrOffsetFetchRequest(); r.Version, r.Group = 0, "g"; return r }()},
 		{"Metadata v13", metadataRequest(13, nil)},
@@ -387,9 +388,9 @@ func TestWireUnsupportedVersionsClose(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			c := b.dial(t, "c")
+			c := wiretest.Dial(t, b.Addr(), "c")
 			require.NoError(t, c.Send(kmsg.NewRequestFormatter(kmsg.FormatterClientID("c")).AppendRequest(nil, tc.req, 1)))
-			requireEOF(t, c)
+			wiretest.RequireClosed(t, c)
 		})
 	}
 }
@@ -403,13 +404,13 @@ func TestWireApiVersionsFallback(t *testing.T) {
 	for _, v := range []int16{5, 99} {
 		t.Run(fmt.Sprintf("v%d", v), func(t *testing.T) {
 			t.Parallel()
-			c := b.dial(t, "c")
-			resp := do[*kmsg.ApiVersionsResponse](t, c, apiVersionsRequest(v))
+			c := wiretest.Dial(t, b.Addr(), "c")
+			resp := wiretest.Do[*kmsg.ApiVersionsResponse](t, c, apiVersionsRequest(v))
 			assert.Equal(t, int16(0), resp.Version)
 			assert.Equal(t, codeUnsupportedVersion, resp.ErrorCode)
 			assert.Equal(t, []kmsg.ApiVersionsResponseApiKey{{ApiKey: 18, MinVersion: 0, MaxVersion: 4}}, resp.ApiKeys)
 
-			again := do[*kmsg.ApiVersionsResponse](t, c, apiVersionsRequest(3))
+			again := wiretest.Do[*kmsg.ApiVersionsResponse](t, c, apiVersionsRequest(3))
 			assert.Equal(t, codeNone, again.ErrorCode)
 			assert.Len(t, again.ApiKeys, len(protocol.SupportedVersions()))
 		})
@@ -422,11 +423,11 @@ func TestWireApiVersionsFallback(t *testing.T) {
 func TestWireApiVersionsInvalidSoftwareName(t *testing.T) {
 	t.Parallel()
 	b := startBroker(t)
-	c := b.dial(t, "c")
+	c := wiretest.Dial(t, b.Addr(), "c")
 	req := apiVersionsRequest(3)
 	req.ClientSoftwareName = "bad name"
-	resp := do[*kmsg.ApiVersionsResponse](t, c, req)
+	resp := wiretest.Do[*kmsg.ApiVersionsResponse](t, c, req)
 	assert.Equal(t, codeInvalidRequest, resp.ErrorCode)
 	assert.Len(t, resp.ApiKeys, len(protocol.SupportedVersions()), "the table is still sent (Kafka sends none)")
-	assert.Equal(t, codeNone, do[*kmsg.ApiVersionsResponse](t, c, apiVersionsRequest(3)).ErrorCode)
+	assert.Equal(t, codeNone, wiretest.Do[*kmsg.ApiVersionsResponse](t, c, apiVersionsRequest(3)).ErrorCode)
 }

@@ -2,12 +2,14 @@
 // frames under a size cap, decoding request headers (API key, version,
 // correlation id, client id, tagged fields), turning a header and body into a
 // kmsg.Request, encoding responses with the right response header, and the
-// one table of API versions we support. It also holds Client, a small raw-kmsg
-// client for integration tests and labs.
+// one table of API versions we support, and the ConsumerMemberAssignment
+// codec (EncodeAssignment, DecodeAssignment) that the server, the labs and
+// the tests share. It dials nothing: the raw client is wireclient/.
 //
-// It knows kmsg (and kbin, kerr) and nothing of groups, members or offsets. It
-// must not import coordinator, offsets, assignor or server; the server decides
-// what a request means, this package only says what it is.
+// It knows kmsg (and kbin, kerr) and nothing of groups, members or offsets:
+// of this module it imports only assignor, for the TopicPartition an
+// assignment lists. It must not import net, coordinator, offsets or server;
+// the server decides what a request means, this package only says what it is.
 //
 // Errors are typed so that the server can choose between answering and
 // closing, as Kafka's SocketServer does (see docs/design.md section 4):

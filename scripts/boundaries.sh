@@ -23,8 +23,8 @@ fi
 
 # The raw client stands on the codec alone: no rules, no server.
 if [ -d wireclient ]; then
-	bad=$(deps wireclient | grep -vx "$mod/protocol" || true)
-	[ -z "$bad" ] || fail "wireclient/ imports $(echo $bad) (it may import only protocol/)"
+	bad=$(deps wireclient | grep -vE "^$mod/(protocol|assignor)$" || true)
+	[ -z "$bad" ] || fail "wireclient/ imports $(echo $bad) (it may import only protocol/ and the assignor types the codec uses)"
 fi
 
 # The core knows nothing of the wire.
@@ -53,6 +53,23 @@ for pkg in catalog internal/atomicfile internal/datadir internal/settings intern
 	bad=$(deps "$pkg" | grep -vE "^$mod/internal/(atomicfile|datadir)$" || true)
 	[ -z "$bad" ] || fail "$pkg/ imports $(echo $bad)"
 done
+
+# The test helpers are for tests: no package's non-test files import
+# internal/wiretest (wire helpers) or internal/coretest (the core assembled
+# in memory); wiretest knows only the raw client and the codec, coretest
+# nothing of the wire.
+for pkg in $(go list ./... | grep -vE "^$mod/internal/(wiretest|coretest)$"); do
+	bad=$(go list -f '{{join .Imports "\n"}}' "$pkg" | grep -E "^$mod/internal/(wiretest|coretest)$" || true)
+	[ -z "$bad" ] || fail "${pkg#$mod/} imports $(echo $bad) outside its _test.go files"
+done
+if [ -d internal/wiretest ]; then
+	bad=$(deps internal/wiretest | grep -vE "^$mod/(wireclient|protocol|assignor)$" || true)
+	[ -z "$bad" ] || fail "internal/wiretest imports $(echo $bad)"
+fi
+if [ -d internal/coretest ]; then
+	bad=$(deps internal/coretest | grep -E "^$mod/(server|protocol|wireclient|broker|admin|internal/wiretest)$" || true)
+	[ -z "$bad" ] || fail "internal/coretest imports $(echo $bad)"
+fi
 
 # Only command lines, examples and tests use the tools; only the broker,
 # the tools, the command lines and tests assemble a broker.

@@ -18,13 +18,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/minibroker/minibroker/internal/testutil"
+	"github.com/minibroker/minibroker/internal/wiretest"
 )
-
-func heartbeatRequest(version int16, group, member string, generation int32) *kmsg.HeartbeatRequest {
-	req := kmsg.NewPtrHeartbeatRequest()
-	req.Version, req.Group, req.MemberID, req.Generation = version, group, member, generation
-	return req
-}
 
 // TestHandlerPanicClosesOnlyThatConnection replaces the Heartbeat handler
 // with one that panics: the connection that sent it is closed without an
@@ -43,12 +38,12 @@ func TestHandlerPanicClosesOnlyThatConnection(t *testing.T) {
 		return real.handle(s, r, req)
 	}}
 	addr := e.serve()
-	bystander := dial(t, addr, "bystander")
-	roundTrip[*kmsg.ApiVersionsResponse](t, bystander, apiVersionsRequest(4))
+	bystander := wiretest.Dial(t, addr, "bystander")
+	wiretest.Do[*kmsg.ApiVersionsResponse](t, bystander, apiVersionsRequest(4))
 
-	victim := dial(t, addr, "victim")
-	require.NoError(t, victim.Send(rawRequest(heartbeatRequest(4, "g", "m", 1), 0, "victim")))
-	requireClosed(t, victim)
+	victim := wiretest.Dial(t, addr, "victim")
+	require.NoError(t, victim.Send(rawRequest(wiretest.HeartbeatRequest(4, "g", "m", 1), 0, "victim")))
+	wiretest.RequireClosed(t, victim)
 
 	eventually(t, testTimeout, func() bool { return len(e.logs.Find("handler panic, closing connection")) == 1 },
 		"the panic is logged")
@@ -58,10 +53,10 @@ func TestHandlerPanicClosesOnlyThatConnection(t *testing.T) {
 	assert.Contains(t, logged.Attrs["stack"], "conn_test.go", "the stack names the panicking code")
 	assert.Contains(t, logged.Attrs, "remote")
 
-	resp := roundTrip[*kmsg.ApiVersionsResponse](t, bystander, apiVersionsRequest(4))
+	resp := wiretest.Do[*kmsg.ApiVersionsResponse](t, bystander, apiVersionsRequest(4))
 	assert.Zero(t, resp.ErrorCode)
 	armed.Store(false)
-	hb := roundTrip[*kmsg.HeartbeatResponse](t, bystander, heartbeatRequest(4, "g", "m", 1))
+	hb := wiretest.Do[*kmsg.HeartbeatResponse](t, bystander, wiretest.HeartbeatRequest(4, "g", "m", 1))
 	assert.Equal(t, kerr.UnknownMemberID.Code, hb.ErrorCode)
 }
 
@@ -102,14 +97,14 @@ func TestPipelinedRequestsAnsweredInOrderWithCoalescedWrites(t *testing.T) {
 	addr := e.serveOn(ln)
 	join := e.join("c", "g", "", "orders")
 
-	c := dial(t, addr, "c")
+	c := wiretest.Dial(t, addr, "c")
 	var reqs []kmsg.Request
 	for i := range 60 {
 		switch i % 3 {
 		case 0:
-			reqs = append(reqs, heartbeatRequest(int16(i%5), "g", join.MemberID, join.Generation))
+			reqs = append(reqs, wiretest.HeartbeatRequest(int16(i%5), "g", join.MemberID, join.Generation))
 		case 1:
-			reqs = append(reqs, heartbeatRequest(4, "g", join.MemberID, join.Generation+int32(i))) // stale: 22
+			reqs = append(reqs, wiretest.HeartbeatRequest(4, "g", join.MemberID, join.Generation+int32(i))) // stale: 22
 		default:
 			reqs = append(reqs, apiVersionsRequest(int16(i%5)))
 		}
@@ -142,9 +137,9 @@ func TestPartialFrameDoesNotHoldBackAnswers(t *testing.T) {
 		t.Run(fmt.Sprintf("cut at %d", cut), func(t *testing.T) {
 			t.Parallel()
 			e := newEnv(t)
-			c := dial(t, e.serve(), "c")
+			c := wiretest.Dial(t, e.serve(), "c")
 			first := rawRequest(apiVersionsRequest(3), 7, "c")
-			second := rawRequest(heartbeatRequest(3, "g", "m", 1), 8, "c")
+			second := rawRequest(wiretest.HeartbeatRequest(3, "g", "m", 1), 8, "c")
 			require.NoError(t, c.Send(append(first, second[:cut]...)))
 
 			require.NoError(t, c.SetDeadline(time.Now().Add(testTimeout)))
@@ -165,14 +160,14 @@ func TestPartialFrameDoesNotHoldBackAnswers(t *testing.T) {
 func TestCloseFlushesEarlierAnswers(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	c := dial(t, e.serve(), "c")
+	c := wiretest.Dial(t, e.serve(), "c")
 	raw := append(rawRequest(apiVersionsRequest(0), 1, "c"), rawHeader(9999, 0, 2, nil)...)
 	require.NoError(t, c.Send(raw))
 	require.NoError(t, c.SetDeadline(time.Now().Add(testTimeout)))
 	frame, err := c.ReadFrame()
 	require.NoError(t, err)
 	assert.Equal(t, int32(1), int32(binary.BigEndian.Uint32(frame)))
-	requireClosed(t, c)
+	wiretest.RequireClosed(t, c)
 }
 
 // TestUnsupportedApiVersionsKeepsConnection: KIP-511's v0 error answer on
@@ -180,7 +175,7 @@ func TestCloseFlushesEarlierAnswers(t *testing.T) {
 func TestUnsupportedApiVersionsKeepsConnection(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	c := dial(t, e.serve(), "c")
+	c := wiretest.Dial(t, e.serve(), "c")
 	// A v99 body we could not parse: the server must not try.
 	require.NoError(t, c.Send(rawHeader(18, 99, 5, []byte{0xff})))
 	require.NoError(t, c.SetDeadline(time.Now().Add(testTimeout)))
@@ -192,7 +187,7 @@ func TestUnsupportedApiVersionsKeepsConnection(t *testing.T) {
 	want = append(want, 0, 18, 0, 0, 0, 4)
 	assert.Equal(t, want, frame)
 
-	resp := roundTrip[*kmsg.ApiVersionsResponse](t, c, apiVersionsRequest(3))
+	resp := wiretest.Do[*kmsg.ApiVersionsResponse](t, c, apiVersionsRequest(3))
 	assert.Zero(t, resp.ErrorCode)
 }
 
@@ -201,7 +196,7 @@ func TestUnsupportedApiVersionsKeepsConnection(t *testing.T) {
 func TestNullClientIDJoinsAsMember(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	c := dial(t, e.serve(), "unused")
+	c := wiretest.Dial(t, e.serve(), "unused")
 	body := joinRequest(3, "g", "", "orders").AppendTo(nil)
 	require.NoError(t, c.Send(rawHeader(11, 3, 1, body)))
 	require.NoError(t, c.SetDeadline(time.Now().Add(testTimeout)))
@@ -222,7 +217,7 @@ func TestConnectionsAreIndependent(t *testing.T) {
 	addr := e.serve()
 	var wg sync.WaitGroup
 	for i := range 4 {
-		c := dial(t, addr, "c")
+		c := wiretest.Dial(t, addr, "c")
 		wg.Go(func() { // no require here: not the test goroutine
 			group := fmt.Sprintf("g%d", i)
 			resp, err := c.Request(t.Context(), joinRequest(3, group, "", "orders"))
@@ -231,7 +226,7 @@ func TestConnectionsAreIndependent(t *testing.T) {
 			}
 			join := resp.(*kmsg.JoinGroupResponse)
 			for range 20 {
-				resp, err := c.Request(t.Context(), heartbeatRequest(3, group, join.MemberID, join.Generation))
+				resp, err := c.Request(t.Context(), wiretest.HeartbeatRequest(3, group, join.MemberID, join.Generation))
 				if !assert.NoError(t, err) {
 					return
 				}
@@ -239,9 +234,9 @@ func TestConnectionsAreIndependent(t *testing.T) {
 			}
 		})
 	}
-	bad := dial(t, addr, "bad")
+	bad := wiretest.Dial(t, addr, "bad")
 	require.NoError(t, bad.Send(bytes.Repeat([]byte{0xff}, 4)))
-	requireClosed(t, bad)
+	wiretest.RequireClosed(t, bad)
 	wg.Wait()
 }
 
@@ -250,7 +245,7 @@ func TestConnectionsAreIndependent(t *testing.T) {
 func TestPeerVanishingMidFrameIsNotAWarning(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	c := dial(t, e.serve(), "c")
+	c := wiretest.Dial(t, e.serve(), "c")
 	require.NoError(t, c.Send([]byte{0, 0, 0, 50, 0, 18}))
 	require.NoError(t, c.Close())
 	eventually(t, testTimeout, func() bool { return len(e.logs.Find("read failed")) == 1 }, "the short read is logged")
@@ -263,7 +258,7 @@ func TestPeerVanishingMidFrameIsNotAWarning(t *testing.T) {
 func TestAnswersDoNotWaitForAFetch(t *testing.T) {
 	t.Parallel()
 	e := newEnvWith(t, envOptions{config: func(cfg *Config) { cfg.MaxFetchWait = time.Minute }})
-	c := dial(t, e.serve(), "c")
+	c := wiretest.Dial(t, e.serve(), "c")
 	fetch := kmsg.NewPtrFetchRequest()
 	fetch.Version, fetch.MaxWaitMillis = 12, int32(time.Minute/time.Millisecond)
 	fetch.Topics = []kmsg.FetchRequestTopic{{Topic: "orders", Partitions: []kmsg.FetchRequestTopicPartition{{Partition: 0}}}}
@@ -283,12 +278,12 @@ func TestIdleConnectionIsClosed(t *testing.T) {
 	const idle = 400 * time.Millisecond
 	e := newEnvWith(t, envOptions{config: func(cfg *Config) { cfg.IdleTimeout = idle }})
 	addr := e.serve()
-	quiet := dial(t, addr, "quiet")
+	quiet := wiretest.Dial(t, addr, "quiet")
 	// Taken before the last request: the server starts the idle wait after
 	// answering it, so the close can come no sooner than idle after this.
 	quietSince := time.Now()
-	roundTrip[*kmsg.ApiVersionsResponse](t, quiet, apiVersionsRequest(3))
-	busy := dial(t, addr, "busy")
+	wiretest.Do[*kmsg.ApiVersionsResponse](t, quiet, apiVersionsRequest(3))
+	busy := wiretest.Dial(t, addr, "busy")
 
 	closed := make(chan time.Time, 1)
 	go func() { // owns quiet's reads from here on
@@ -301,7 +296,7 @@ func TestIdleConnectionIsClosed(t *testing.T) {
 	// test is scheduled. (Pinging every idle/4 instead made the test's
 	// outcome depend on the scheduler under a loaded race run.)
 	fetchStart := time.Now()
-	fetched := roundTrip[*kmsg.FetchResponse](t, busy, fetchRequest(12, 3*idle, "orders", 0, 0))
+	fetched := wiretest.Do[*kmsg.FetchResponse](t, busy, fetchRequest(12, 3*idle, "orders", 0, 0))
 	assert.GreaterOrEqual(t, time.Since(fetchStart), 3*idle, "the fetch waited its MaxWait")
 	assert.Zero(t, fetched.Topics[0].Partitions[0].ErrorCode)
 	select {
@@ -310,7 +305,7 @@ func TestIdleConnectionIsClosed(t *testing.T) {
 	case <-time.After(testTimeout):
 		t.Fatal("the idle connection was not closed")
 	}
-	resp := roundTrip[*kmsg.ApiVersionsResponse](t, busy, apiVersionsRequest(3))
+	resp := wiretest.Do[*kmsg.ApiVersionsResponse](t, busy, apiVersionsRequest(3))
 	assert.Zero(t, resp.ErrorCode, "the busy connection is still served")
 
 	eventually(t, testTimeout, func() bool { return len(e.logs.Find("closing idle connection")) == 1 }, "the close is logged")
@@ -328,7 +323,7 @@ func TestIdleConnectionIsClosed(t *testing.T) {
 func TestPartialFrameIsClosedAfterFrameReadTimeout(t *testing.T) {
 	t.Parallel()
 	const frameTimeout = 300 * time.Millisecond
-	hb := rawRequest(heartbeatRequest(4, "g", "m", 1), 1, "c")
+	hb := rawRequest(wiretest.HeartbeatRequest(4, "g", "m", 1), 1, "c")
 	tests := []struct {
 		name    string
 		first   []byte
@@ -347,8 +342,8 @@ func TestPartialFrameIsClosedAfterFrameReadTimeout(t *testing.T) {
 				cfg.FrameReadTimeout, cfg.IdleTimeout = frameTimeout, time.Minute
 			}})
 			addr := e.serve()
-			bystander := dial(t, addr, "bystander")
-			c := dial(t, addr, "slow")
+			bystander := wiretest.Dial(t, addr, "bystander")
+			c := wiretest.Dial(t, addr, "slow")
 			start := time.Now()
 			require.NoError(t, c.Send(tc.first))
 			stop := make(chan struct{})
@@ -369,12 +364,12 @@ func TestPartialFrameIsClosedAfterFrameReadTimeout(t *testing.T) {
 					}
 				}()
 			}
-			roundTrip[*kmsg.ApiVersionsResponse](t, bystander, apiVersionsRequest(3))
-			requireClosed(t, c)
+			wiretest.Do[*kmsg.ApiVersionsResponse](t, bystander, apiVersionsRequest(3))
+			wiretest.RequireClosed(t, c)
 			elapsed := time.Since(start)
 			assert.GreaterOrEqual(t, elapsed, frameTimeout)
 			assert.Less(t, elapsed, time.Minute/2, "closed by the frame timeout, not the idle timeout")
-			roundTrip[*kmsg.ApiVersionsResponse](t, bystander, apiVersionsRequest(3))
+			wiretest.Do[*kmsg.ApiVersionsResponse](t, bystander, apiVersionsRequest(3))
 
 			eventually(t, testTimeout, func() bool { return len(e.logs.Find("closing connection")) == 1 }, "the close is logged")
 			logged := e.logs.Find("closing connection")[0]
@@ -446,19 +441,19 @@ func TestTLS(t *testing.T) {
 		e, addr := serveTLS(t, false)
 		c, err := dialTLS(t, addr, pki, false)
 		require.NoError(t, err)
-		join := roundTrip[*kmsg.JoinGroupResponse](t, c, joinRequest(3, "g", "", "orders"))
+		join := wiretest.Do[*kmsg.JoinGroupResponse](t, c, joinRequest(3, "g", "", "orders"))
 		assert.Zero(t, join.ErrorCode)
 		assert.Equal(t, "tls-000001", join.MemberID)
-		hb := roundTrip[*kmsg.HeartbeatResponse](t, c, heartbeatRequest(4, "g", join.MemberID, join.Generation))
+		hb := wiretest.Do[*kmsg.HeartbeatResponse](t, c, wiretest.HeartbeatRequest(4, "g", join.MemberID, join.Generation))
 		assert.Zero(t, hb.ErrorCode)
 		assert.Zero(t, handshakeWarnings(e))
 	})
 	t.Run("plaintext client is closed", func(t *testing.T) {
 		t.Parallel()
 		e, addr := serveTLS(t, false)
-		c := dial(t, addr, "plain")
+		c := wiretest.Dial(t, addr, "plain")
 		require.NoError(t, c.Send(rawRequest(apiVersionsRequest(3), 1, "plain")))
-		requireClosed(t, c)
+		wiretest.RequireClosed(t, c)
 		eventually(t, testTimeout, func() bool { return handshakeWarnings(e) == 1 }, "the failed handshake is logged")
 		assert.Contains(t, e.logs.Find("tls handshake failed, closing connection")[0].Attrs["err"], "does not look like a TLS handshake")
 	})
@@ -468,8 +463,8 @@ func TestTLS(t *testing.T) {
 		// The server's timer starts when it accepts, which may be before
 		// the client's dial returns: time from before the dial.
 		start := time.Now()
-		c := dial(t, addr, "silent")
-		requireClosed(t, c)
+		c := wiretest.Dial(t, addr, "silent")
+		wiretest.RequireClosed(t, c)
 		assert.GreaterOrEqual(t, time.Since(start), 300*time.Millisecond)
 		eventually(t, testTimeout, func() bool { return handshakeWarnings(e) == 1 }, "the stalled handshake is logged")
 	})
@@ -487,7 +482,7 @@ func TestTLS(t *testing.T) {
 		e, addr := serveTLS(t, true)
 		c, err := dialTLS(t, addr, pki, true)
 		require.NoError(t, err)
-		assert.Zero(t, roundTrip[*kmsg.ApiVersionsResponse](t, c, apiVersionsRequest(3)).ErrorCode)
+		assert.Zero(t, wiretest.Do[*kmsg.ApiVersionsResponse](t, c, apiVersionsRequest(3)).ErrorCode)
 
 		// Without a certificate the server refuses the handshake; with TLS
 		// 1.3 the client learns it at its first read.

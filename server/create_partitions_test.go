@@ -8,6 +8,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/minibroker/minibroker/catalog"
+	"github.com/minibroker/minibroker/internal/wiretest"
 )
 
 func createPartitionsRequest(version int16, validateOnly bool, topics ...kmsg.CreatePartitionsRequestTopic) *kmsg.CreatePartitionsRequest {
@@ -37,8 +38,8 @@ func TestCreatePartitionsCodes(t *testing.T) {
 	for v := int16(0); v <= 3; v++ {
 		for _, validateOnly := range []bool{false, true} {
 			e := newEnvWith(t, envOptions{topics: map[string]int32{"orders": 4, "payments": 1, "twice": 1, "few": 2, "assigned": 1, "big": 1}})
-			c := dial(t, e.serve(), "admin")
-			resp := roundTrip[*kmsg.CreatePartitionsResponse](t, c, createPartitionsRequest(v, validateOnly,
+			c := wiretest.Dial(t, e.serve(), "admin")
+			resp := wiretest.Do[*kmsg.CreatePartitionsResponse](t, c, createPartitionsRequest(v, validateOnly,
 				partitionsTo("orders", 6), partitionsTo("payments", 1), partitionsTo("few", 1), partitionsTo("nope", 3),
 				partitionsTo("twice", 2), partitionsTo("twice", 3), partitionsTo("big", 100_000),
 				partitionsTo("assigned", 3, []int32{0}, []int32{1}), partitionsTo("assigned", 2, []int32{0}, []int32{0})))

@@ -6,6 +6,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/minibroker/minibroker/internal/wiretest"
 )
 
 func deleteRecordsRequest(version int16, topic string, offsets map[int32]int64) *kmsg.DeleteRecordsRequest {
@@ -32,12 +34,12 @@ func TestDeleteRecordsCodes(t *testing.T) {
 	t.Parallel()
 	for v := int16(0); v <= 2; v++ {
 		e := newEnv(t)
-		c := dial(t, e.serve(), "admin")
+		c := wiretest.Dial(t, e.serve(), "admin")
 		e.produce("orders", 0, "a", "b", "c", "d")
 		e.produce("orders", 1, "a", "b")
 		e.produce("orders", 2, "a", "b", "c")
 
-		resp := roundTrip[*kmsg.DeleteRecordsResponse](t, c, deleteRecordsRequest(v, "orders", map[int32]int64{0: 3, 1: -1, 2: 9, 7: 0}))
+		resp := wiretest.Do[*kmsg.DeleteRecordsResponse](t, c, deleteRecordsRequest(v, "orders", map[int32]int64{0: 3, 1: -1, 2: 9, 7: 0}))
 		got := map[int32][2]int64{}
 		for _, p := range resp.Topics[0].Partitions {
 			got[p.Partition] = [2]int64{int64(p.ErrorCode), p.LowWatermark}
@@ -49,13 +51,13 @@ func TestDeleteRecordsCodes(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, [2]int64{0, 3}, [2]int64{start, end}, "a refused delete changes nothing")
 
-		below := roundTrip[*kmsg.DeleteRecordsResponse](t, c, deleteRecordsRequest(v, "orders", map[int32]int64{0: 1}))
+		below := wiretest.Do[*kmsg.DeleteRecordsResponse](t, c, deleteRecordsRequest(v, "orders", map[int32]int64{0: 1}))
 		require.Equal(t, int16(0), below.Topics[0].Partitions[0].ErrorCode, "below the log start: NONE")
 		require.Equal(t, int64(3), below.Topics[0].Partitions[0].LowWatermark, "and nothing changes")
 
-		fetch := roundTrip[*kmsg.FetchResponse](t, c, fetchRequest(11, 0, "orders", 2, 0))
+		fetch := wiretest.Do[*kmsg.FetchResponse](t, c, fetchRequest(11, 0, "orders", 2, 0))
 		require.Equal(t, kerr.OffsetOutOfRange.Code, fetch.Topics[0].Partitions[0].ErrorCode)
-		unknown := roundTrip[*kmsg.DeleteRecordsResponse](t, c, deleteRecordsRequest(v, "nope", map[int32]int64{0: 0}))
+		unknown := wiretest.Do[*kmsg.DeleteRecordsResponse](t, c, deleteRecordsRequest(v, "nope", map[int32]int64{0: 0}))
 		require.Equal(t, kerr.UnknownTopicOrPartition.Code, unknown.Topics[0].Partitions[0].ErrorCode)
 	}
 }

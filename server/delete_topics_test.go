@@ -7,6 +7,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/minibroker/minibroker/internal/wiretest"
 	"github.com/minibroker/minibroker/offsets"
 )
 
@@ -34,9 +35,9 @@ func TestDeleteTopicsCodes(t *testing.T) {
 	t.Parallel()
 	for v := int16(1); v <= 6; v++ {
 		e := newEnvWith(t, envOptions{topics: map[string]int32{"gone": 2, "twice": 1, "keep": 1}})
-		c := dial(t, e.serve(), "admin")
+		c := wiretest.Dial(t, e.serve(), "admin")
 		id, _ := e.cat.Lookup("gone")
-		resp := roundTrip[*kmsg.DeleteTopicsResponse](t, c, deleteByName(v, "gone", "../keep", "twice", "twice"))
+		resp := wiretest.Do[*kmsg.DeleteTopicsResponse](t, c, deleteByName(v, "gone", "../keep", "twice", "twice"))
 		require.Len(t, resp.Topics, 4)
 		require.Equal(t, "gone", *resp.Topics[0].Topic)
 		require.Equal(t, int16(0), resp.Topics[0].ErrorCode, "v%d", v)
@@ -56,7 +57,7 @@ func TestDeleteTopicsCodes(t *testing.T) {
 		require.Error(t, err, "the logs are gone")
 		require.Empty(t, e.cat.Deleting(), "the delete finished")
 
-		again := roundTrip[*kmsg.DeleteTopicsResponse](t, c, deleteByName(v, "gone"))
+		again := wiretest.Do[*kmsg.DeleteTopicsResponse](t, c, deleteByName(v, "gone"))
 		require.Equal(t, kerr.UnknownTopicOrPartition.Code, again.Topics[0].ErrorCode, "v%d: deleting twice", v)
 	}
 }
@@ -66,7 +67,7 @@ func TestDeleteTopicsCodes(t *testing.T) {
 func TestDeleteTopicsByID(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	c := dial(t, e.serve(), "admin")
+	c := wiretest.Dial(t, e.serve(), "admin")
 	orders, _ := e.cat.Lookup("orders")
 	req := kmsg.NewPtrDeleteTopicsRequest()
 	req.Version = 6
@@ -75,7 +76,7 @@ func TestDeleteTopicsByID(t *testing.T) {
 	unknown := kmsg.NewDeleteTopicsRequestTopic()
 	unknown.TopicID = [16]byte{1, 2, 3}
 	req.Topics = []kmsg.DeleteTopicsRequestTopic{byID, unknown}
-	resp := roundTrip[*kmsg.DeleteTopicsResponse](t, c, req)
+	resp := wiretest.Do[*kmsg.DeleteTopicsResponse](t, c, req)
 	require.Equal(t, int16(0), resp.Topics[0].ErrorCode)
 	require.Equal(t, "orders", *resp.Topics[0].Topic)
 	require.Equal(t, kerr.UnknownTopicID.Code, resp.Topics[1].ErrorCode)

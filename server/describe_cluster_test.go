@@ -7,6 +7,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/minibroker/minibroker/internal/wiretest"
 )
 
 // TestDescribeCluster: this node as the only broker and the controller,
@@ -15,12 +17,12 @@ func TestDescribeCluster(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	addr := e.serve()
-	c := dial(t, addr, "dc")
-	md := roundTrip[*kmsg.MetadataResponse](t, c, metadataRequest(12, nil))
+	c := wiretest.Dial(t, addr, "dc")
+	md := wiretest.Do[*kmsg.MetadataResponse](t, c, metadataRequest(12, nil))
 	for v := int16(0); v <= 2; v++ {
 		req := kmsg.NewPtrDescribeClusterRequest()
 		req.Version = v
-		resp := roundTrip[*kmsg.DescribeClusterResponse](t, c, req)
+		resp := wiretest.Do[*kmsg.DescribeClusterResponse](t, c, req)
 		require.Equal(t, int16(0), resp.ErrorCode)
 		require.Equal(t, *md.ClusterID, resp.ClusterID)
 		require.Equal(t, "minibroker", resp.ClusterID)

@@ -16,6 +16,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/minibroker/minibroker/coordinator"
+	"github.com/minibroker/minibroker/protocol"
 )
 
 func (s *Server) handleDescribeGroups(r *request, req *kmsg.DescribeGroupsRequest) kmsg.Response {
@@ -43,7 +44,7 @@ func (s *Server) handleDescribeGroups(r *request, req *kmsg.DescribeGroupsReques
 				ClientID:         m.ClientID,
 				ClientHost:       m.ClientHost,
 				ProtocolMetadata: m.Metadata,
-				MemberAssignment: encodeAssignment(m.Assignment),
+				MemberAssignment: protocol.EncodeAssignment(m.Assignment),
 			})
 		}
 		resp.Groups = append(resp.Groups, g)

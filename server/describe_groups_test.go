@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/minibroker/minibroker/internal/wiretest"
 	"github.com/minibroker/minibroker/offsets"
 )
 
@@ -22,7 +23,7 @@ func TestDescribeGroups(t *testing.T) {
 	a := e.join("client-a", "stable", "", "orders")
 	b := e.join("client-b", "stable", "", "orders")
 	left := e.join("c", "left", "", "orders")
-	call[*kmsg.LeaveGroupResponse](e, "c", leaveRequest(3, "left", left.MemberID))
+	call[*kmsg.LeaveGroupResponse](e, "c", wiretest.LeaveRequest(3, "left", left.MemberID))
 	require.NoError(t, e.coord.CommitDirect("offsets-only", []offsets.Entry{{Topic: "orders", Partition: 0, Offset: 1, LeaderEpoch: -1}}))
 
 	resp := call[*kmsg.DescribeGroupsResponse](e, "c", describeRequest(5, "stable", "left", "offsets-only", "dead"))
@@ -43,11 +44,11 @@ func TestDescribeGroups(t *testing.T) {
 		assert.Equal(t, want.id, m.MemberID)
 		assert.Equal(t, want.client, m.ClientID)
 		assert.Equal(t, "/127.0.0.1", m.ClientHost)
-		assert.Equal(t, consumerMetadata(0, "orders"), m.ProtocolMetadata)
+		assert.Equal(t, wiretest.ConsumerMetadata(0, "orders"), m.ProtocolMetadata)
 		assert.Nil(t, m.InstanceID)
 	}
-	assert.Equal(t, []string{"orders-0", "orders-2"}, decodeAssignment(t, stable.Members[0].MemberAssignment))
-	assert.Equal(t, []string{"orders-1", "orders-3"}, decodeAssignment(t, stable.Members[1].MemberAssignment))
+	assert.Equal(t, []string{"orders-0", "orders-2"}, wiretest.Assignment(t, stable.Members[0].MemberAssignment))
+	assert.Equal(t, []string{"orders-1", "orders-3"}, wiretest.Assignment(t, stable.Members[1].MemberAssignment))
 
 	for i, want := range []struct{ group, state, protocolType string }{
 		{"left", "Empty", "consumer"},
@@ -95,5 +96,5 @@ func TestDescribeGroupsInstanceIDs(t *testing.T) {
 	assert.Equal(t, "a", *m[0].InstanceID)
 	assert.Equal(t, "kgo-000003", m[1].MemberID)
 	assert.Nil(t, m[1].InstanceID)
-	assert.Equal(t, []string{"orders-0", "orders-2"}, decodeAssignment(t, m[0].MemberAssignment), "the static member sorts first")
+	assert.Equal(t, []string{"orders-0", "orders-2"}, wiretest.Assignment(t, m[0].MemberAssignment), "the static member sorts first")
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kbin"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/minibroker/minibroker/internal/wiretest"
 	"github.com/minibroker/minibroker/protocol"
 	"github.com/minibroker/minibroker/records"
 )
@@ -90,9 +91,9 @@ func fuzzSeed(key, version int16) kmsg.Request {
 		r.SetVersion(version)
 		return r
 	case int16(kmsg.Heartbeat):
-		return heartbeatRequest(version, "g", "c-000001", 1)
+		return wiretest.HeartbeatRequest(version, "g", "c-000001", 1)
 	case int16(kmsg.LeaveGroup):
-		return leaveRequest(version, "g", "c-000001")
+		return wiretest.LeaveRequest(version, "g", "c-000001")
 	case int16(kmsg.OffsetCommit):
 		r := kmsg.NewPtrOffsetCommitRequest()
 		r.Group, r.MemberID, r.Generation = "g", "c-000001", 1

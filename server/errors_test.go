@@ -19,6 +19,7 @@ import (
 
 	"github.com/minibroker/minibroker/catalog"
 	"github.com/minibroker/minibroker/coordinator"
+	"github.com/minibroker/minibroker/internal/wiretest"
 	"github.com/minibroker/minibroker/offsets"
 	"github.com/minibroker/minibroker/protocol"
 	"github.com/minibroker/minibroker/wireclient"
@@ -258,12 +259,12 @@ func TestCloseSentinelsCloseTheConnection(t *testing.T) {
 			require.ErrorIs(t, err, tc.err)
 
 			addr := e.serve()
-			bystander := dial(t, addr, "bystander")
-			roundTrip[*kmsg.ApiVersionsResponse](t, bystander, apiVersionsRequest(3))
-			c := dial(t, addr, "hostile")
+			bystander := wiretest.Dial(t, addr, "bystander")
+			wiretest.Do[*kmsg.ApiVersionsResponse](t, bystander, apiVersionsRequest(3))
+			c := wiretest.Dial(t, addr, "hostile")
 			require.NoError(t, c.Send(tc.raw))
-			requireClosed(t, c)
-			resp := roundTrip[*kmsg.ApiVersionsResponse](t, bystander, apiVersionsRequest(3))
+			wiretest.RequireClosed(t, c)
+			resp := wiretest.Do[*kmsg.ApiVersionsResponse](t, bystander, apiVersionsRequest(3))
 			assert.Zero(t, resp.ErrorCode)
 
 			eventually(t, testTimeout, func() bool { return len(e.logs.Find("closing connection")) == 1 },

@@ -11,6 +11,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/minibroker/minibroker/internal/wiretest"
 )
 
 // TestFaultMatches: the filters are ANDed, an empty one matches anything,
@@ -57,7 +59,7 @@ func TestFaultMatches(t *testing.T) {
 // puts it.
 func TestFaultTargetOfRequests(t *testing.T) {
 	t.Parallel()
-	leave := leaveRequest(3, "g", "m1", "m2")
+	leave := wiretest.LeaveRequest(3, "g", "m1", "m2")
 	fc := kmsg.NewPtrFindCoordinatorRequest()
 	fc.Version, fc.CoordinatorKeys = 4, []string{"g", "h"}
 	of := kmsg.NewPtrOffsetFetchRequest()
@@ -67,7 +69,7 @@ func TestFaultTargetOfRequests(t *testing.T) {
 		req  kmsg.Request
 		want faultTarget
 	}{
-		{heartbeatRequest(4, "g", "m1", 3), faultTarget{groups: []string{"g"}, members: []string{"m1"}}},
+		{wiretest.HeartbeatRequest(4, "g", "m1", 3), faultTarget{groups: []string{"g"}, members: []string{"m1"}}},
 		{leave, faultTarget{groups: []string{"g"}, members: []string{"m1", "m2"}}},
 		{fc, faultTarget{groups: []string{"g", "h"}}},
 		{of, faultTarget{groups: []string{"g"}, members: []string{"m1"}, topics: []topicParts{{"orders", []int32{2}}}}},
@@ -108,14 +110,14 @@ func TestFaultDropStallsTheConnection(t *testing.T) {
 	addr := e.serve()
 	j := e.join("c", "g", "", "orders")
 	h := e.inject(Fault{Keys: []int16{12}, Group: "g", Member: j.MemberID, Drop: true})
-	stalled := dial(t, addr, "c")
-	hb := rawRequest(heartbeatRequest(4, "g", j.MemberID, j.Generation), 1, "c")
+	stalled := wiretest.Dial(t, addr, "c")
+	hb := rawRequest(wiretest.HeartbeatRequest(4, "g", j.MemberID, j.Generation), 1, "c")
 	join := rawRequest(joinRequest(4, "late", "", "orders"), 2, "c")
 	require.NoError(t, stalled.Send(append(hb, join...)))
 	eventually(t, testTimeout, func() bool { return h.Hits() == 1 }, "the heartbeat reaches the fault")
 
-	other := dial(t, addr, "c")
-	resp := roundTrip[*kmsg.HeartbeatResponse](t, other, heartbeatRequest(4, "g", j.MemberID, j.Generation))
+	other := wiretest.Dial(t, addr, "c")
+	resp := wiretest.Do[*kmsg.HeartbeatResponse](t, other, wiretest.HeartbeatRequest(4, "g", j.MemberID, j.Generation))
 	require.Zero(t, resp.ErrorCode, "the fault is used up; other connections are served")
 
 	requireNoAnswer(t, stalled)
@@ -134,19 +136,19 @@ func TestFaultCloseWritesWhatIsOwed(t *testing.T) {
 	e := newEnv(t)
 	addr := e.serve()
 	e.inject(Fault{Keys: []int16{11}, ClientID: "c", Close: true})
-	c := dial(t, addr, "c")
+	c := wiretest.Dial(t, addr, "c")
 	require.NoError(t, c.Send(append(rawRequest(apiVersionsRequest(3), 1, "c"), rawRequest(joinRequest(4, "g", "", "orders"), 2, "c")...)))
 	require.NoError(t, c.SetDeadline(time.Now().Add(testTimeout)))
 	frame, err := c.ReadFrame()
 	require.NoError(t, err, "the ApiVersions before the fault is answered")
 	require.Equal(t, []byte{0, 0, 0, 1}, frame[:4], "correlation id 1")
-	requireClosed(t, c)
+	wiretest.RequireClosed(t, c)
 	_, ok := e.coord.Describe("g")
 	require.False(t, ok)
 	require.Len(t, e.logs.Find("fault applied"), 1, "the fault is logged")
 
-	again := dial(t, addr, "other")
-	jresp := roundTrip[*kmsg.JoinGroupResponse](t, again, joinRequest(4, "g", "", "orders"))
+	again := wiretest.Dial(t, addr, "other")
+	jresp := wiretest.Do[*kmsg.JoinGroupResponse](t, again, joinRequest(4, "g", "", "orders"))
 	require.Equal(t, kerr.MemberIDRequired.Code, jresp.ErrorCode, "another client id is served")
 }
 
@@ -160,17 +162,17 @@ func TestFaultDelayHoldsOnlyItsConnection(t *testing.T) {
 	addr := e.serve()
 	j := e.join("c", "g", "", "orders")
 	held := e.inject(Fault{Keys: []int16{12}, ClientID: "slow", Delay: MaxFaultDelay})
-	slow := dial(t, addr, "slow")
-	require.NoError(t, slow.Send(rawRequest(heartbeatRequest(4, "g", j.MemberID, j.Generation), 1, "slow")))
+	slow := wiretest.Dial(t, addr, "slow")
+	require.NoError(t, slow.Send(rawRequest(wiretest.HeartbeatRequest(4, "g", j.MemberID, j.Generation), 1, "slow")))
 	eventually(t, testTimeout, func() bool { return held.Hits() == 1 }, "the slow heartbeat is held")
-	fast := dial(t, addr, "fast")
-	resp := roundTrip[*kmsg.HeartbeatResponse](t, fast, heartbeatRequest(4, "g", j.MemberID, j.Generation))
+	fast := wiretest.Dial(t, addr, "fast")
+	resp := wiretest.Do[*kmsg.HeartbeatResponse](t, fast, wiretest.HeartbeatRequest(4, "g", j.MemberID, j.Generation))
 	require.Zero(t, resp.ErrorCode)
 
 	const delay = 50 * time.Millisecond
 	e.inject(Fault{Keys: []int16{12}, ClientID: "fast", Delay: delay})
 	start := time.Now()
-	resp = roundTrip[*kmsg.HeartbeatResponse](t, fast, heartbeatRequest(4, "g", j.MemberID, j.Generation))
+	resp = wiretest.Do[*kmsg.HeartbeatResponse](t, fast, wiretest.HeartbeatRequest(4, "g", j.MemberID, j.Generation))
 	require.Zero(t, resp.ErrorCode, "a delayed request is handled")
 	require.GreaterOrEqual(t, time.Since(start), delay)
 	requireNoAnswer(t, slow)
@@ -189,7 +191,7 @@ func BenchmarkDispatchFaults(b *testing.B) {
 	if j.ErrorCode != 0 {
 		b.Fatalf("join: code %d", j.ErrorCode)
 	}
-	req := heartbeatRequest(4, "g", j.MemberID, j.Generation)
+	req := wiretest.HeartbeatRequest(4, "g", j.MemberID, j.Generation)
 	r.key, r.version = kmsg.Heartbeat, 4
 	run := func(b *testing.B, call func() kmsg.Response) {
 		b.ReportAllocs()
@@ -229,11 +231,11 @@ func TestFaultCountUnderConcurrentRequests(t *testing.T) {
 	var wg sync.WaitGroup
 	codes := make(chan int16, 8*40)
 	for range 8 {
-		c := dial(t, addr, "c")
+		c := wiretest.Dial(t, addr, "c")
 		wg.Go(func() {
 			for range 40 {
 				ctx, cancel := context.WithTimeout(t.Context(), testTimeout)
-				resp, err := c.Request(ctx, heartbeatRequest(4, "g", j.MemberID, j.Generation))
+				resp, err := c.Request(ctx, wiretest.HeartbeatRequest(4, "g", j.MemberID, j.Generation))
 				cancel()
 				if err != nil {
 					t.Error(err)

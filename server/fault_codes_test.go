@@ -8,6 +8,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/minibroker/minibroker/internal/wiretest"
 	"github.com/minibroker/minibroker/protocol"
 )
 
@@ -58,7 +59,7 @@ func TestFaultOffsetCommitPerPartition(t *testing.T) {
 
 	// Used up: the same commit is stored whole.
 	resp, _ = dispatchAs[*kmsg.OffsetCommitResponse](e, "c", req)
-	require.Equal(t, []int16{0, 0, 0}, commitCodes(t, req, resp))
+	require.Equal(t, []int16{0, 0, 0}, wiretest.CommitCodes(t, req, resp))
 	off, _ := e.coord.CommittedOffset("g", "orders", 1)
 	require.Equal(t, int64(6), off.Offset)
 }
@@ -72,7 +73,7 @@ func TestFaultOffsetCommitWhole(t *testing.T) {
 	e.inject(Fault{Keys: []int16{8}, Member: j.MemberID, Err: kerr.RebalanceInProgress.Code})
 	req := commitRequest(9, "g", j.MemberID, j.Generation, commitPart{"orders", 0, 5, nil}, commitPart{"orders", 3, 8, nil})
 	resp, _ := dispatchAs[*kmsg.OffsetCommitResponse](e, "c", req)
-	require.Equal(t, []int16{kerr.RebalanceInProgress.Code, kerr.RebalanceInProgress.Code}, commitCodes(t, req, resp))
+	require.Equal(t, []int16{kerr.RebalanceInProgress.Code, kerr.RebalanceInProgress.Code}, wiretest.CommitCodes(t, req, resp))
 	require.Empty(t, e.coord.Committed("g"))
 }
 
@@ -201,7 +202,7 @@ func TestFaultTopLevelCodes(t *testing.T) {
 
 	j := e.join("c", "g", "", "orders")
 	e.inject(Fault{Keys: []int16{12}, Member: j.MemberID, Err: kerr.RebalanceInProgress.Code})
-	hresp, _ := dispatchAs[*kmsg.HeartbeatResponse](e, "c", heartbeatRequest(3, "g", j.MemberID, j.Generation))
+	hresp, _ := dispatchAs[*kmsg.HeartbeatResponse](e, "c", wiretest.HeartbeatRequest(3, "g", j.MemberID, j.Generation))
 	require.Equal(t, kerr.RebalanceInProgress.Code, hresp.ErrorCode)
 
 	e.inject(Fault{Keys: []int16{10}, Group: "g", Err: kerr.CoordinatorNotAvailable.Code, Count: 2})

@@ -7,11 +7,9 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/minibroker/minibroker/catalog"
 	"github.com/minibroker/minibroker/clock"
 	"github.com/minibroker/minibroker/coordinator"
-	"github.com/minibroker/minibroker/offsets"
-	"github.com/minibroker/minibroker/records"
+	"github.com/minibroker/minibroker/internal/coretest"
 )
 
 // BenchmarkFetchHandler measures the Fetch handler alone, without the socket: a
@@ -55,23 +53,10 @@ func BenchmarkFetchHandler(b *testing.B) {
 // holding one record, in memory.
 func handlerBenchServer(b *testing.B, parts int32) *Server {
 	b.Helper()
-	log, err := records.Open(records.Config{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { log.Close() })
-	cat, err := catalog.Open(catalog.Config{Prepare: func(tp catalog.Topic) error { return log.CreatePartitions(tp.Name, tp.Partitions) }})
-	if err != nil {
-		b.Fatal(err)
-	}
-	if _, err := cat.Create("bench", parts); err != nil {
-		b.Fatal(err)
-	}
-	coord, err := coordinator.New(coordinator.Config{Clock: clock.NewManual(time.UnixMilli(0)), Store: offsets.NewMemory(), Topics: cat})
-	if err != nil {
-		b.Fatal(err)
-	}
-	srv, err := New(Config{Coordinator: coord, Catalog: cat, Log: log})
+	core := coretest.New(b, coretest.Config{Topics: map[string]int32{"bench": parts},
+		Coordinator: coordinator.Config{Clock: clock.NewManual(time.UnixMilli(0))}})
+	log := core.Log
+	srv, err := New(Config{Coordinator: core.Coordinator, Catalog: core.Catalog, Log: log})
 	if err != nil {
 		b.Fatal(err)
 	}

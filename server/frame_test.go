@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/minibroker/minibroker/internal/wiretest"
 	"github.com/minibroker/minibroker/wireclient"
 )
 
@@ -17,7 +18,7 @@ import (
 func TestLargeFrameIsReadWhole(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	c := dial(t, e.serve(), "producer")
+	c := wiretest.Dial(t, e.serve(), "producer")
 	value := strings.Repeat("v", 200<<10)
 	raw := rawRequest(produceRequest(9, "orders", map[int32][]byte{1: batch(value)}), 3, "producer")
 	for len(raw) > 0 {
@@ -52,7 +53,7 @@ func TestStalledFramesKeepOnlyWhatTheyHold(t *testing.T) {
 	addr := e.serve()
 	var stalled []*wireclient.Client
 	for range 3 {
-		c := dial(t, addr, "stall")
+		c := wiretest.Dial(t, addr, "stall")
 		require.NoError(t, c.Send(largeFrameHead(300<<10))) // 512 KiB reserved each, until it stalls
 		stalled = append(stalled, c)
 	}
@@ -60,10 +61,10 @@ func TestStalledFramesKeepOnlyWhatTheyHold(t *testing.T) {
 		"each stalled frame keeps only its first chunk")
 
 	value := strings.Repeat("p", 300<<10)
-	p := roundTrip[*kmsg.ProduceResponse](t, dial(t, addr, "producer"), produceRequest(9, "orders", map[int32][]byte{0: batch(value)}))
+	p := wiretest.Do[*kmsg.ProduceResponse](t, wiretest.Dial(t, addr, "producer"), produceRequest(9, "orders", map[int32][]byte{0: batch(value)}))
 	require.Zero(t, p.Topics[0].Partitions[0].ErrorCode)
 	for _, c := range stalled {
-		requireClosed(t, c)
+		wiretest.RequireClosed(t, c)
 	}
 	eventually(t, testTimeout, func() bool { return e.srv.InFlightBytes() == 0 }, "every reservation given back")
 }

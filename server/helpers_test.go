@@ -4,12 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"encoding/binary"
-	"errors"
-	"io"
-	"maps"
 	"net"
-	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -21,7 +16,9 @@ import (
 	"github.com/minibroker/minibroker/catalog"
 	"github.com/minibroker/minibroker/clock"
 	"github.com/minibroker/minibroker/coordinator"
+	"github.com/minibroker/minibroker/internal/coretest"
 	"github.com/minibroker/minibroker/internal/testutil"
+	"github.com/minibroker/minibroker/internal/wiretest"
 	"github.com/minibroker/minibroker/offsets"
 	"github.com/minibroker/minibroker/records"
 	"github.com/minibroker/minibroker/wireclient"
@@ -72,25 +69,10 @@ func newEnvWith(t *testing.T, opts envOptions) *env {
 		e.clock = clock.NewManual(time.UnixMilli(0))
 		clk = e.clock
 	}
-	log, err := records.Open(records.Config{})
-	require.NoError(t, err)
-	t.Cleanup(func() { log.Close() })
-	e.log = log
-	catCfg := opts.catalog
-	if catCfg.Prepare == nil {
-		catCfg.Prepare = func(tp catalog.Topic) error { return log.CreatePartitions(tp.Name, tp.Partitions) }
-	}
-	cat, err := catalog.Open(catCfg)
-	require.NoError(t, err)
-	for _, name := range slices.Sorted(maps.Keys(topics)) {
-		_, err := cat.Create(name, topics[name])
-		require.NoError(t, err)
-	}
-	e.cat = cat
-	coord, err := coordinator.New(coordinator.Config{Clock: clk, Store: e.store, Topics: cat, Logger: e.logs.Logger()})
-	require.NoError(t, err)
-	e.coord = coord
-	cfg := Config{Coordinator: coord, Catalog: cat, Log: log, Logger: e.logs.Logger()}
+	core := coretest.New(t, coretest.Config{Topics: topics, Catalog: opts.catalog,
+		Coordinator: coordinator.Config{Clock: clk, Store: e.store, Logger: e.logs.Logger()}})
+	e.log, e.cat, e.coord = core.Log, core.Catalog, core.Coordinator
+	cfg := Config{Coordinator: e.coord, Catalog: e.cat, Log: e.log, Logger: e.logs.Logger()}
 	if opts.config != nil {
 		opts.config(&cfg)
 	}
@@ -144,77 +126,10 @@ func (e *env) join(clientID, group, member string, topics ...string) *kmsg.JoinG
 	return resp
 }
 
-// joinRequest is a consumer JoinGroup at version with one "roundrobin"
-// protocol subscribing to topics.
+// joinRequest is wiretest.JoinRequest with the fixture joins' session
+// timeout.
 func joinRequest(version int16, group, member string, topics ...string) *kmsg.JoinGroupRequest {
-	req := kmsg.NewPtrJoinGroupRequest()
-	req.Version = version
-	req.Group = group
-	req.MemberID = member
-	req.SessionTimeoutMillis = int32(testSession / time.Millisecond)
-	req.RebalanceTimeoutMillis = req.SessionTimeoutMillis
-	req.ProtocolType = "consumer"
-	req.Protocols = []kmsg.JoinGroupRequestProtocol{{Name: "roundrobin", Metadata: consumerMetadata(0, topics...)}}
-	return req
-}
-
-// consumerMetadata encodes a ConsumerMemberMetadata of version subscribing
-// to topics.
-func consumerMetadata(version int16, topics ...string) []byte {
-	m := kmsg.NewConsumerMemberMetadata()
-	m.Version = version
-	m.Topics = topics
-	return m.AppendTo(nil)
-}
-
-// decodeAssignment parses SyncGroup or DescribeGroups assignment bytes into
-// "topic-partition" strings.
-func decodeAssignment(t *testing.T, raw []byte) []string {
-	t.Helper()
-	var a kmsg.ConsumerMemberAssignment
-	require.NoError(t, a.ReadFrom(raw))
-	out := []string{}
-	for _, topic := range a.Topics {
-		for _, p := range topic.Partitions {
-			out = append(out, topic.Topic+"-"+strconv.Itoa(int(p)))
-		}
-	}
-	return out
-}
-
-// dial opens a raw client to addr; cleanup closes it.
-func dial(t *testing.T, addr, clientID string) *wireclient.Client {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), testTimeout)
-	defer cancel()
-	c, err := wireclient.Dial(ctx, addr, clientID)
-	require.NoError(t, err)
-	t.Cleanup(func() { c.Close() })
-	return c
-}
-
-// roundTrip sends req on c and returns its typed response.
-func roundTrip[R kmsg.Response](t *testing.T, c *wireclient.Client, req kmsg.Request) R {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), testTimeout)
-	defer cancel()
-	resp, err := c.Request(ctx, req)
-	require.NoError(t, err)
-	return resp.(R)
-}
-
-// requireClosed waits for the server to close c: the next read sees EOF
-// (or a reset) and no frame.
-func requireClosed(t *testing.T, c *wireclient.Client) {
-	t.Helper()
-	require.NoError(t, c.SetDeadline(time.Now().Add(testTimeout)))
-	frame, err := c.ReadFrame()
-	require.Error(t, err, "server must close the connection, got frame %x", frame)
-	var ne net.Error
-	if errors.As(err, &ne) && ne.Timeout() {
-		t.Fatalf("server did not close the connection within %v", testTimeout)
-	}
-	require.True(t, errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || isReset(err), "want EOF, got %v", err)
+	return wiretest.JoinRequest(version, group, member, testSession, topics...)
 }
 
 func isReset(err error) bool {
@@ -246,21 +161,11 @@ func apiVersionsRequest(version int16) *kmsg.ApiVersionsRequest {
 	return req
 }
 
-// eventually polls cond every few milliseconds until it holds or the
-// deadline passes.
+// eventually polls cond until it holds or deadline passes
+// (testutil.Eventually).
 func eventually(t *testing.T, deadline time.Duration, cond func() bool, msg string) {
 	t.Helper()
-	tick := time.NewTicker(2 * time.Millisecond)
-	defer tick.Stop()
-	timeout := time.NewTimer(deadline)
-	defer timeout.Stop()
-	for !cond() {
-		select {
-		case <-tick.C:
-		case <-timeout.C:
-			t.Fatalf("not within %v: %s", deadline, msg)
-		}
-	}
+	testutil.Eventually(t, deadline, testutil.Holds(cond, msg))
 }
 
 // call dispatches req to its handler as a connection would, with clientID
@@ -312,15 +217,9 @@ func (e *env) consumerJoin(group, member string, topics ...string) *kmsg.Consume
 // benchmarks of the connection and the records handlers without a disk.
 func benchServer(b *testing.B, partitions int32) (addr string, log *records.Log) {
 	b.Helper()
-	log, err := records.Open(records.Config{})
-	require.NoError(b, err)
-	cat, err := catalog.Open(catalog.Config{Prepare: func(tp catalog.Topic) error { return log.CreatePartitions(tp.Name, tp.Partitions) }})
-	require.NoError(b, err)
-	_, err = cat.Create("bench", partitions)
-	require.NoError(b, err)
-	coord, err := coordinator.New(coordinator.Config{Clock: clock.System{}, Store: offsets.NewMemory(), Topics: cat})
-	require.NoError(b, err)
-	srv, err := New(Config{Coordinator: coord, Catalog: cat, Log: log})
+	core := coretest.New(b, coretest.Config{Topics: map[string]int32{"bench": partitions}})
+	log = core.Log
+	srv, err := New(Config{Coordinator: core.Coordinator, Catalog: core.Catalog, Log: log})
 	require.NoError(b, err)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(b, err)
@@ -330,7 +229,6 @@ func benchServer(b *testing.B, partitions int32) (addr string, log *records.Log)
 	b.Cleanup(func() {
 		cancel()
 		<-done
-		log.Close()
 	})
 	return ln.Addr().String(), log
 }

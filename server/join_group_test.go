@@ -9,6 +9,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kbin"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/minibroker/minibroker/internal/wiretest"
 )
 
 func TestSubscribedTopics(t *testing.T) {
@@ -33,11 +35,11 @@ func TestSubscribedTopics(t *testing.T) {
 		metadata []byte
 		want     []string
 	}{
-		{"v0", consumerMetadata(0, "orders"), []string{"orders"}},
+		{"v0", wiretest.ConsumerMetadata(0, "orders"), []string{"orders"}},
 		{"v3 with everything", full.AppendTo(nil), []string{"orders", "payments"}},
 		{"truncated after topics", short, []string{"orders"}},
 		{"truncated user data", append(short, 0, 0, 0, 9, 'x'), []string{"orders"}},
-		{"no topics", consumerMetadata(1), []string{}},
+		{"no topics", wiretest.ConsumerMetadata(1), []string{}},
 		{"nil", nil, nil},
 		{"only a version", []byte{0, 1}, nil},
 		{"garbage", []byte{0xde, 0xad, 0xbe}, nil},
@@ -77,7 +79,7 @@ func TestJoinGroupMemberIDRequired(t *testing.T) {
 	assert.False(t, resp.SkipAssignment)
 	require.Len(t, resp.Members, 1)
 	assert.Equal(t, "kgo-000001", resp.Members[0].MemberID)
-	assert.Equal(t, consumerMetadata(0, "orders"), resp.Members[0].ProtocolMetadata)
+	assert.Equal(t, wiretest.ConsumerMetadata(0, "orders"), resp.Members[0].ProtocolMetadata)
 }
 
 func TestJoinGroupErrors(t *testing.T) {

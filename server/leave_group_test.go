@@ -10,22 +10,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/minibroker/minibroker/coordinator"
+	"github.com/minibroker/minibroker/internal/wiretest"
 )
-
-func leaveRequest(version int16, group string, members ...string) *kmsg.LeaveGroupRequest {
-	req := kmsg.NewPtrLeaveGroupRequest()
-	req.Version, req.Group = version, group
-	if version < 3 {
-		if len(members) > 0 {
-			req.MemberID = members[0]
-		}
-		return req
-	}
-	for _, m := range members {
-		req.Members = append(req.Members, kmsg.LeaveGroupRequestMember{MemberID: m})
-	}
-	return req
-}
 
 func TestLeaveGroupSingle(t *testing.T) {
 	t.Parallel()
@@ -36,16 +22,16 @@ func TestLeaveGroupSingle(t *testing.T) {
 			a := e.join("c", "g", "", "orders")
 			e.join("c", "g", "", "orders")
 
-			resp := call[*kmsg.LeaveGroupResponse](e, "c", leaveRequest(v, "g", a.MemberID))
+			resp := call[*kmsg.LeaveGroupResponse](e, "c", wiretest.LeaveRequest(v, "g", a.MemberID))
 			assert.Zero(t, resp.ErrorCode)
 			assert.Empty(t, resp.Members, "v0-2 answer only a top-level code")
 			view, _ := e.coord.Describe("g")
 			assert.Equal(t, int32(3), view.Generation)
 			assert.Len(t, view.Members, 1)
 
-			resp = call[*kmsg.LeaveGroupResponse](e, "c", leaveRequest(v, "g", a.MemberID))
+			resp = call[*kmsg.LeaveGroupResponse](e, "c", wiretest.LeaveRequest(v, "g", a.MemberID))
 			assert.Zero(t, resp.ErrorCode, "leaving again is NONE (the chapter's idempotent leave)")
-			resp = call[*kmsg.LeaveGroupResponse](e, "c", leaveRequest(v, "nope", "x"))
+			resp = call[*kmsg.LeaveGroupResponse](e, "c", wiretest.LeaveRequest(v, "nope", "x"))
 			assert.Zero(t, resp.ErrorCode, "an unknown group too")
 			view, _ = e.coord.Describe("g")
 			assert.Equal(t, int32(3), view.Generation, "no-op leaves do not rebalance")
@@ -60,7 +46,7 @@ func TestLeaveGroupBatch(t *testing.T) {
 	b := e.join("c", "g", "", "orders")
 	require.Equal(t, int32(2), b.Generation)
 
-	resp := call[*kmsg.LeaveGroupResponse](e, "c", leaveRequest(5, "g", a.MemberID, "c-999999", b.MemberID))
+	resp := call[*kmsg.LeaveGroupResponse](e, "c", wiretest.LeaveRequest(5, "g", a.MemberID, "c-999999", b.MemberID))
 	assert.Zero(t, resp.ErrorCode)
 	require.Len(t, resp.Members, 3)
 	for i, id := range []string{a.MemberID, "c-999999", b.MemberID} {
@@ -79,7 +65,7 @@ func TestLeaveGroupEmptyGroupID(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	for _, v := range []int16{0, 3} {
-		resp := call[*kmsg.LeaveGroupResponse](e, "c", leaveRequest(v, "", "x"))
+		resp := call[*kmsg.LeaveGroupResponse](e, "c", wiretest.LeaveRequest(v, "", "x"))
 		assert.Equal(t, kerr.InvalidGroupID.Code, resp.ErrorCode, "v%d", v)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/minibroker/minibroker/internal/wiretest"
 	"github.com/minibroker/minibroker/offsets"
 )
 
@@ -15,7 +16,7 @@ func TestListGroupsFilters(t *testing.T) {
 	e := newEnv(t)
 	e.join("c", "b-stable", "", "orders")
 	gone := e.join("c", "a-empty", "", "orders")
-	call[*kmsg.LeaveGroupResponse](e, "c", leaveRequest(0, "a-empty", gone.MemberID))
+	call[*kmsg.LeaveGroupResponse](e, "c", wiretest.LeaveRequest(0, "a-empty", gone.MemberID))
 	require.NoError(t, e.coord.CommitDirect("c-offsets", []offsets.Entry{{Topic: "orders", Partition: 0, Offset: 1, LeaderEpoch: -1}}))
 
 	tests := []struct {

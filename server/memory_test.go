@@ -10,6 +10,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/minibroker/minibroker/internal/wiretest"
 )
 
 func TestMemoryLaneAcquireRelease(t *testing.T) {
@@ -64,22 +66,22 @@ func TestMemoryHoldsLargeFramesNotHeartbeats(t *testing.T) {
 	addr := e.serve()
 	member := e.join("c", "g", "", "orders")
 
-	first := dial(t, addr, "big")
+	first := wiretest.Dial(t, addr, "big")
 	require.NoError(t, first.Send(largeFrameHead(40<<10))) // a body that never comes
 	eventually(t, testTimeout, func() bool { return e.srv.InFlightBytes() == 40<<10 }, "the first large frame reserves its size")
 
-	second := dial(t, addr, "big2")
+	second := wiretest.Dial(t, addr, "big2")
 	require.NoError(t, second.Send(largeFrameHead(40<<10)))
-	hb := dial(t, addr, "c")
-	resp := roundTrip[*kmsg.HeartbeatResponse](t, hb, heartbeatRequest(4, "g", member.MemberID, member.Generation))
+	hb := wiretest.Dial(t, addr, "c")
+	resp := wiretest.Do[*kmsg.HeartbeatResponse](t, hb, wiretest.HeartbeatRequest(4, "g", member.MemberID, member.Generation))
 	require.Zero(t, resp.ErrorCode, "a heartbeat needs no budget")
 	require.Equal(t, int64(40<<10), e.srv.InFlightBytes(), "the second waits: 80 KiB would pass the 64 KiB budget")
 
 	// The first frame's body never comes: its read times out, its
 	// reservation is released, and the second one gets it, times out on
 	// its own missing body in turn, and gives it back.
-	requireClosed(t, first)
-	requireClosed(t, second)
+	wiretest.RequireClosed(t, first)
+	wiretest.RequireClosed(t, second)
 	eventually(t, testTimeout, func() bool { return e.srv.InFlightBytes() == 0 }, "every reservation given back")
 	require.NotEmpty(t, e.logs.Find("closing connection"))
 }
@@ -145,10 +147,10 @@ func TestMemoryLongPollsHoldNothingWhileTheyWait(t *testing.T) {
 	const polls = 4 // 4 MiB at MaxBytes: twice the budget
 	done := make(chan *kmsg.FetchResponse, polls)
 	for i := range polls {
-		c := dial(t, addr, "poll")
+		c := wiretest.Dial(t, addr, "poll")
 		req := fetchRequest(12, testTimeout/2, "orders", 0, int32(i))
 		req.MaxBytes = maxBytes
-		go func() { done <- roundTrip[*kmsg.FetchResponse](t, c, req) }()
+		go func() { done <- wiretest.Do[*kmsg.FetchResponse](t, c, req) }()
 	}
 	eventually(t, testTimeout, func() bool {
 		waiting, acquiring := fetchesWaiting()
@@ -157,7 +159,7 @@ func TestMemoryLongPollsHoldNothingWhileTheyWait(t *testing.T) {
 	require.Zero(t, e.srv.InFlightBytes(), "a waiting long poll holds nothing")
 
 	e.produce("payments", 0, "x")
-	resp := roundTrip[*kmsg.FetchResponse](t, dial(t, addr, "c"), fetchRequest(12, time.Minute, "payments", 0, 0))
+	resp := wiretest.Do[*kmsg.FetchResponse](t, wiretest.Dial(t, addr, "c"), fetchRequest(12, time.Minute, "payments", 0, 0))
 	require.Equal(t, []string{"0:x"}, values(t, resp.Topics[0].Partitions[0].RecordBatches), "served beside them")
 
 	for i := range polls {
@@ -198,7 +200,7 @@ func fetchesWaiting() (waiting, acquiring int) {
 func TestMemoryLongPollHoldsNothing(t *testing.T) {
 	t.Parallel()
 	e := newEnvWith(t, envOptions{config: func(cfg *Config) { cfg.MaxFetchWait = time.Minute }})
-	c := dial(t, e.serve(), "c")
+	c := wiretest.Dial(t, e.serve(), "c")
 	fetch := fetchRequest(12, time.Minute, "orders", 0, 0, 1)
 	fetch.MaxBytes = 50 << 20
 	require.NoError(t, c.Send(rawRequest(fetch, 1, "c")))

@@ -16,6 +16,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/minibroker/minibroker/internal/wiretest"
 )
 
 // recordingObserver keeps every Observer call.
@@ -181,16 +183,16 @@ func TestObserverFencingRejections(t *testing.T) {
 func TestObserverOverTheWire(t *testing.T) {
 	t.Parallel()
 	e, obs := newObservedEnv(t)
-	c := dial(t, e.serve(), "wire")
-	roundTrip[*kmsg.ApiVersionsResponse](t, c, apiVersionsRequest(3))
+	c := wiretest.Dial(t, e.serve(), "wire")
+	wiretest.Do[*kmsg.ApiVersionsResponse](t, c, apiVersionsRequest(3))
 	hb := kmsg.NewPtrHeartbeatRequest()
 	hb.Version, hb.Group, hb.MemberID, hb.Generation = 4, "nobody", "m", 1
-	roundTrip[*kmsg.HeartbeatResponse](t, c, hb)
+	wiretest.Do[*kmsg.HeartbeatResponse](t, c, hb)
 	e.produce("orders", 1, "a", "b", "c")
 	// orders-9 does not exist: answered at once, and not reported.
-	roundTrip[*kmsg.FetchResponse](t, c, fetchRequest(12, 0, "orders", 2, 1, 9))
+	wiretest.Do[*kmsg.FetchResponse](t, c, fetchRequest(12, 0, "orders", 2, 1, 9))
 	// payments-0 is empty: the fetch waits its 20 ms, reported once.
-	roundTrip[*kmsg.FetchResponse](t, c, fetchRequest(12, 20*time.Millisecond, "payments", 0, 0))
+	wiretest.Do[*kmsg.FetchResponse](t, c, fetchRequest(12, 20*time.Millisecond, "payments", 0, 0))
 
 	got := obs.snapshot()
 	require.Equal(t, []observedRequest{

@@ -10,6 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/minibroker/minibroker/internal/wiretest"
 	"github.com/minibroker/minibroker/offsets"
 )
 
@@ -36,23 +37,6 @@ func commitRequest(version int16, group, member string, generation int32, parts 
 		req.Topics[n-1].Partitions = append(req.Topics[n-1].Partitions, rp)
 	}
 	return req
-}
-
-// commitCodes flattens a commit response to "topic-partition" -> code, and
-// checks that every requested partition is named, in order.
-func commitCodes(t *testing.T, req *kmsg.OffsetCommitRequest, resp *kmsg.OffsetCommitResponse) []int16 {
-	t.Helper()
-	require.Len(t, resp.Topics, len(req.Topics), "the response names every requested topic")
-	var codes []int16
-	for i, rt := range req.Topics {
-		require.Equal(t, rt.Topic, resp.Topics[i].Topic)
-		require.Len(t, resp.Topics[i].Partitions, len(rt.Partitions), "and every partition")
-		for j, p := range rt.Partitions {
-			require.Equal(t, p.Partition, resp.Topics[i].Partitions[j].Partition)
-			codes = append(codes, resp.Topics[i].Partitions[j].ErrorCode)
-		}
-	}
-	return codes
 }
 
 func ptr(s string) *string { return &s }
@@ -124,7 +108,7 @@ func TestOffsetCommit(t *testing.T) {
 			view, _ := e.coord.Describe("g")
 			req := tc.req(a.MemberID, view.Generation)
 			resp := call[*kmsg.OffsetCommitResponse](e, "c", req)
-			for _, code := range commitCodes(t, req, resp) {
+			for _, code := range wiretest.CommitCodes(t, req, resp) {
 				assert.Equal(t, tc.want, code, "every partition carries the one code")
 			}
 			committed := e.coord.Committed(req.Group)
@@ -164,11 +148,11 @@ func TestOffsetCommitEmptyGroup(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	a := e.join("c", "g", "", "orders")
-	call[*kmsg.LeaveGroupResponse](e, "c", leaveRequest(5, "g", a.MemberID))
+	call[*kmsg.LeaveGroupResponse](e, "c", wiretest.LeaveRequest(5, "g", a.MemberID))
 	for _, gen := range []int32{1, 2} {
 		req := commitRequest(9, "g", a.MemberID, gen, commitPart{"orders", 0, 5, nil})
 		resp := call[*kmsg.OffsetCommitResponse](e, "c", req)
-		assert.Equal(t, []int16{kerr.RebalanceInProgress.Code}, commitCodes(t, req, resp), "generation %d", gen)
+		assert.Equal(t, []int16{kerr.RebalanceInProgress.Code}, wiretest.CommitCodes(t, req, resp), "generation %d", gen)
 	}
 	assert.Empty(t, e.coord.Committed("g"))
 }
@@ -198,7 +182,7 @@ func TestOffsetCommitConsumerGroupMember(t *testing.T) {
 	}
 	for _, tc := range cases {
 		req := commitRequest(tc.version, "g", tc.member, tc.epoch, tc.parts...)
-		codes := commitCodes(t, req, call[*kmsg.OffsetCommitResponse](e, "c", req))
+		codes := wiretest.CommitCodes(t, req, call[*kmsg.OffsetCommitResponse](e, "c", req))
 		for _, code := range codes {
 			assert.Equal(t, tc.want.Code, code, tc.name)
 		}
@@ -206,9 +190,9 @@ func TestOffsetCommitConsumerGroupMember(t *testing.T) {
 	assert.Empty(t, e.coord.Committed("g"), "nothing stored")
 
 	req := commitRequest(9, "g", "a", 1, commitPart{topic: "orders", partition: 2, offset: 7})
-	assert.Equal(t, []int16{0}, commitCodes(t, req, call[*kmsg.OffsetCommitResponse](e, "c", req)), "a keeps orders-2 at its own epoch")
+	assert.Equal(t, []int16{0}, wiretest.CommitCodes(t, req, call[*kmsg.OffsetCommitResponse](e, "c", req)), "a keeps orders-2 at its own epoch")
 	req = commitRequest(9, "g", "b", 2, commitPart{topic: "orders", partition: 1, offset: 8}, commitPart{topic: "orders", partition: 3, offset: 9})
-	assert.Equal(t, []int16{0, 0}, commitCodes(t, req, call[*kmsg.OffsetCommitResponse](e, "c", req)))
+	assert.Equal(t, []int16{0, 0}, wiretest.CommitCodes(t, req, call[*kmsg.OffsetCommitResponse](e, "c", req)))
 	assert.Len(t, e.coord.Committed("g"), 3)
 
 	var codes []int16

@@ -7,46 +7,9 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/minibroker/minibroker/internal/wiretest"
 	"github.com/minibroker/minibroker/offsets"
 )
-
-// fetchedOffset is one answered partition, flattened for comparison.
-type fetchedOffset struct {
-	Topic       string
-	Partition   int32
-	Offset      int64
-	LeaderEpoch int32
-	Metadata    string
-	ErrorCode   int16
-}
-
-func flattenFetch(topics []kmsg.OffsetFetchResponseTopic) []fetchedOffset {
-	out := []fetchedOffset{}
-	for _, rt := range topics {
-		for _, p := range rt.Partitions {
-			f := fetchedOffset{Topic: rt.Topic, Partition: p.Partition, Offset: p.Offset, LeaderEpoch: p.LeaderEpoch, ErrorCode: p.ErrorCode}
-			if p.Metadata != nil {
-				f.Metadata = *p.Metadata
-			}
-			out = append(out, f)
-		}
-	}
-	return out
-}
-
-func flattenGroupFetch(topics []kmsg.OffsetFetchResponseGroupTopic) []fetchedOffset {
-	out := []fetchedOffset{}
-	for _, rt := range topics {
-		for _, p := range rt.Partitions {
-			f := fetchedOffset{Topic: rt.Topic, Partition: p.Partition, Offset: p.Offset, LeaderEpoch: p.LeaderEpoch, ErrorCode: p.ErrorCode}
-			if p.Metadata != nil {
-				f.Metadata = *p.Metadata
-			}
-			out = append(out, f)
-		}
-	}
-	return out
-}
 
 func offsetFetchRequest(version int16, group string, topics map[string][]int32, order ...string) *kmsg.OffsetFetchRequest {
 	req := kmsg.NewPtrOffsetFetchRequest()
@@ -75,7 +38,7 @@ func TestOffsetFetchNamedPartitions(t *testing.T) {
 	t.Parallel()
 	e := newFetchEnv(t)
 	named := map[string][]int32{"payments": {0}, "orders": {2, 1}, "nope": {0}}
-	want := []fetchedOffset{
+	want := []wiretest.Offset{
 		{Topic: "payments", Partition: 0, Offset: 1, LeaderEpoch: 5},
 		{Topic: "orders", Partition: 2, Offset: 12, LeaderEpoch: -1},
 		{Topic: "orders", Partition: 1, Offset: -1, LeaderEpoch: -1}, // no commit: -1, NONE
@@ -84,15 +47,15 @@ func TestOffsetFetchNamedPartitions(t *testing.T) {
 	for _, v := range []int16{1, 2, 5, 7} {
 		resp := call[*kmsg.OffsetFetchResponse](e, "c", offsetFetchRequest(v, "g", named, "payments", "orders", "nope"))
 		assert.Zero(t, resp.ErrorCode)
-		assert.Equal(t, want, flattenFetch(resp.Topics), "v%d: request order, every partition", v)
+		assert.Equal(t, want, wiretest.FetchedOffsets(resp.Topics), "v%d: request order, every partition", v)
 	}
 
 	resp := call[*kmsg.OffsetFetchResponse](e, "c", offsetFetchRequest(3, "unknown", named, "payments", "orders", "nope"))
-	for _, f := range flattenFetch(resp.Topics) {
+	for _, f := range wiretest.FetchedOffsets(resp.Topics) {
 		assert.Equal(t, int64(-1), f.Offset, "an unknown group has no offsets")
 		assert.Zero(t, f.ErrorCode)
 	}
-	assert.Len(t, flattenFetch(resp.Topics), 4)
+	assert.Len(t, wiretest.FetchedOffsets(resp.Topics), 4)
 }
 
 // TestOffsetFetchResetSentinels: a committed -1 or -2 (the offsets a
@@ -105,14 +68,14 @@ func TestOffsetFetchResetSentinels(t *testing.T) {
 	resp := call[*kmsg.OffsetCommitResponse](e, "c", commitRequest(7, "g", "", -1, commitPart{"orders", 0, -2, ptr("reset")}, commitPart{"orders", 1, -1, nil}))
 	require.Zero(t, resp.Topics[0].Partitions[0].ErrorCode)
 	require.Zero(t, resp.Topics[0].Partitions[1].ErrorCode)
-	want := []fetchedOffset{
+	want := []wiretest.Offset{
 		{Topic: "orders", Partition: 0, Offset: -2, LeaderEpoch: 4, Metadata: "reset"},
 		{Topic: "orders", Partition: 1, Offset: -1, LeaderEpoch: 4},
 	}
 	named := call[*kmsg.OffsetFetchResponse](e, "c", offsetFetchRequest(7, "g", map[string][]int32{"orders": {0, 1, 2}}, "orders"))
-	assert.Equal(t, append(want, fetchedOffset{Topic: "orders", Partition: 2, Offset: -1, LeaderEpoch: -1}), flattenFetch(named.Topics))
+	assert.Equal(t, append(want, wiretest.Offset{Topic: "orders", Partition: 2, Offset: -1, LeaderEpoch: -1}), wiretest.FetchedOffsets(named.Topics))
 	all := call[*kmsg.OffsetFetchResponse](e, "c", offsetFetchRequest(7, "g", nil))
-	assert.Equal(t, want, flattenFetch(all.Topics), "null topics lists the sentinels as commits")
+	assert.Equal(t, want, wiretest.FetchedOffsets(all.Topics), "null topics lists the sentinels as commits")
 }
 
 func TestOffsetFetchDuplicateTopicsMerge(t *testing.T) {
@@ -122,23 +85,23 @@ func TestOffsetFetchDuplicateTopicsMerge(t *testing.T) {
 	req.Topics = []kmsg.OffsetFetchRequestTopic{{Topic: "orders", Partitions: []int32{0}}, {Topic: "orders", Partitions: []int32{2}}}
 	resp := call[*kmsg.OffsetFetchResponse](e, "c", req)
 	require.Len(t, resp.Topics, 1)
-	assert.Equal(t, []fetchedOffset{
+	assert.Equal(t, []wiretest.Offset{
 		{Topic: "orders", Partition: 0, Offset: 10, LeaderEpoch: 3, Metadata: "m0"},
 		{Topic: "orders", Partition: 2, Offset: 12, LeaderEpoch: -1},
-	}, flattenFetch(resp.Topics))
+	}, wiretest.FetchedOffsets(resp.Topics))
 }
 
 func TestOffsetFetchAll(t *testing.T) {
 	t.Parallel()
 	e := newFetchEnv(t)
-	all := []fetchedOffset{
+	all := []wiretest.Offset{
 		{Topic: "orders", Partition: 0, Offset: 10, LeaderEpoch: 3, Metadata: "m0"},
 		{Topic: "orders", Partition: 2, Offset: 12, LeaderEpoch: -1},
 		{Topic: "payments", Partition: 0, Offset: 1, LeaderEpoch: 5},
 	}
 	for _, v := range []int16{2, 7} {
 		resp := call[*kmsg.OffsetFetchResponse](e, "c", offsetFetchRequest(v, "g", nil))
-		assert.Equal(t, all, flattenFetch(resp.Topics), "v%d: null topics = every committed offset", v)
+		assert.Equal(t, all, wiretest.FetchedOffsets(resp.Topics), "v%d: null topics = every committed offset", v)
 		resp = call[*kmsg.OffsetFetchResponse](e, "c", offsetFetchRequest(v, "g", map[string][]int32{}))
 		assert.Empty(t, resp.Topics, "v%d: an empty list is none", v)
 		resp = call[*kmsg.OffsetFetchResponse](e, "c", offsetFetchRequest(v, "unknown", nil))
@@ -166,17 +129,17 @@ func TestOffsetFetchGroups(t *testing.T) {
 		assert.Equal(t, g.Group, resp.Groups[i].Group, "groups in request order")
 		assert.Zero(t, resp.Groups[i].ErrorCode)
 	}
-	assert.Equal(t, []fetchedOffset{
+	assert.Equal(t, []wiretest.Offset{
 		{Topic: "orders", Partition: 0, Offset: 10, LeaderEpoch: 3, Metadata: "m0"},
 		{Topic: "orders", Partition: 2, Offset: 12, LeaderEpoch: -1},
 		{Topic: "payments", Partition: 0, Offset: 1, LeaderEpoch: 5},
-	}, flattenGroupFetch(resp.Groups[0].Topics))
-	assert.Equal(t, []fetchedOffset{
+	}, wiretest.FetchedGroupOffsets(resp.Groups[0].Topics))
+	assert.Equal(t, []wiretest.Offset{
 		{Topic: "orders", Partition: 3, Offset: 33, LeaderEpoch: -1},
 		{Topic: "orders", Partition: 0, Offset: -1, LeaderEpoch: -1},
-	}, flattenGroupFetch(resp.Groups[1].Topics))
-	assert.Equal(t, []fetchedOffset{{Topic: "orders", Partition: 1, Offset: -1, LeaderEpoch: -1}},
-		flattenGroupFetch(resp.Groups[2].Topics))
+	}, wiretest.FetchedGroupOffsets(resp.Groups[1].Topics))
+	assert.Equal(t, []wiretest.Offset{{Topic: "orders", Partition: 1, Offset: -1, LeaderEpoch: -1}},
+		wiretest.FetchedGroupOffsets(resp.Groups[2].Topics))
 	assert.Empty(t, resp.Groups[3].Topics)
 	assert.Empty(t, resp.Topics, "v8+ answers in Groups only")
 }

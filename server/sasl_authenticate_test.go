@@ -10,6 +10,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"github.com/twmb/franz-go/pkg/sasl/scram"
+
+	"github.com/minibroker/minibroker/internal/wiretest"
 )
 
 // TestSASLAuthenticateFailures: every failed step is answered
@@ -41,14 +43,14 @@ func TestSASLAuthenticateFailures(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			e, addr := newSASLEnv(t, nil)
-			c := dial(t, addr, "bad")
+			c := wiretest.Dial(t, addr, "bad")
 			require.Equal(t, int16(0), handshake(t, c, tc.mechanism).ErrorCode)
 			resp := authenticate(t, c, 2, tc.token)
 			require.Equal(t, kerr.SaslAuthenticationFailed.Code, resp.ErrorCode)
 			require.NotNil(t, resp.ErrorMessage)
 			require.Equal(t, tc.msg, *resp.ErrorMessage)
 			require.Empty(t, resp.SASLAuthBytes)
-			requireClosed(t, c)
+			wiretest.RequireClosed(t, c)
 			recs := e.logs.Find("sasl authentication failed, closing connection")
 			require.Len(t, recs, 1)
 			require.Equal(t, slog.LevelWarn, recs[0].Level)
@@ -65,7 +67,7 @@ func TestSASLAuthenticateFailures(t *testing.T) {
 func TestSASLAuthenticateSCRAMWrongPassword(t *testing.T) {
 	t.Parallel()
 	e, addr := newSASLEnv(t, nil)
-	c := dial(t, addr, "guess")
+	c := wiretest.Dial(t, addr, "guess")
 	require.Equal(t, int16(0), handshake(t, c, MechanismSCRAMSHA256).ErrorCode)
 	session, first, err := scram.Auth{User: "alice", Pass: "guess"}.AsSha256Mechanism().Authenticate(context.Background(), addr)
 	require.NoError(t, err)
@@ -76,7 +78,7 @@ func TestSASLAuthenticateSCRAMWrongPassword(t *testing.T) {
 	require.NoError(t, err)
 	resp = authenticate(t, c, 0, final)
 	require.Equal(t, kerr.SaslAuthenticationFailed.Code, resp.ErrorCode)
-	requireClosed(t, c)
+	wiretest.RequireClosed(t, c)
 	recs := e.logs.Find("sasl authentication failed, closing connection")
 	require.Len(t, recs, 1)
 	require.Equal(t, "alice", recs[0].Attrs["user"])
@@ -89,17 +91,17 @@ func TestSASLAuthenticateSCRAMWrongPassword(t *testing.T) {
 func TestSASLAuthenticateStates(t *testing.T) {
 	t.Parallel()
 	off := newEnv(t)
-	c := dial(t, off.serve(), "off")
+	c := wiretest.Dial(t, off.serve(), "off")
 	resp := authenticate(t, c, 1, plainToken("alice", "alice-secret"))
 	require.Equal(t, kerr.IllegalSaslState.Code, resp.ErrorCode)
 	require.Equal(t, "SaslAuthenticate request received after successful authentication", *resp.ErrorMessage)
-	require.Len(t, roundTrip[*kmsg.MetadataResponse](t, c, metadataRequest(9, nil)).Topics, 2)
+	require.Len(t, wiretest.Do[*kmsg.MetadataResponse](t, c, metadataRequest(9, nil)).Topics, 2)
 
 	_, addr := newSASLEnv(t, nil)
-	c = dial(t, addr, "done")
+	c = wiretest.Dial(t, addr, "done")
 	authenticatePlain(t, c, "alice", "alice-secret")
 	require.Equal(t, kerr.IllegalSaslState.Code, authenticate(t, c, 2, plainToken("alice", "alice-secret")).ErrorCode)
-	require.Len(t, roundTrip[*kmsg.MetadataResponse](t, c, metadataRequest(9, nil)).Topics, 2)
+	require.Len(t, wiretest.Do[*kmsg.MetadataResponse](t, c, metadataRequest(9, nil)).Topics, 2)
 }
 
 // TestParsePlain: RFC 4616's three fields.

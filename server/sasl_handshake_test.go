@@ -6,6 +6,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/minibroker/minibroker/internal/wiretest"
 )
 
 // TestSASLHandshakeUnknownMechanism: UNSUPPORTED_SASL_MECHANISM with the
@@ -13,11 +15,11 @@ import (
 func TestSASLHandshakeUnknownMechanism(t *testing.T) {
 	t.Parallel()
 	_, addr := newSASLEnv(t, nil)
-	c := dial(t, addr, "gssapi")
+	c := wiretest.Dial(t, addr, "gssapi")
 	resp := handshake(t, c, "GSSAPI")
 	require.Equal(t, kerr.UnsupportedSaslMechanism.Code, resp.ErrorCode)
 	require.Equal(t, []string{"PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"}, resp.SupportedMechanisms)
-	requireClosed(t, c)
+	wiretest.RequireClosed(t, c)
 }
 
 // TestSASLHandshakeStates: with SASL off, or once authenticated, a
@@ -26,24 +28,24 @@ func TestSASLHandshakeUnknownMechanism(t *testing.T) {
 func TestSASLHandshakeStates(t *testing.T) {
 	t.Parallel()
 	plainEnv := newEnv(t)
-	c := dial(t, plainEnv.serve(), "off")
+	c := wiretest.Dial(t, plainEnv.serve(), "off")
 	resp := handshake(t, c, MechanismPlain)
 	require.Equal(t, kerr.IllegalSaslState.Code, resp.ErrorCode)
 	require.Empty(t, resp.SupportedMechanisms)
-	require.Len(t, roundTrip[*kmsg.MetadataResponse](t, c, metadataRequest(9, nil)).Topics, 2, "still open")
+	require.Len(t, wiretest.Do[*kmsg.MetadataResponse](t, c, metadataRequest(9, nil)).Topics, 2, "still open")
 
 	_, addr := newSASLEnv(t, nil)
-	c = dial(t, addr, "done")
+	c = wiretest.Dial(t, addr, "done")
 	authenticatePlain(t, c, "alice", "alice-secret")
 	require.Equal(t, kerr.IllegalSaslState.Code, handshake(t, c, MechanismPlain).ErrorCode)
-	require.Len(t, roundTrip[*kmsg.MetadataResponse](t, c, metadataRequest(9, nil)).Topics, 2, "still open")
+	require.Len(t, wiretest.Do[*kmsg.MetadataResponse](t, c, metadataRequest(9, nil)).Topics, 2, "still open")
 
-	c = dial(t, addr, "twice")
+	c = wiretest.Dial(t, addr, "twice")
 	require.Equal(t, int16(0), handshake(t, c, MechanismPlain).ErrorCode)
 	req := kmsg.NewPtrSASLHandshakeRequest()
 	req.Version, req.Mechanism = 1, MechanismPlain
 	require.NoError(t, c.Send(rawRequest(req, 2, "twice")))
-	requireClosed(t, c)
+	wiretest.RequireClosed(t, c)
 }
 
 // TestSASLAdvertised: both SASL APIs are in ApiVersions in the versions

@@ -10,6 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"github.com/twmb/franz-go/pkg/sasl/scram"
 
+	"github.com/minibroker/minibroker/internal/wiretest"
 	"github.com/minibroker/minibroker/wireclient"
 )
 
@@ -18,7 +19,7 @@ func handshakeV0(t *testing.T, c *wireclient.Client, mechanism string) {
 	t.Helper()
 	req := kmsg.NewPtrSASLHandshakeRequest()
 	req.Version, req.Mechanism = 0, mechanism
-	resp := roundTrip[*kmsg.SASLHandshakeResponse](t, c, req)
+	resp := wiretest.Do[*kmsg.SASLHandshakeResponse](t, c, req)
 	require.Equal(t, int16(0), resp.ErrorCode)
 	require.Equal(t, []string{"PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"}, resp.SupportedMechanisms)
 }
@@ -42,12 +43,12 @@ func rawToken(t *testing.T, c *wireclient.Client, token []byte) []byte {
 func TestSASLHandshakeV0RawTokens(t *testing.T) {
 	t.Parallel()
 	e, addr := newSASLEnv(t, nil)
-	c := dial(t, addr, "v0-plain")
+	c := wiretest.Dial(t, addr, "v0-plain")
 	handshakeV0(t, c, MechanismPlain)
 	require.Empty(t, rawToken(t, c, plainToken("alice", "alice-secret")))
-	require.Len(t, roundTrip[*kmsg.MetadataResponse](t, c, metadataRequest(9, nil)).Topics, 2)
+	require.Len(t, wiretest.Do[*kmsg.MetadataResponse](t, c, metadataRequest(9, nil)).Topics, 2)
 
-	c = dial(t, addr, "v0-scram")
+	c = wiretest.Dial(t, addr, "v0-scram")
 	handshakeV0(t, c, MechanismSCRAMSHA256)
 	session, first, err := scram.Auth{User: "bob", Pass: "b:o:b"}.AsSha256Mechanism().Authenticate(context.Background(), addr)
 	require.NoError(t, err)
@@ -56,21 +57,21 @@ func TestSASLHandshakeV0RawTokens(t *testing.T) {
 	done, _, err := session.Challenge(rawToken(t, c, final))
 	require.NoError(t, err)
 	require.True(t, done, "the server signature verifies")
-	require.Len(t, roundTrip[*kmsg.MetadataResponse](t, c, metadataRequest(9, nil)).Topics, 2)
+	require.Len(t, wiretest.Do[*kmsg.MetadataResponse](t, c, metadataRequest(9, nil)).Topics, 2)
 
-	c = dial(t, addr, "v0-wrong")
+	c = wiretest.Dial(t, addr, "v0-wrong")
 	handshakeV0(t, c, MechanismPlain)
 	token := plainToken("alice", "wrong")
 	require.NoError(t, c.Send(append(binary.BigEndian.AppendUint32(nil, uint32(len(token))), token...)))
-	requireClosed(t, c)
+	wiretest.RequireClosed(t, c)
 	recs := e.logs.Find("sasl authentication failed, closing connection")
 	require.Len(t, recs, 1)
 	require.Equal(t, "alice", recs[0].Attrs["user"])
 	require.Equal(t, c.LocalAddr(), recs[0].Attrs["remote"])
 
 	// A bare token is bounded like any frame before authentication.
-	c = dial(t, addr, "v0-big")
+	c = wiretest.Dial(t, addr, "v0-big")
 	handshakeV0(t, c, MechanismSCRAMSHA512)
 	require.NoError(t, c.Send(binary.BigEndian.AppendUint32(nil, maxUnauthenticatedFrameBytes+1)))
-	requireClosed(t, c)
+	wiretest.RequireClosed(t, c)
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/twmb/franz-go/pkg/sasl/scram"
 
 	"github.com/minibroker/minibroker/internal/testutil"
+	"github.com/minibroker/minibroker/internal/wiretest"
 	"github.com/minibroker/minibroker/protocol"
 	"github.com/minibroker/minibroker/wireclient"
 )
@@ -39,14 +40,14 @@ func handshake(t *testing.T, c *wireclient.Client, mechanism string) *kmsg.SASLH
 	t.Helper()
 	req := kmsg.NewPtrSASLHandshakeRequest()
 	req.Version, req.Mechanism = 1, mechanism
-	return roundTrip[*kmsg.SASLHandshakeResponse](t, c, req)
+	return wiretest.Do[*kmsg.SASLHandshakeResponse](t, c, req)
 }
 
 func authenticate(t *testing.T, c *wireclient.Client, version int16, token []byte) *kmsg.SASLAuthenticateResponse {
 	t.Helper()
 	req := kmsg.NewPtrSASLAuthenticateRequest()
 	req.Version, req.SASLAuthBytes = version, token
-	return roundTrip[*kmsg.SASLAuthenticateResponse](t, c, req)
+	return wiretest.Do[*kmsg.SASLAuthenticateResponse](t, c, req)
 }
 
 func plainToken(user, password string) []byte {
@@ -69,20 +70,20 @@ func TestSASLUnauthenticatedRequestCloses(t *testing.T) {
 	t.Parallel()
 	e, addr := newSASLEnv(t, nil)
 
-	c := dial(t, addr, "early")
-	vers := roundTrip[*kmsg.ApiVersionsResponse](t, c, apiVersionsRequest(3))
+	c := wiretest.Dial(t, addr, "early")
+	vers := wiretest.Do[*kmsg.ApiVersionsResponse](t, c, apiVersionsRequest(3))
 	require.Equal(t, int16(0), vers.ErrorCode)
 	require.NoError(t, c.Send(rawRequest(metadataRequest(9, nil), 2, "early")))
-	requireClosed(t, c)
+	wiretest.RequireClosed(t, c)
 
-	c = dial(t, addr, "mid")
+	c = wiretest.Dial(t, addr, "mid")
 	require.Equal(t, int16(0), handshake(t, c, MechanismSCRAMSHA256).ErrorCode)
 	require.NoError(t, c.Send(rawRequest(metadataRequest(9, nil), 2, "mid")))
-	requireClosed(t, c)
+	wiretest.RequireClosed(t, c)
 
-	c = dial(t, addr, "auth-first")
+	c = wiretest.Dial(t, addr, "auth-first")
 	require.NoError(t, c.Send(rawRequest(kmsg.NewPtrSASLAuthenticateRequest(), 1, "auth-first")))
-	requireClosed(t, c)
+	wiretest.RequireClosed(t, c)
 
 	warns := e.logs.Find("closing connection")
 	require.Len(t, warns, 3)
@@ -99,15 +100,15 @@ func TestSASLAuthenticatedConnectionIsServed(t *testing.T) {
 	obs := &recordingObserver{}
 	_, addr := newSASLEnv(t, func(cfg *Config) { cfg.Observer = obs })
 
-	c := dial(t, addr, "plain-client")
+	c := wiretest.Dial(t, addr, "plain-client")
 	for range 2 { // ApiVersions may repeat before the handshake
-		require.Equal(t, int16(0), roundTrip[*kmsg.ApiVersionsResponse](t, c, apiVersionsRequest(3)).ErrorCode)
+		require.Equal(t, int16(0), wiretest.Do[*kmsg.ApiVersionsResponse](t, c, apiVersionsRequest(3)).ErrorCode)
 	}
 	authenticatePlain(t, c, "bob", "b:o:b")
-	md := roundTrip[*kmsg.MetadataResponse](t, c, metadataRequest(9, nil))
+	md := wiretest.Do[*kmsg.MetadataResponse](t, c, metadataRequest(9, nil))
 	require.Len(t, md.Topics, 2)
 
-	c2 := dial(t, addr, "scram-client")
+	c2 := wiretest.Dial(t, addr, "scram-client")
 	require.Equal(t, []string{"PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"}, handshake(t, c2, MechanismSCRAMSHA512).SupportedMechanisms)
 	session, first, err := scram.Auth{User: "alice", Pass: "alice-secret"}.AsSha512Mechanism().Authenticate(context.Background(), addr)
 	require.NoError(t, err)
@@ -121,7 +122,7 @@ func TestSASLAuthenticatedConnectionIsServed(t *testing.T) {
 	done, _, err := session.Challenge(resp.SASLAuthBytes)
 	require.NoError(t, err)
 	require.True(t, done)
-	md = roundTrip[*kmsg.MetadataResponse](t, c2, metadataRequest(9, nil))
+	md = wiretest.Do[*kmsg.MetadataResponse](t, c2, metadataRequest(9, nil))
 	require.Len(t, md.Topics, 2)
 
 	idents := obs.snapshot().idents
@@ -139,7 +140,7 @@ func TestSASLOverTLS(t *testing.T) {
 	c, err := dialTLS(t, addr, pki, false)
 	require.NoError(t, err)
 	authenticatePlain(t, c, "alice", "alice-secret")
-	md := roundTrip[*kmsg.MetadataResponse](t, c, metadataRequest(9, nil))
+	md := wiretest.Do[*kmsg.MetadataResponse](t, c, metadataRequest(9, nil))
 	require.Len(t, md.Topics, 2)
 	require.Contains(t, obs.snapshot().idents, ConnInfo{Remote: c.LocalAddr(), ClientID: "tls", User: "alice", Mechanism: "PLAIN", TLS: true})
 }
@@ -151,16 +152,16 @@ func TestSASLOverTLS(t *testing.T) {
 func TestSASLLargeFrameBeforeAuthentication(t *testing.T) {
 	t.Parallel()
 	e, addr := newSASLEnv(t, nil)
-	c := dial(t, addr, "big")
+	c := wiretest.Dial(t, addr, "big")
 	require.NoError(t, c.Send(binary.BigEndian.AppendUint32(nil, maxUnauthenticatedFrameBytes+1)))
-	requireClosed(t, c)
+	wiretest.RequireClosed(t, c)
 	require.Equal(t, int64(0), e.srv.InFlightBytes())
 	require.NotEmpty(t, e.logs.Find("closing connection"))
 	require.Contains(t, e.logs.Find("closing connection")[0].Attrs["err"], "524289")
 
 	// A frame of 512 KiB + 1 after authentication is read and answered:
 	// a CreateTopics with a long validate-only list.
-	c = dial(t, addr, "big-after")
+	c = wiretest.Dial(t, addr, "big-after")
 	authenticatePlain(t, c, "alice", "alice-secret")
 	req := kmsg.NewPtrCreateTopicsRequest()
 	req.Version, req.ValidateOnly = 4, true
@@ -169,7 +170,7 @@ func TestSASLLargeFrameBeforeAuthentication(t *testing.T) {
 		req.Topics = append(req.Topics, kmsg.CreateTopicsRequestTopic{Topic: fmt.Sprintf("%s%05d", bytes.Repeat([]byte{'t'}, 200), i), NumPartitions: 1, ReplicationFactor: 1})
 	}
 	require.Greater(t, len(rawRequest(req, 3, "big-after")), maxUnauthenticatedFrameBytes+4)
-	resp := roundTrip[*kmsg.CreateTopicsResponse](t, c, req)
+	resp := wiretest.Do[*kmsg.CreateTopicsResponse](t, c, req)
 	require.Len(t, resp.Topics, len(req.Topics))
 }
 
@@ -179,12 +180,12 @@ func TestSASLLargeFrameBeforeAuthentication(t *testing.T) {
 func TestSASLDeadline(t *testing.T) {
 	t.Parallel()
 	e, addr := newSASLEnv(t, func(cfg *Config) { cfg.FrameReadTimeout = 200 * time.Millisecond })
-	done := dial(t, addr, "done")
+	done := wiretest.Dial(t, addr, "done")
 	authenticatePlain(t, done, "alice", "alice-secret")
 
-	c := dial(t, addr, "slow")
+	c := wiretest.Dial(t, addr, "slow")
 	require.Equal(t, int16(0), handshake(t, c, MechanismSCRAMSHA256).ErrorCode)
-	requireClosed(t, c)
+	wiretest.RequireClosed(t, c)
 	eventually(t, testTimeout, func() bool {
 		for _, r := range e.logs.Find("closing connection") {
 			if r.Attrs["err"] == "sasl: not authenticated within 200ms" && r.Level == slog.LevelWarn {
@@ -193,7 +194,7 @@ func TestSASLDeadline(t *testing.T) {
 		}
 		return false
 	}, "the deadline is logged")
-	md := roundTrip[*kmsg.MetadataResponse](t, done, metadataRequest(9, nil))
+	md := wiretest.Do[*kmsg.MetadataResponse](t, done, metadataRequest(9, nil))
 	require.Len(t, md.Topics, 2, "the authenticated connection outlives the deadline")
 }
 

@@ -17,22 +17,17 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/minibroker/minibroker/catalog"
 	"github.com/minibroker/minibroker/clock"
 	"github.com/minibroker/minibroker/coordinator"
+	"github.com/minibroker/minibroker/internal/coretest"
+	"github.com/minibroker/minibroker/internal/wiretest"
 	"github.com/minibroker/minibroker/protocol"
-	"github.com/minibroker/minibroker/records"
 )
 
 func TestConfigValidate(t *testing.T) {
 	t.Parallel()
-	coord, err := coordinator.New(coordinator.Config{Clock: clock.NewManual(time.UnixMilli(0))})
-	require.NoError(t, err)
-	cat, err := catalog.Open(catalog.Config{})
-	require.NoError(t, err)
-	log, err := records.Open(records.Config{})
-	require.NoError(t, err)
-	t.Cleanup(func() { log.Close() })
+	core := coretest.New(t, coretest.Config{Coordinator: coordinator.Config{Clock: clock.NewManual(time.UnixMilli(0))}})
+	coord, cat, log := core.Coordinator, core.Catalog, core.Log
 	tests := []struct {
 		name    string
 		cfg     Config
@@ -92,13 +87,8 @@ func TestConfigValidate(t *testing.T) {
 
 func TestNewDefaults(t *testing.T) {
 	t.Parallel()
-	coord, err := coordinator.New(coordinator.Config{Clock: clock.NewManual(time.UnixMilli(0))})
-	require.NoError(t, err)
-	cat, err := catalog.Open(catalog.Config{})
-	require.NoError(t, err)
-	log, err := records.Open(records.Config{})
-	require.NoError(t, err)
-	t.Cleanup(func() { log.Close() })
+	core := coretest.New(t, coretest.Config{Coordinator: coordinator.Config{Clock: clock.NewManual(time.UnixMilli(0))}})
+	coord, cat, log := core.Coordinator, core.Catalog, core.Log
 	srv, err := New(Config{Coordinator: coord, Catalog: cat, Log: log})
 	require.NoError(t, err)
 	assert.NotNil(t, srv.logger)
@@ -139,11 +129,11 @@ func TestServeShutdown(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- e.srv.Serve(ctx, ln) }()
 
-	reader := dial(t, addr, "reader")
-	roundTrip[*kmsg.ApiVersionsResponse](t, reader, apiVersionsRequest(3)) // the conn is being served
-	fetcher := dial(t, addr, "fetcher")
-	idle := dial(t, addr, "idle")
-	roundTrip[*kmsg.ApiVersionsResponse](t, idle, apiVersionsRequest(0))
+	reader := wiretest.Dial(t, addr, "reader")
+	wiretest.Do[*kmsg.ApiVersionsResponse](t, reader, apiVersionsRequest(3)) // the conn is being served
+	fetcher := wiretest.Dial(t, addr, "fetcher")
+	idle := wiretest.Dial(t, addr, "idle")
+	wiretest.Do[*kmsg.ApiVersionsResponse](t, idle, apiVersionsRequest(0))
 
 	readErr := make(chan error, 1)
 	go func() {
@@ -183,8 +173,8 @@ func TestServeShutdown(t *testing.T) {
 	if frame, err := fetcher.ReadFrame(); err == nil {
 		assert.Equal(t, []byte{0, 0, 0, 0}, frame[:4], "only the fetch's answer, correlation id 0")
 	}
-	requireClosed(t, fetcher)
-	requireClosed(t, idle)
+	wiretest.RequireClosed(t, fetcher)
+	wiretest.RequireClosed(t, idle)
 	_, err = net.DialTimeout("tcp", addr, time.Second)
 	assert.Error(t, err, "the listener is closed")
 
@@ -382,25 +372,25 @@ func TestAdvertise(t *testing.T) {
 			t.Parallel()
 			e := newEnvWith(t, envOptions{config: func(cfg *Config) { cfg.Advertise = tc.advertise }})
 			addr := e.serve()
-			c := dial(t, addr, "c")
+			c := wiretest.Dial(t, addr, "c")
 			wantPort := tc.wantPort(addr)
 
 			md := kmsg.NewPtrMetadataRequest()
 			md.Version = 12
-			mresp := roundTrip[*kmsg.MetadataResponse](t, c, md)
+			mresp := wiretest.Do[*kmsg.MetadataResponse](t, c, md)
 			require.Len(t, mresp.Brokers, 1)
 			assert.Equal(t, kmsg.MetadataResponseBroker{NodeID: 0, Host: tc.wantHost, Port: wantPort}, mresp.Brokers[0])
 
 			for _, v := range []int16{0, 3} {
 				fc := kmsg.NewPtrFindCoordinatorRequest()
 				fc.Version, fc.CoordinatorKey = v, "g"
-				fresp := roundTrip[*kmsg.FindCoordinatorResponse](t, c, fc)
+				fresp := wiretest.Do[*kmsg.FindCoordinatorResponse](t, c, fc)
 				assert.Equal(t, tc.wantHost, fresp.Host, "v%d", v)
 				assert.Equal(t, wantPort, fresp.Port, "v%d", v)
 			}
 			fc := kmsg.NewPtrFindCoordinatorRequest()
 			fc.Version, fc.CoordinatorKeys = 6, []string{"g"}
-			fresp := roundTrip[*kmsg.FindCoordinatorResponse](t, c, fc)
+			fresp := wiretest.Do[*kmsg.FindCoordinatorResponse](t, c, fc)
 			require.Len(t, fresp.Coordinators, 1)
 			assert.Equal(t, tc.wantHost, fresp.Coordinators[0].Host)
 			assert.Equal(t, wantPort, fresp.Coordinators[0].Port)
@@ -417,16 +407,16 @@ func TestMaxConnectionsRefusesAndLogs(t *testing.T) {
 	o := &recordingObserver{}
 	e := newEnvWith(t, envOptions{config: func(cfg *Config) { cfg.MaxConnections, cfg.Observer = 2, o }})
 	addr := e.serve()
-	first := dial(t, addr, "first")
-	roundTrip[*kmsg.ApiVersionsResponse](t, first, apiVersionsRequest(3))
-	second := dial(t, addr, "second")
-	roundTrip[*kmsg.ApiVersionsResponse](t, second, apiVersionsRequest(3))
+	first := wiretest.Dial(t, addr, "first")
+	wiretest.Do[*kmsg.ApiVersionsResponse](t, first, apiVersionsRequest(3))
+	second := wiretest.Dial(t, addr, "second")
+	wiretest.Do[*kmsg.ApiVersionsResponse](t, second, apiVersionsRequest(3))
 
 	const extra = 20
 	for range extra {
-		c := dial(t, addr, "extra")
+		c := wiretest.Dial(t, addr, "extra")
 		require.NoError(t, c.Send(rawRequest(apiVersionsRequest(3), 1, "extra")))
-		requireClosed(t, c)
+		wiretest.RequireClosed(t, c)
 	}
 	refusals := e.logs.Find("too many connections, refusing")
 	require.NotEmpty(t, refusals)
@@ -437,9 +427,9 @@ func TestMaxConnectionsRefusesAndLogs(t *testing.T) {
 	assert.Contains(t, refusals[0].Attrs, "remote")
 	assert.Len(t, o.snapshot().opened, 2, "refused connections are never served")
 
-	roundTrip[*kmsg.ApiVersionsResponse](t, first, apiVersionsRequest(3))
+	wiretest.Do[*kmsg.ApiVersionsResponse](t, first, apiVersionsRequest(3))
 	require.NoError(t, second.Close())
 	eventually(t, testTimeout, func() bool { return len(o.snapshot().closed) == 1 }, "the second connection's goroutine ends")
-	third := dial(t, addr, "third")
-	assert.Zero(t, roundTrip[*kmsg.ApiVersionsResponse](t, third, apiVersionsRequest(3)).ErrorCode, "a freed place is served")
+	third := wiretest.Dial(t, addr, "third")
+	assert.Zero(t, wiretest.Do[*kmsg.ApiVersionsResponse](t, third, apiVersionsRequest(3)).ErrorCode, "a freed place is served")
 }

@@ -17,17 +17,17 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/minibroker/minibroker/assignor"
 	"github.com/minibroker/minibroker/coordinator"
+	"github.com/minibroker/minibroker/protocol"
 )
 
 func (s *Server) handleSyncGroup(r *request, req *kmsg.SyncGroupRequest) kmsg.Response {
 	resp := req.ResponseKind().(*kmsg.SyncGroupResponse)
-	protocol := ""
+	name := ""
 	if req.Protocol != nil {
-		protocol = *req.Protocol
+		name = *req.Protocol
 	}
-	parts, err := s.coord.SyncInstance(req.Group, req.MemberID, instanceID(req.InstanceID), req.Generation, protocol)
+	parts, err := s.coord.SyncInstance(req.Group, req.MemberID, instanceID(req.InstanceID), req.Generation, name)
 	if err == nil && req.ProtocolType != nil && *req.ProtocolType != coordinator.ConsumerProtocolType {
 		err = fmt.Errorf("%w: protocol type %q", coordinator.ErrInconsistentGroupProtocol, *req.ProtocolType)
 	}
@@ -37,21 +37,6 @@ func (s *Server) handleSyncGroup(r *request, req *kmsg.SyncGroupRequest) kmsg.Re
 		return resp
 	}
 	resp.ProtocolType, resp.Protocol = req.ProtocolType, req.Protocol // checked equal to the group's
-	resp.MemberAssignment = encodeAssignment(parts)
+	resp.MemberAssignment = protocol.EncodeAssignment(parts)
 	return resp
-}
-
-// encodeAssignment renders partitions, sorted by topic then partition, as a
-// version 0 ConsumerMemberAssignment.
-func encodeAssignment(parts []assignor.TopicPartition) []byte {
-	a := kmsg.NewConsumerMemberAssignment()
-	for _, tp := range parts {
-		n := len(a.Topics)
-		if n == 0 || a.Topics[n-1].Topic != tp.Topic {
-			a.Topics = append(a.Topics, kmsg.ConsumerMemberAssignmentTopic{Topic: tp.Topic})
-			n++
-		}
-		a.Topics[n-1].Partitions = append(a.Topics[n-1].Partitions, tp.Partition)
-	}
-	return a.AppendTo(nil)
 }

@@ -9,43 +9,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/minibroker/minibroker/assignor"
+	"github.com/minibroker/minibroker/internal/wiretest"
 )
-
-func TestEncodeAssignmentGolden(t *testing.T) {
-	t.Parallel()
-	tests := []struct {
-		name  string
-		parts []assignor.TopicPartition
-		want  string
-	}{
-		// version 0 | 0 topics | null user data: never zero bytes.
-		{"nil", nil, "0000" + "00000000" + "ffffffff"},
-		{"empty", []assignor.TopicPartition{}, "0000" + "00000000" + "ffffffff"},
-		{"one partition", []assignor.TopicPartition{{Topic: "t", Partition: 3}},
-			"0000" + "00000001" + "0001" + hex.EncodeToString([]byte("t")) + "00000001" + "00000003" + "ffffffff"},
-		{"two topics", []assignor.TopicPartition{{Topic: "orders", Partition: 0}, {Topic: "orders", Partition: 2}, {Topic: "payments", Partition: 0}},
-			"0000" + "00000002" +
-				"0006" + hex.EncodeToString([]byte("orders")) + "00000002" + "00000000" + "00000002" +
-				"0008" + hex.EncodeToString([]byte("payments")) + "00000001" + "00000000" +
-				"ffffffff"},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			got := encodeAssignment(tc.parts)
-			assert.Equal(t, tc.want, hex.EncodeToString(got))
-			var a kmsg.ConsumerMemberAssignment
-			require.NoError(t, a.ReadFrom(got), "kgo's parser accepts it")
-		})
-	}
-}
-
-func syncRequest(version int16, group, member string, generation int32) *kmsg.SyncGroupRequest {
-	req := kmsg.NewPtrSyncGroupRequest()
-	req.Version, req.Group, req.MemberID, req.Generation = version, group, member, generation
-	return req
-}
 
 func TestSyncGroup(t *testing.T) {
 	t.Parallel()
@@ -62,14 +27,14 @@ func TestSyncGroup(t *testing.T) {
 		wantCode int16
 		want     []string
 	}{
-		{"leader", syncRequest(0, "g", a.MemberID, gen), 0, []string{"orders-0", "orders-2"}},
-		{"payments", syncRequest(3, "g", b.MemberID, gen), 0, []string{"payments-0"}},
-		{"orders follower", syncRequest(4, "g", idle.MemberID, gen), 0, []string{"orders-1", "orders-3"}},
-		{"empty group id", syncRequest(5, "", a.MemberID, gen), kerr.InvalidGroupID.Code, nil},
-		{"unknown group", syncRequest(5, "nope", a.MemberID, gen), kerr.UnknownMemberID.Code, nil},
-		{"unknown member", syncRequest(5, "g", "c-999999", gen), kerr.UnknownMemberID.Code, nil},
-		{"stale generation", syncRequest(5, "g", a.MemberID, gen-1), kerr.IllegalGeneration.Code, nil},
-		{"future generation", syncRequest(5, "g", a.MemberID, gen+1), kerr.IllegalGeneration.Code, nil},
+		{"leader", wiretest.SyncRequest(0, "g", a.MemberID, gen), 0, []string{"orders-0", "orders-2"}},
+		{"payments", wiretest.SyncRequest(3, "g", b.MemberID, gen), 0, []string{"payments-0"}},
+		{"orders follower", wiretest.SyncRequest(4, "g", idle.MemberID, gen), 0, []string{"orders-1", "orders-3"}},
+		{"empty group id", wiretest.SyncRequest(5, "", a.MemberID, gen), kerr.InvalidGroupID.Code, nil},
+		{"unknown group", wiretest.SyncRequest(5, "nope", a.MemberID, gen), kerr.UnknownMemberID.Code, nil},
+		{"unknown member", wiretest.SyncRequest(5, "g", "c-999999", gen), kerr.UnknownMemberID.Code, nil},
+		{"stale generation", wiretest.SyncRequest(5, "g", a.MemberID, gen-1), kerr.IllegalGeneration.Code, nil},
+		{"future generation", wiretest.SyncRequest(5, "g", a.MemberID, gen+1), kerr.IllegalGeneration.Code, nil},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -79,7 +44,7 @@ func TestSyncGroup(t *testing.T) {
 				assert.Empty(t, resp.MemberAssignment)
 				return
 			}
-			assert.Equal(t, tc.want, decodeAssignment(t, resp.MemberAssignment))
+			assert.Equal(t, tc.want, wiretest.Assignment(t, resp.MemberAssignment))
 		})
 	}
 }
@@ -91,7 +56,7 @@ func TestSyncGroupIgnoresLeaderPlanAndNeverSendsEmptyBytes(t *testing.T) {
 	e := newEnv(t)
 	a := e.join("c", "g", "", "payments")
 	b := e.join("c", "g", "", "payments")
-	req := syncRequest(5, "g", a.MemberID, b.Generation)
+	req := wiretest.SyncRequest(5, "g", a.MemberID, b.Generation)
 	protocolType, protocol := "consumer", "roundrobin"
 	req.ProtocolType, req.Protocol = &protocolType, &protocol
 	plan := kmsg.ConsumerMemberAssignment{Topics: []kmsg.ConsumerMemberAssignmentTopic{{Topic: "payments", Partitions: []int32{0}}}}
@@ -101,14 +66,14 @@ func TestSyncGroupIgnoresLeaderPlanAndNeverSendsEmptyBytes(t *testing.T) {
 	}
 	resp := call[*kmsg.SyncGroupResponse](e, "c", req)
 	require.Zero(t, resp.ErrorCode)
-	assert.Equal(t, []string{"payments-0"}, decodeAssignment(t, resp.MemberAssignment), "the coordinator's assignment, not the plan")
+	assert.Equal(t, []string{"payments-0"}, wiretest.Assignment(t, resp.MemberAssignment), "the coordinator's assignment, not the plan")
 	assert.Equal(t, &protocolType, resp.ProtocolType, "v5 echoes the protocol type")
 	assert.Equal(t, &protocol, resp.Protocol, "and name")
 
-	resp = call[*kmsg.SyncGroupResponse](e, "c", syncRequest(5, "g", b.MemberID, b.Generation))
+	resp = call[*kmsg.SyncGroupResponse](e, "c", wiretest.SyncRequest(5, "g", b.MemberID, b.Generation))
 	require.Zero(t, resp.ErrorCode)
 	assert.Equal(t, "000000000000ffffffff", hex.EncodeToString(resp.MemberAssignment))
-	assert.Empty(t, decodeAssignment(t, resp.MemberAssignment))
+	assert.Empty(t, wiretest.Assignment(t, resp.MemberAssignment))
 }
 
 func TestSyncGroupFencedInstance(t *testing.T) {
@@ -120,5 +85,5 @@ func TestSyncGroupFencedInstance(t *testing.T) {
 	assert.Equal(t, kerr.FencedInstanceID.Code, resp.ErrorCode)
 	resp = call[*kmsg.SyncGroupResponse](e, "kgo", &kmsg.SyncGroupRequest{Version: 5, Group: "g", MemberID: current, InstanceID: &a, Generation: 1})
 	require.Zero(t, resp.ErrorCode)
-	assert.Equal(t, []string{"orders-0", "orders-1", "orders-2", "orders-3"}, decodeAssignment(t, resp.MemberAssignment))
+	assert.Equal(t, []string{"orders-0", "orders-1", "orders-2", "orders-3"}, wiretest.Assignment(t, resp.MemberAssignment))
 }

@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"github.com/twmb/franz-go/pkg/kerr"
-	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/minibroker/minibroker/assignor"
 )
@@ -80,38 +79,4 @@ func offsetList(offs []PartitionOffset) string {
 // TP names one partition.
 func TP(topic string, partition int32) assignor.TopicPartition {
 	return assignor.TopicPartition{Topic: topic, Partition: partition}
-}
-
-// encodeAssignment renders partitions as a ConsumerMemberAssignment, the
-// bytes a leader's plan carries for each member.
-func encodeAssignment(parts []assignor.TopicPartition) []byte {
-	a := kmsg.NewConsumerMemberAssignment()
-	for _, tp := range parts {
-		n := len(a.Topics)
-		if n == 0 || a.Topics[n-1].Topic != tp.Topic {
-			a.Topics = append(a.Topics, kmsg.ConsumerMemberAssignmentTopic{Topic: tp.Topic})
-			n++
-		}
-		a.Topics[n-1].Partitions = append(a.Topics[n-1].Partitions, tp.Partition)
-	}
-	return a.AppendTo(nil)
-}
-
-// decodeAssignment reads a SyncGroup's ConsumerMemberAssignment. Zero bytes
-// (what Kafka sends a member its leader left out) is no partition.
-func decodeAssignment(b []byte) ([]assignor.TopicPartition, error) {
-	if len(b) == 0 {
-		return nil, nil
-	}
-	var a kmsg.ConsumerMemberAssignment
-	if err := a.ReadFrom(b); err != nil {
-		return nil, fmt.Errorf("lab: decode assignment: %w", err)
-	}
-	var out []assignor.TopicPartition
-	for _, t := range a.Topics {
-		for _, p := range t.Partitions {
-			out = append(out, assignor.TopicPartition{Topic: t.Topic, Partition: p})
-		}
-	}
-	return out, nil
 }

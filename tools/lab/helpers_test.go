@@ -57,16 +57,6 @@ func lastStepMember1(out string) string {
 	return line[:strings.IndexByte(line, '\n')]
 }
 
-// dialUser opens a raw client as a user's application would; cleanup
-// closes it.
-func dialUser(t *testing.T, addr string) *wireclient.Client {
-	t.Helper()
-	c, err := wireclient.Dial(testContext(t), addr, "user-app")
-	require.NoError(t, err)
-	t.Cleanup(func() { c.Close() })
-	return c
-}
-
 // userCommit commits offset for topic's partition in group as a client
 // outside any generation does (generation -1), and requires NONE.
 func userCommit(t *testing.T, c *wireclient.Client, group, topic string, partition int32, offset int64) {

@@ -11,6 +11,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/minibroker/minibroker/assignor"
+	"github.com/minibroker/minibroker/protocol"
 	"github.com/minibroker/minibroker/wireclient"
 )
 
@@ -226,7 +227,7 @@ func (m *Member) Sync(ctx context.Context) (int16, error) {
 		m.tracef("  < SyncGroup v%d %s", resp.Version, CodeName(resp.ErrorCode))
 		return resp.ErrorCode, nil
 	}
-	parts, err := decodeAssignment(resp.MemberAssignment)
+	parts, err := protocol.DecodeAssignment(resp.MemberAssignment)
 	if err != nil {
 		return 0, err
 	}
@@ -259,7 +260,7 @@ func (m *Member) plan() ([]kmsg.SyncGroupRequestGroupAssignment, error) {
 	slices.Sort(ids)
 	out := make([]kmsg.SyncGroupRequestGroupAssignment, 0, len(ids))
 	for _, id := range ids {
-		out = append(out, kmsg.SyncGroupRequestGroupAssignment{MemberID: id, MemberAssignment: encodeAssignment(assignment[id])})
+		out = append(out, kmsg.SyncGroupRequestGroupAssignment{MemberID: id, MemberAssignment: protocol.EncodeAssignment(assignment[id])})
 	}
 	return out, nil
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/minibroker/minibroker/assignor"
+	"github.com/minibroker/minibroker/protocol"
 )
 
 // TestLabMemberLeaderPlan checks the plan a leader sends: the round-robin
@@ -29,7 +30,7 @@ func TestLabMemberLeaderPlan(t *testing.T) {
 	require.Equal(t, "a", plan[0].MemberID, "sorted by member id")
 	got := map[string][]assignor.TopicPartition{}
 	for _, p := range plan {
-		got[p.MemberID], err = decodeAssignment(p.MemberAssignment)
+		got[p.MemberID], err = protocol.DecodeAssignment(p.MemberAssignment)
 		require.NoError(t, err)
 	}
 	require.Equal(t, assignor.RoundRobin(map[string][]string{"a": {"orders", "payments"}, "b": {"orders"}}, DefaultTopics()), got)
@@ -43,7 +44,7 @@ func TestLabMemberLeaderPlan(t *testing.T) {
 	require.NoError(t, err)
 	got = map[string][]assignor.TopicPartition{}
 	for _, p := range plan {
-		got[p.MemberID], err = decodeAssignment(p.MemberAssignment)
+		got[p.MemberID], err = protocol.DecodeAssignment(p.MemberAssignment)
 		require.NoError(t, err)
 	}
 	require.Equal(t, map[string][]assignor.TopicPartition{"a": nil, "b": {TP("orders", 0)}}, got)

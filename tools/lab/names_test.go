@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/minibroker/minibroker/broker"
+	"github.com/minibroker/minibroker/internal/wiretest"
 )
 
 // TestScopeNames: on the tool's own broker the chapter's names; on a
@@ -45,7 +46,7 @@ func TestScopeCleanup(t *testing.T) {
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, b.Close()) })
 	run := OnBroker("lab")
-	c := dialUser(t, b.Addr())
+	c := wiretest.Dial(t, b.Addr(), "user-app")
 	userCommit(t, c, run.Group("a"), "orders", 0, 3)
 	userCommit(t, c, run.Group("a")+"-fenced", "orders", 0, 3)
 	userCommit(t, c, "billing", "orders", 0, 5)
@@ -83,7 +84,7 @@ func TestScopeCleanupDeletesTheRunsTopics(t *testing.T) {
 	run := OnBroker("lab")
 	mine, shared := run.RunTopic("payments"), run.Topic("orders")
 	require.NoError(t, EnsureTopics(testContext(t), b.Addr(), map[string]int32{mine: 1, shared: 2}))
-	c := dialUser(t, b.Addr())
+	c := wiretest.Dial(t, b.Addr(), "user-app")
 	userCommit(t, c, run.Group("a"), mine, 0, 3)
 
 	var out bytes.Buffer

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/minibroker/minibroker/broker"
+	"github.com/minibroker/minibroker/internal/wiretest"
 )
 
 func TestLabRunUnknownLab(t *testing.T) {
@@ -39,7 +40,7 @@ func TestLabAgainstRunningBroker(t *testing.T) {
 	b, err := broker.Start(context.Background(), broker.Config{Topics: map[string]int32{"orders": 2}}) // outlives each lab's 10 s context
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, b.Close()) })
-	user := dialUser(t, b.Addr())
+	user := wiretest.Dial(t, b.Addr(), "user-app")
 	userCommit(t, user, "billing", "orders", 1, 7)
 
 	wire := []string{"rebalance", "fencing", "rebalance-848", "fencing-848", "identity"}
