@@ -4,6 +4,7 @@
 // its own so that the minibroker binary does not link kfake.
 //
 //	minicompare [--broker ADDR]
+//	minicompare etl [--records N] [--members N] [--churn N] [--seed N] ...
 package main
 
 import (
@@ -25,6 +26,7 @@ import (
 )
 
 const usage = `usage: minicompare [--broker ADDR]
+       minicompare etl [flags] (minicompare etl -h)
 
 Runs the same scripted consumer-group scenarios, over the classic group
 protocol and over Kafka 4's consumer protocol (KIP-848, the kip848-*
@@ -61,6 +63,9 @@ func main() {
 // run executes one command line and returns the exit status: 0 when every
 // answer is the documented one, 1 otherwise, 2 for a usage error.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 && args[0] == "etl" {
+		return runETL(ctx, args[1:], stdout, stderr)
+	}
 	fs := flag.NewFlagSet("minicompare", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() { fmt.Fprint(stderr, usage) }
