@@ -281,11 +281,10 @@ func (r ETLResult) summary() string {
 	return fmt.Sprintf("%d in, %d out, %d processed twice or more, %d missing, in %s", r.In, r.Out, r.Twice(), r.Missing, r.Elapsed.Round(100*time.Millisecond))
 }
 
-// runETLRow plays one row on one broker.
-func runETLRow(ctx context.Context, cfg ETLConfig, row ETLRow, side Side, addr string) (res ETLResult) {
-	res = ETLResult{Row: row, Side: side, Reprocessed: map[int]int{}, PollErrors: map[string]int{}, CommitErrors: map[string]int{}}
+// runETLRow plays one row on one broker, in topics and groups named
+// after the row (ETLTopics), which it creates first.
+func runETLRow(ctx context.Context, cfg ETLConfig, row ETLRow, side Side, addr string) ETLResult {
 	start := time.Now()
-	defer func() { res.Elapsed = time.Since(start) }()
 	ctx, cancel := context.WithTimeout(ctx, cfg.Timeout)
 	defer cancel()
 	topics := ETLTopics(cfg, row)
@@ -294,27 +293,36 @@ func runETLRow(ctx context.Context, cfg ETLConfig, row ETLRow, side Side, addr s
 		want[t] = cfg.Partitions
 	}
 	if err := lab.EnsureTopics(ctx, addr, want); err != nil {
-		res.Err = err
-		return res
+		return ETLResult{Row: row, Side: side, Err: err, Elapsed: time.Since(start)}
 	}
-	p := &pipeline{cfg: cfg, row: row, addr: addr, topics: topics, pollErrs: map[string]int{}, syncErrs: map[string]int{}}
+	res := measureETL(ctx, cfg, row, addr, topics, "etl-"+row.slug())
+	res.Side = side
+	return res
+}
+
+// measureETL runs a row's pipeline through topics, which exist, with its
+// groups named prefix-0, prefix-1..., and measures it: the last topic is
+// read to its end once the members are gone. cfg has its defaults.
+func measureETL(ctx context.Context, cfg ETLConfig, row ETLRow, addr string, topics []string, prefix string) (res ETLResult) {
+	res = ETLResult{Row: row, Reprocessed: map[int]int{}, PollErrors: map[string]int{}, CommitErrors: map[string]int{}}
+	start := time.Now()
+	defer func() { res.Elapsed = time.Since(start) }()
+	p := &pipeline{cfg: cfg, row: row, addr: addr, topics: topics, prefix: prefix, pollErrs: map[string]int{}, syncErrs: map[string]int{}}
 	if err := p.run(ctx); err != nil {
 		res.Err = err
 	}
 	res.In = p.produced
 	res.PollErrors, res.CommitErrors = p.pollErrs, p.syncErrs
+	worst := map[string]int{} // source id -> most times one stage processed it
 	for _, s := range p.stages {
 		res.Rebalances += s.rebalances()
 		for id, n := range s.processed {
-			if n > 1 && n > p.worst[id] {
-				if p.worst == nil {
-					p.worst = map[string]int{}
-				}
-				p.worst[id] = n
+			if n > 1 && n > worst[id] {
+				worst[id] = n
 			}
 		}
 	}
-	for _, n := range p.worst {
+	for _, n := range worst {
 		res.Reprocessed[n]++
 	}
 	if res.Err != nil {

@@ -38,13 +38,15 @@ type pipeline struct {
 	row    ETLRow
 	addr   string
 	topics []string
+	// prefix names the stages' groups (prefix-0, ...) and their members
+	// (the client and transactional ids prefix-0-m0, ...).
+	prefix string
 	stages []*stage
 
 	mu       sync.Mutex
 	produced int            // guarded by mu
 	pollErrs map[string]int // guarded by mu: errors PollFetches handed the application, by kind
 	syncErrs map[string]int // guarded by mu: errors a commit (plain) or End (txn) returned, by kind
-	worst    map[string]int // source id -> most times one stage processed it (set after run)
 }
 
 // stage is one consumer group of a pipeline: it reads from and writes
@@ -105,7 +107,7 @@ func errKind(err error) string {
 func (p *pipeline) run(ctx context.Context) error {
 	for i := range p.cfg.Stages {
 		s := &stage{p: p, index: i, from: p.topics[i], to: p.topics[i+1],
-			group:     fmt.Sprintf("etl-%s-%d", p.row.slug(), i),
+			group:     fmt.Sprintf("%s-%d", p.prefix, i),
 			processed: map[string]int{}, delivered: map[string]struct{}{}, gens: map[int32]struct{}{},
 			changed: make(chan struct{})}
 		p.stages = append(p.stages, s)

@@ -14,7 +14,7 @@ import (
 // and broker, then a few lines on what it shows.
 func WriteETLTable(w io.Writer, cfg ETLConfig, results []ETLResult) error {
 	cfg = cfg.withDefaults()
-	fmt.Fprintf(w, "ETL: %d records through %d stages of %d partitions, %d members per stage, %d joins/leaves per stage (seed %d), heartbeat %s\n\n",
+	fmt.Fprintf(w, "ETL: %d records, stages %d, partitions %d per topic, members %d per stage, churn %d per stage (seed %d), heartbeat %s\n\n",
 		cfg.Records, cfg.Stages, cfg.Partitions, cfg.Members, cfg.Churn, cfg.Seed, cfg.Heartbeat)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "PROTOCOL\tMODE\tBROKER\tIN\tOUT\tMISSING\tTWICE+\tTIMES\tDUP OUT\tREBALANCES\tPOLL ERRORS\tCOMMIT ERRORS\tTIME")
