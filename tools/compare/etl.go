@@ -255,8 +255,8 @@ func RunETL(ctx context.Context, cfg ETLConfig, addrs map[Side]string, progress 
 			continue
 		}
 		k := &results[i+1]
+		slots <- struct{}{} // rows start in table order
 		wg.Go(func() {
-			slots <- struct{}{}
 			defer func() { <-slots }()
 			say("etl: %s %s: running on both brokers", r.Row.Protocol.Name, r.Row.Mode())
 			var sides sync.WaitGroup

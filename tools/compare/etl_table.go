@@ -90,18 +90,21 @@ what CommitUncommittedOffsets (plain) or End (txn) returned.
 Where the duplicates come from. A join completes at once on minibroker: the
 coordinator moves partitions to the newcomer in a new generation while the old
 owner still consumes them on its old assignment, until its next heartbeat or
-commit is fenced (ILLEGAL_GENERATION) and it re-joins. In that window both read
-the same partitions: the newcomer from the last commit, the old owner onwards,
-and its commit of what it read is refused, so the records after the last commit
-are written twice. Kafka closes the window before it opens: the classic
-protocol's join barrier holds the newcomer until every member has re-joined,
-and kgo commits and revokes (all partitions eager, the moved ones
-cooperative) before it does; the consumer protocol revokes a partition from its
-owner first and gives it to the newcomer only once the owner has acknowledged.
-With transactions the fence reaches the output on both brokers: the old owner's
+commit is fenced (ILLEGAL_GENERATION) and it re-joins; on the consumer protocol
+each member gets its new target at its next heartbeat, the newcomer before the
+old owner has given anything up. In that window both read the same partitions:
+the newcomer from the last commit, the old owner onwards, and the old owner's
+commit of what it read is refused, so the records after the last commit are
+written twice. Kafka closes the window before it opens: the classic protocol's
+join barrier holds the newcomer until every member has re-joined, and kgo
+commits and revokes (all partitions eager, the moved ones cooperative) before
+it re-joins; the consumer protocol revokes a partition from its owner first and
+gives it to the newcomer only once the owner has acknowledged. With
+transactions the fence reaches the output on both brokers: the old owner's
 offsets commit in its transaction, the fence refuses them, the transaction
 aborts, and a read_committed reader never sees its writes. The work is still
-done twice (TWICE+), its effect once (DUP OUT 0).
+done twice (TWICE+, on kfake too: GroupTransactSession aborts whatever
+transaction a revocation interrupts), its effect once (DUP OUT 0).
 `
 
 // etlReading sums the table up: duplicates per broker and mode, and
@@ -119,9 +122,10 @@ func etlReading(results []ETLResult) string {
 		missing += r.Missing
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "This run: plain, minibroker processed %d records twice or more and kfake %d;\n",
-		twice[key{Minibroker, false}], twice[key{Kfake, false}])
-	fmt.Fprintf(&b, "in transactions, %d and %d reached the output twice (processed twice: %d and %d).\n",
+	fmt.Fprintf(&b, "This run, summed over the rows: plain, minibroker processed %d records twice or more\n",
+		twice[key{Minibroker, false}])
+	fmt.Fprintf(&b, "and kfake %d; in transactions, %d and %d reached the output twice (processed twice:\n%d and %d).\n",
+		twice[key{Kfake, false}],
 		dup[key{Minibroker, true}], dup[key{Kfake, true}], twice[key{Minibroker, true}], twice[key{Kfake, true}])
 	if missing == 0 {
 		b.WriteString("No record went missing on either broker.\n")

@@ -124,7 +124,7 @@ func TestCompareETLTableCells(t *testing.T) {
 	require.Equal(t, "2 missing, 3 twice", etlAnswer(ETLResult{Row: row, Missing: 2, Reprocessed: map[int]int{2: 1, 3: 2}}))
 	table := tableOf(t, []ETLResult{{Row: row, Side: Minibroker, Err: errors.New("boom")}})
 	require.Regexp(t, regexp.MustCompile(`^consumer uniform +plain +minibroker +error: boom$`), strings.Split(table, "\n")[3])
-	require.Contains(t, table, "This run: plain, minibroker processed 0 records twice or more and kfake 0;")
+	require.Contains(t, table, "This run, summed over the rows: plain, minibroker processed 0 records twice or more\nand kfake 0;")
 }
 
 // tableOf prints results with WriteETLTable's defaults.
