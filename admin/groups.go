@@ -227,7 +227,7 @@ func (s *Server) group(v coordinator.GroupView, snap *snapshot) groupJSON {
 		})
 	}
 	g.Partitions = s.partitions(v, subscribed, committed, owner, target, snap)
-	g.DoubleOwnership = doubleOwnership(g.Partitions, len(owner) > 0)
+	g.DoubleOwnership = doubleOwnership(v, g.Partitions)
 	return g
 }
 

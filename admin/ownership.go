@@ -7,7 +7,8 @@ package admin
 // assignment until its next request is fenced and it re-joins. A consumer
 // shows what it believes it owns by fetching it, so a partition that two
 // members' connections have fetched within doubleOwnershipWindow is one
-// both believe they own. A position is tied to a member as positions.go
+// both believe they own, unless one of them has since been told of the
+// current generation and the partition is no longer its. A position is tied to a member as positions.go
 // says; where it cannot be (members sharing a client id and host, as
 // stock clients do by default), the count is by connection and the
 // reason says so; where no member's connection has fetched lately, the
@@ -17,6 +18,9 @@ import (
 	"fmt"
 	"slices"
 	"time"
+
+	"github.com/minibroker/minibroker/assignor"
+	"github.com/minibroker/minibroker/coordinator"
 )
 
 // doubleOwnershipWindow is how recent a fetch must be to count as a
@@ -52,18 +56,32 @@ type doublyOwnedJSON struct {
 
 // doubleOwnership counts, over a group's partitions (with their
 // attributed fetch positions), those fetched by two or more members or
-// connections within the window. holding says whether any member holds a
-// partition.
-func doubleOwnership(parts []partitionJSON, holding bool) doubleOwnershipJSON {
+// connections within the window. A member that has been told of the
+// group's current generation (member epoch) knows its assignment: its
+// recent fetch of a partition outside it is a belief it has given up, and
+// does not count.
+func doubleOwnership(v coordinator.GroupView, parts []partitionJSON) doubleOwnershipJSON {
 	out := doubleOwnershipJSON{By: "member", WindowMS: doubleOwnershipWindow.Milliseconds(), DoublyOwned: []doublyOwnedJSON{}}
+	knows := map[string][]assignor.TopicPartition{} // caught-up member -> its assignment
+	holding := false
+	for _, m := range v.Members {
+		holding = holding || len(m.Assignment) > 0
+		if m.KnownGeneration == v.Generation {
+			knows[m.MemberID] = m.Assignment
+		}
+	}
 	recent, unattributed := 0, ""
 	for _, p := range parts {
+		tp := assignor.TopicPartition{Topic: p.Topic, Partition: p.Partition}
 		var fetchers []string
 		for _, f := range p.FetchPositions {
 			if f.AgeMS > out.WindowMS {
 				continue
 			}
 			recent++
+			if held, ok := knows[f.MemberID]; ok && !slices.Contains(held, tp) {
+				continue
+			}
 			who := f.MemberID
 			if who == "" {
 				who = fmt.Sprintf("connection %s (client id %s)", f.Remote, f.ClientID)

@@ -39,8 +39,7 @@ func (f *fixture) doubleOwnershipOf(t *testing.T, group string) string {
 // TestGroupDoubleOwnership: a joins and fetches all of orders; b joins
 // and is given orders-1 and -3 at once, while a, not yet told, fetches
 // all four. Both fetch 1 and 3: two partitions doubly owned, by member.
-// Once a fetches only its own and its fetches of 1 and 3 are older than
-// the window, none.
+// Once a has been told of the new generation, none.
 func TestGroupDoubleOwnership(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
@@ -62,19 +61,12 @@ func TestGroupDoubleOwnership(t *testing.T) {
 		{"topic": "orders", "partition": 1, "fetchers": ["a", "b"]},
 		{"topic": "orders", "partition": 3, "fetchers": ["a", "b"]}]}`, f.doubleOwnershipOf(t, "app"))
 
-	// a refreshes and fetches 0 and 2 only; its positions in 1 and 3 age.
-	_, err := f.clock.Advance(doubleOwnershipWindow)
-	require.NoError(t, err)
-	for _, p := range []int32{0, 2} {
-		f.fetch("127.0.0.1:50001", "client-a", "orders", p, 3)
-	}
-	f.fetch("127.0.0.1:50002", "client-b", "orders", 1, 1)
-	f.fetch("127.0.0.1:50002", "client-b", "orders", 3, 1)
-	requireJSON(t, `{"partitions": 2, "by": "member", "window_ms": 10000, "doubly_owned": [
-		{"topic": "orders", "partition": 1, "fetchers": ["a", "b"]},
-		{"topic": "orders", "partition": 3, "fetchers": ["a", "b"]}]}`, f.doubleOwnershipOf(t, "app")) // a's last fetch of 1 and 3 is exactly the window old
-	_, err = f.clock.Advance(time.Millisecond)
-	require.NoError(t, err)
+	// a re-joins (its refresh; a join is a new generation here, 3, with
+	// the same split) and is told of it: it knows 1 and 3 are b's, so its
+	// fetches of them, recent as they are, no longer count. b, told of
+	// generation 2 only, still counts for 1 and 3, alone.
+	res := f.joinFrom(t, "app", "a", "client-a", "/127.0.0.1", "orders")
+	require.Equal(t, int32(3), res.Generation)
 	requireJSON(t, `{"partitions": 0, "by": "member", "window_ms": 10000, "doubly_owned": []}`, f.doubleOwnershipOf(t, "app"))
 }
 
@@ -95,7 +87,20 @@ func TestGroupDoubleOwnershipByConnection(t *testing.T) {
 			"fetchers": ["connection 127.0.0.1:50001 (client id kgo)", "connection 127.0.0.1:50002 (client id kgo)"]}]}`,
 		f.doubleOwnershipOf(t, "app"))
 
+	// A position as old as the window still counts; older, it does not.
+	_, err := f.clock.Advance(doubleOwnershipWindow)
+	require.NoError(t, err)
+	f.fetch("127.0.0.1:50001", "kgo", "payments", 0, 1)
+	require.Contains(t, f.doubleOwnershipOf(t, "app"), `"partitions":1,`)
+	_, err = f.clock.Advance(time.Millisecond)
+	require.NoError(t, err)
+	requireJSON(t, `{"partitions": 0, "by": "connection",
+		"reason": "counted by connection: 2 members share client id kgo on /127.0.0.1", "window_ms": 10000, "doubly_owned": []}`,
+		f.doubleOwnershipOf(t, "app"))
+
 	// A connection's positions go when it closes: one fetcher is left.
+	f.fetch("127.0.0.1:50002", "kgo", "payments", 0, 1)
+	require.Contains(t, f.doubleOwnershipOf(t, "app"), `"partitions":1,`)
 	f.rec.forgetConn("127.0.0.1:50002")
 	requireJSON(t, `{"partitions": 0, "by": "connection",
 		"reason": "counted by connection: 2 members share client id kgo on /127.0.0.1", "window_ms": 10000, "doubly_owned": []}`,
