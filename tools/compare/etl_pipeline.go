@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"slices"
 	"sync"
 	"time"
@@ -31,6 +32,40 @@ const (
 	// members are gone, and closing them.
 	etlDrainTimeout = 20 * time.Second
 )
+
+// churnEvent is one membership change of a stage: when the stage has
+// processed At distinct records, a member joins, or the Leave'th member
+// (by join order among those present) leaves.
+type churnEvent struct {
+	At    int
+	Join  bool
+	Leave int
+}
+
+// churnSchedule draws a stage's membership changes from the seed: Churn
+// events at spread-out points of the stage's progress (inside its middle
+// 80%), each a join when the stage is below Members, a leave when above,
+// else either; a leave picks its member at random. The same seed, stage
+// and workload give the same schedule.
+func churnSchedule(cfg ETLConfig, stage int) []churnEvent {
+	rng := rand.New(rand.NewPCG(cfg.Seed, uint64(stage)))
+	events := make([]churnEvent, 0, cfg.Churn)
+	present := cfg.Members
+	for i := range cfg.Churn {
+		slot := cfg.Records * 8 / 10 / (cfg.Churn + 1)
+		at := cfg.Records/10 + slot*(i+1) + rng.IntN(max(slot/2, 1)) - slot/4
+		join := present < cfg.Members || (present == cfg.Members && rng.IntN(2) == 0) || present == 1
+		ev := churnEvent{At: max(at, 1), Join: join}
+		if join {
+			present++
+		} else {
+			ev.Leave = rng.IntN(present)
+			present--
+		}
+		events = append(events, ev)
+	}
+	return events
+}
 
 // pipeline is one row's run on one broker.
 type pipeline struct {

@@ -3,8 +3,6 @@ package compare
 import (
 	"bytes"
 	"context"
-	"errors"
-	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -77,60 +75,4 @@ func TestCompareETLInvariants(t *testing.T) {
 	require.Regexp(t, `^eager range +plain +minibroker +200 +\d+ +0 +\d+ `, lines[3])
 	require.Regexp(t, `^ +kfake +200 +200 +0 +0 +- +0 +\d+ +- +- +\d`, lines[4])
 	require.Contains(t, out.String(), "No record went missing on either broker.")
-}
-
-// TestCompareETLChurnSchedule: the schedule is the seed's, keeps a stage
-// between one member and one more than it started with, and spreads its
-// changes over the middle of the run.
-func TestCompareETLChurnSchedule(t *testing.T) {
-	t.Parallel()
-	cfg := ETLConfig{Records: 1000, Members: 2, Churn: 6, Seed: 3}.withDefaults()
-	first := churnSchedule(cfg, 0)
-	require.Equal(t, first, churnSchedule(cfg, 0), "same seed, same schedule")
-	require.NotEqual(t, first, churnSchedule(cfg, 1), "each stage draws its own")
-	require.Len(t, first, 6)
-	for _, seed := range []uint64{1, 2, 3, 4, 5} {
-		cfg.Seed = seed
-		present, last := cfg.Members, 0
-		for _, ev := range churnSchedule(cfg, 0) {
-			require.Greater(t, ev.At, last, "seed %d: in order of progress", seed)
-			require.Less(t, ev.At, cfg.Records, "seed %d", seed)
-			last = ev.At
-			if ev.Join {
-				present++
-			} else {
-				require.Less(t, ev.Leave, present, "seed %d", seed)
-				present--
-			}
-			require.GreaterOrEqual(t, present, 1, "seed %d", seed)
-			require.LessOrEqual(t, present, cfg.Members+1, "seed %d", seed)
-		}
-	}
-	cfg.Churn = 0
-	require.Empty(t, churnSchedule(cfg, 0))
-}
-
-func TestCompareETLTableCells(t *testing.T) {
-	t.Parallel()
-	require.Equal(t, "-", histogram(nil))
-	require.Equal(t, "x2:5 x4-9:3 x10+:1", histogram(map[int]int{2: 5, 4: 1, 9: 2, 12: 1}))
-	require.Equal(t, "-", errorKinds(nil))
-	require.Equal(t, "ILLEGAL_GENERATION 3, REBALANCE_IN_PROGRESS 1", errorKinds(map[string]int{"REBALANCE_IN_PROGRESS": 1, "ILLEGAL_GENERATION": 3}))
-	row := ETLRow{Protocol: ETLProtocols()[3], Transactional: true}
-	require.Equal(t, "consumer-uniform-txn", row.slug())
-	require.Equal(t, []string{"etl-consumer-uniform-txn-0", "etl-consumer-uniform-txn-1", "etl-consumer-uniform-txn-2"}, ETLTopics(ETLConfig{}, row))
-	require.Equal(t, "0 missing, 0 twice out", etlAnswer(ETLResult{Row: row}))
-	row.Transactional = false
-	require.Equal(t, "2 missing, 3 twice", etlAnswer(ETLResult{Row: row, Missing: 2, Reprocessed: map[int]int{2: 1, 3: 2}}))
-	table := tableOf(t, []ETLResult{{Row: row, Side: Minibroker, Err: errors.New("boom")}})
-	require.Regexp(t, regexp.MustCompile(`^consumer uniform +plain +minibroker +error: boom$`), strings.Split(table, "\n")[3])
-	require.Contains(t, table, "This run, summed over the rows: plain, minibroker processed 0 records twice or more\nand kfake 0;")
-}
-
-// tableOf prints results with WriteETLTable's defaults.
-func tableOf(t *testing.T, results []ETLResult) string {
-	t.Helper()
-	var out bytes.Buffer
-	require.NoError(t, WriteETLTable(&out, ETLConfig{}, results))
-	return out.String()
 }
