@@ -14,7 +14,7 @@ const etlChurnTimeout = 25 * time.Second
 // etlChurnConfig is the etl-churn scenario's workload: one stage of two
 // members over three partitions, a join and a leave, classic eager.
 func etlChurnConfig() ETLConfig {
-	return ETLConfig{Records: 300, Partitions: 3, Stages: 1, Members: 2, Churn: 2, Seed: 1,
+	return ETLConfig{Records: 200, Partitions: 3, Stages: 1, Members: 2, Churn: 2, Seed: 1,
 		Heartbeat: 100 * time.Millisecond, Timeout: etlChurnTimeout}.withDefaults()
 }
 
