@@ -12,9 +12,10 @@ import (
 // TestCompareETLCommand runs minicompare etl on one protocol, small: the
 // table has its rows for both modes and brokers, and the run exits 0
 // (nothing missing). The invariants are tools/compare's
-// TestCompareETLInvariants.
+// TestCompareETLInvariants. It does not run in parallel: its kgo clients
+// would slow the comparison's scenarios that wait on a one-second session
+// (TestCompareCommand).
 func TestCompareETLCommand(t *testing.T) {
-	t.Parallel()
 	var stdout, stderr bytes.Buffer
 	code := run(t.Context(), []string{"etl", "--only", "eager round-robin", "--records", "100", "--members", "2", "--churn", "1", "--stages", "1", "--partitions", "2", "--seed", "5"}, &stdout, &stderr)
 	require.Equal(t, 0, code, stdout.String()+stderr.String())

@@ -77,7 +77,8 @@ func Prepare(ctx context.Context, addr string, names lab.Scope) error {
 }
 
 // Run plays every scenario against both brokers, all at once (each in its
-// own group), and returns the results in table order. names says what
+// own group), then those marked Alone, and returns the results in table
+// order. names says what
 // each side's run calls its groups and topics: lab.OnBroker for a broker
 // the comparison does not own (minicompare --broker), lab.InProcess
 // ("compare") for a side it lacks. It prepares both brokers first; a
@@ -96,27 +97,32 @@ func Run(ctx context.Context, addrs map[Side]string, names map[Side]lab.Scope) [
 	scenarios := Scenarios()
 	results := make([]Result, len(scenarios))
 	var mu sync.Mutex // guards the Answer maps
-	var wg sync.WaitGroup
-	for i, sc := range scenarios {
-		results[i] = Result{Scenario: sc, Answer: map[Side]string{}}
-		for _, side := range Sides() {
-			wg.Go(func() {
-				ctx, cancel := context.WithTimeout(ctx, cmp.Or(sc.Timeout, scenarioTimeout))
-				defer cancel()
-				answer, err := "", prepared[side]
-				if err == nil {
-					answer, err = RunScenario(ctx, sc, addrs[side], scopes[side])
-				}
-				if err != nil {
-					answer = "error: " + err.Error()
-				}
-				mu.Lock()
-				results[i].Answer[side] = answer
-				mu.Unlock()
-			})
+	for _, alone := range []bool{false, true} {
+		var wg sync.WaitGroup
+		for i, sc := range scenarios {
+			if sc.Alone != alone {
+				continue
+			}
+			results[i] = Result{Scenario: sc, Answer: map[Side]string{}}
+			for _, side := range Sides() {
+				wg.Go(func() {
+					ctx, cancel := context.WithTimeout(ctx, cmp.Or(sc.Timeout, scenarioTimeout))
+					defer cancel()
+					answer, err := "", prepared[side]
+					if err == nil {
+						answer, err = RunScenario(ctx, sc, addrs[side], scopes[side])
+					}
+					if err != nil {
+						answer = "error: " + err.Error()
+					}
+					mu.Lock()
+					results[i].Answer[side] = answer
+					mu.Unlock()
+				})
+			}
 		}
+		wg.Wait()
 	}
-	wg.Wait()
 	return results
 }
 

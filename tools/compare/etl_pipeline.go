@@ -29,12 +29,12 @@ const (
 	etlBatches  = 40
 	etlBatchGap = 25 * time.Millisecond
 	// etlDrainTimeout bounds reading the last topic to its end after the
-	// members are gone, and closing them.
+	// members are gone.
 	etlDrainTimeout = 20 * time.Second
 )
 
 // churnEvent is one membership change of a stage: when the stage has
-// processed At distinct records, a member joins, or the Leave'th member
+// delivered At distinct records downstream, a member joins, or the Leave'th member
 // (by join order among those present) leaves.
 type churnEvent struct {
 	At    int
@@ -98,7 +98,7 @@ type stage struct {
 	gens      map[int32]struct{}  // guarded by mu: generations (member epochs) the members were told of
 	members   []*etlMember        // guarded by mu: present, in join order
 	started   int                 // guarded by mu: members ever started, to name the next
-	changed   chan struct{}       // closed and replaced whenever delivered grows
+	changed   chan struct{}       // guarded by mu: closed and replaced whenever delivered grows
 }
 
 // etlMember is one kgo client of a stage and its processing loop.

@@ -24,6 +24,7 @@ func TestCompareETLChurnAnswer(t *testing.T) {
 		}
 	}
 	require.True(t, sc.Pattern)
+	require.True(t, sc.Alone, "its kgo clients would slow the scenarios that wait on a session")
 	require.True(t, sc.Matches(Minibroker, "plain: 0 missing, 17 twice; txn: 0 missing, 0 twice out"))
 	require.True(t, sc.Matches(Minibroker, "plain: 0 missing, 0 twice; txn: 0 missing, 0 twice out"))
 	require.False(t, sc.Matches(Minibroker, "plain: 1 missing, 17 twice; txn: 0 missing, 0 twice out"))

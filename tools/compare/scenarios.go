@@ -42,6 +42,10 @@ type Scenario struct {
 	// Pattern marks documented answers that are regular expressions, for
 	// an answer that holds a count that varies from run to run.
 	Pattern bool
+	// Alone marks a scenario that runs once every other has finished:
+	// its load (a dozen kgo clients) would slow the scenarios that wait
+	// on a session beside it.
+	Alone bool
 }
 
 // Want returns the answer side is documented to give.
@@ -366,7 +370,7 @@ func Scenarios() []Scenario {
 		},
 		{
 			// How many records minibroker processes twice depends on timing.
-			Name: "etl-churn", Row: "etl-duplicates", Run: etlChurn, Topics: etlChurnTopics(), Timeout: etlChurnTimeout, Pattern: true,
+			Name: "etl-churn", Row: "etl-duplicates", Run: etlChurn, Topics: etlChurnTopics(), Timeout: etlChurnTimeout, Pattern: true, Alone: true,
 			Minibroker: `^plain: 0 missing, \d+ twice; txn: 0 missing, 0 twice out$`,
 			Kfake:      `^plain: 0 missing, 0 twice; txn: 0 missing, 0 twice out$`,
 		},
