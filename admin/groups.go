@@ -67,6 +67,9 @@ type groupJSON struct {
 	// LastActivity is the group's latest rebalance, fencing rejection or
 	// commit since the broker started; null when none is known.
 	LastActivity *activityJSON `json:"last_activity"`
+	// DoubleOwnership is how many partitions two members both believe
+	// they own now, from their fetches (ownership.go).
+	DoubleOwnership doubleOwnershipJSON `json:"double_ownership"`
 	// Generations is the reason of every generation the event timeline
 	// still holds (GET /v1/events), oldest first, with each static
 	// member's restart, which keeps its generation.
@@ -224,6 +227,7 @@ func (s *Server) group(v coordinator.GroupView, snap *snapshot) groupJSON {
 		})
 	}
 	g.Partitions = s.partitions(v, subscribed, committed, owner, target, snap)
+	g.DoubleOwnership = doubleOwnership(v, g.Partitions)
 	return g
 }
 

@@ -48,6 +48,7 @@ const appGroup = `
 		 "fetch_positions": [], "committed": null, "lag": null}
 	],
 	"last_activity": {"kind": "rebalance", "seq": 2, "time": "1970-01-01T00:00:00.04Z", "time_ms": 40},
+	"double_ownership": {"partitions": null, "by": "", "reason": "no connection with a member's client id fetched the group's partitions in the last 10s", "window_ms": 10000, "doubly_owned": []},
 	"generations": [
 		{"generation": 1, "reason": "join", "seq": 1, "time": "1970-01-01T00:00:00Z", "time_ms": 0},
 		{"generation": 2, "reason": "join", "seq": 2, "time": "1970-01-01T00:00:00.04Z", "time_ms": 40}
@@ -102,7 +103,7 @@ func TestGroupsListsEveryGroupInDetail(t *testing.T) {
 			{"topic": "orders", "partition": 3, "log_start_offset": 0, "log_end_offset": 0, "owner": "",
 			 "fetch_positions": [], "committed": null, "lag": null}
 		 ],
-		 "last_activity": null, "generations": []}
+		 "last_activity": null, "double_ownership": {"partitions": 0, "by": "member", "window_ms": 10000, "doubly_owned": []}, "generations": []}
 	]}`, body)
 }
 
@@ -141,6 +142,7 @@ func TestGroupAfterExpiry(t *testing.T) {
 			 "fetch_positions": [], "committed": null, "lag": null}
 		],
 		"last_activity": {"kind": "rebalance", "seq": 3, "time": "1970-01-01T00:00:01.04Z", "time_ms": 1040},
+		"double_ownership": {"partitions": 0, "by": "member", "window_ms": 10000, "doubly_owned": []},
 		"generations": [
 			{"generation": 1, "reason": "join", "seq": 1, "time": "1970-01-01T00:00:00Z", "time_ms": 0},
 			{"generation": 2, "reason": "join", "seq": 2, "time": "1970-01-01T00:00:00.04Z", "time_ms": 40},
@@ -210,6 +212,7 @@ func TestGroupConsumerProtocol(t *testing.T) {
 			 "fetch_positions": [], "committed": null, "lag": null}
 		],
 		"last_activity": {"kind": "rebalance", "seq": 3, "time": "1970-01-01T00:00:00Z", "time_ms": 0},
+		"double_ownership": {"partitions": null, "by": "", "reason": "no connection with a member's client id fetched the group's partitions in the last 10s", "window_ms": 10000, "doubly_owned": []},
 		"generations": [
 			{"generation": 1, "reason": "join", "seq": 1, "time": "1970-01-01T00:00:00Z", "time_ms": 0},
 			{"generation": 2, "reason": "join", "seq": 2, "time": "1970-01-01T00:00:00Z", "time_ms": 0},

@@ -22,7 +22,7 @@ func TestPage(t *testing.T) {
 	page := rec.Body.String()
 	for _, want := range []string{`id="groups"`, `id="fencing"`, `id="controls"`, `"/v1/groups"`, `"/v1/events"`, `"/v1/clock/advance"`, `"/v1/expire"`, `"DELETE"`, `"/v1/groups/" + encodeURIComponent(g.group)`, `"data-delete"`, `id="group-result"`,
 		`"/v1/topics"`, `"/v1/storage"`, `"/members/"`, `"/rebalance"`, `"data-expire"`, `"data-rebalance"`, `id="topics"`, `id="storage"`, `id="topic-notices"`, `topicNotices(a.events.topics)`,
-		`m.instance_id`, `r.replaced_by`, `id="connections"`, `"/v1/connections"`, `"data-user"`} {
+		`m.instance_id`, `r.replaced_by`, `id="connections"`, `"/v1/connections"`, `"data-user"`, `g.double_ownership`, `"data-double-ownership"`} {
 		require.Contains(t, page, want)
 	}
 	require.False(t, regexp.MustCompile(`(?i)(src|href)\s*=|https?://|@import|url\(`).MatchString(page),

@@ -128,6 +128,10 @@ func TestAdminBrowserShowsLagAndReasons(t *testing.T) {
 		// The side panels.
 		`<tr data-topic-partition="orders-1"><td class="mono">orders-1</td><td class="num">0</td><td class="num">40</td>`,
 		`<dd data-storage="commits made durable">3</dd>`,
+		// Nobody fetches a partition another member fetches; in reports the
+		// count is by connection, and the page says why.
+		`<p class="meta" data-double-ownership="0">Owned twice now: 0 partitions fetched by two members in the last 10 s</p>`,
+		`<p class="meta" data-double-ownership="0">Owned twice now: 0 partitions fetched by two members in the last 10 s (counted by connection: 2 members share client id gamma on /127.0.0.1)</p>`,
 		// The typo, in words.
 		`<li data-topic-notice="missing" data-topic="ordrs">unknown topic "ordrs": client delta asked for it; a consumer of it waits until it is created <span class="when">`,
 	} {

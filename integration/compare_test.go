@@ -35,7 +35,9 @@ func TestCompareScenarios(t *testing.T) {
 
 	for _, sc := range compare.Scenarios() {
 		t.Run(sc.Name, func(t *testing.T) {
-			t.Parallel()
+			if !sc.Alone { // an Alone scenario runs before the others are released
+				t.Parallel()
+			}
 			type answer struct {
 				got string
 				err error
@@ -55,7 +57,7 @@ func TestCompareScenarios(t *testing.T) {
 			for _, side := range compare.Sides() {
 				a := <-answers[side]
 				require.NoError(t, a.err, "%s on %s", sc.Name, side)
-				require.Equal(t, sc.Want(side), a.got, "%s on %s; see row %s of docs/behavior-matrix.md", sc.Name, side, sc.Row)
+				require.True(t, sc.Matches(side, a.got), "%s on %s: got %q, documented %q; see row %s of docs/behavior-matrix.md", sc.Name, side, a.got, sc.Want(side), sc.Row)
 			}
 		})
 	}

@@ -4,6 +4,7 @@
 // its own so that the minibroker binary does not link kfake.
 //
 //	minicompare [--broker ADDR]
+//	minicompare etl [--records N] [--members N] [--churn N] [--seed N] ...
 package main
 
 import (
@@ -25,6 +26,7 @@ import (
 )
 
 const usage = `usage: minicompare [--broker ADDR]
+       minicompare etl [flags] (minicompare etl -h)
 
 Runs the same scripted consumer-group scenarios, over the classic group
 protocol and over Kafka 4's consumer protocol (KIP-848, the kip848-*
@@ -49,8 +51,9 @@ those groups at the end, with their offsets, then those topics
 // which happens even when the comparison ran out of time.
 const cleanupTimeout = 5 * time.Second
 
-// compareTimeout bounds the whole comparison; it takes about two seconds.
-const compareTimeout = 30 * time.Second
+// compareTimeout bounds the whole comparison; it takes a few seconds
+// (the etl-churn scenario the longest).
+const compareTimeout = 60 * time.Second
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -61,6 +64,9 @@ func main() {
 // run executes one command line and returns the exit status: 0 when every
 // answer is the documented one, 1 otherwise, 2 for a usage error.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 && args[0] == "etl" {
+		return runETL(ctx, args[1:], stdout, stderr)
+	}
 	fs := flag.NewFlagSet("minicompare", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() { fmt.Fprint(stderr, usage) }

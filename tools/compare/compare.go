@@ -1,6 +1,7 @@
 package compare
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -31,7 +32,7 @@ type Result struct {
 func (r Result) Same() bool { return r.Answer[Minibroker] == r.Answer[Kfake] }
 
 // Expected reports whether side gave the answer it is documented to give.
-func (r Result) Expected(side Side) bool { return r.Answer[side] == r.Scenario.Want(side) }
+func (r Result) Expected(side Side) bool { return r.Scenario.Matches(side, r.Answer[side]) }
 
 // RunScenario plays sc once against the broker at addr, in a group of its
 // own (names.Group of its name), and returns the answer, or an error if
@@ -58,6 +59,9 @@ func RunTopics(names lab.Scope) map[string]int32 {
 		if sc.Records {
 			topics[names.Group(sc.Name)] = 1
 		}
+		for suffix, n := range sc.Topics {
+			topics[names.Group(sc.Name)+"-"+suffix] = n
+		}
 	}
 	return topics
 }
@@ -73,7 +77,8 @@ func Prepare(ctx context.Context, addr string, names lab.Scope) error {
 }
 
 // Run plays every scenario against both brokers, all at once (each in its
-// own group), and returns the results in table order. names says what
+// own group), then those marked Alone, and returns the results in table
+// order. names says what
 // each side's run calls its groups and topics: lab.OnBroker for a broker
 // the comparison does not own (minicompare --broker), lab.InProcess
 // ("compare") for a side it lacks. It prepares both brokers first; a
@@ -92,27 +97,32 @@ func Run(ctx context.Context, addrs map[Side]string, names map[Side]lab.Scope) [
 	scenarios := Scenarios()
 	results := make([]Result, len(scenarios))
 	var mu sync.Mutex // guards the Answer maps
-	var wg sync.WaitGroup
-	for i, sc := range scenarios {
-		results[i] = Result{Scenario: sc, Answer: map[Side]string{}}
-		for _, side := range Sides() {
-			wg.Go(func() {
-				ctx, cancel := context.WithTimeout(ctx, scenarioTimeout)
-				defer cancel()
-				answer, err := "", prepared[side]
-				if err == nil {
-					answer, err = RunScenario(ctx, sc, addrs[side], scopes[side])
-				}
-				if err != nil {
-					answer = "error: " + err.Error()
-				}
-				mu.Lock()
-				results[i].Answer[side] = answer
-				mu.Unlock()
-			})
+	for _, alone := range []bool{false, true} {
+		var wg sync.WaitGroup
+		for i, sc := range scenarios {
+			if sc.Alone != alone {
+				continue
+			}
+			results[i] = Result{Scenario: sc, Answer: map[Side]string{}}
+			for _, side := range Sides() {
+				wg.Go(func() {
+					ctx, cancel := context.WithTimeout(ctx, cmp.Or(sc.Timeout, scenarioTimeout))
+					defer cancel()
+					answer, err := "", prepared[side]
+					if err == nil {
+						answer, err = RunScenario(ctx, sc, addrs[side], scopes[side])
+					}
+					if err != nil {
+						answer = "error: " + err.Error()
+					}
+					mu.Lock()
+					results[i].Answer[side] = answer
+					mu.Unlock()
+				})
+			}
 		}
+		wg.Wait()
 	}
-	wg.Wait()
 	return results
 }
 
