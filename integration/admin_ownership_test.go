@@ -1,4 +1,4 @@
-package integration_test
+package integration
 
 // The double-ownership count over real sockets: two kgo consumers that
 // both fetch a partition, one of them not yet told that a join gave it to
@@ -16,6 +16,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/minibroker/minibroker/broker"
+	"github.com/minibroker/minibroker/internal/testutil"
 )
 
 // adminOwnership is the double_ownership of GET /v1/groups/{group}.
@@ -65,12 +66,12 @@ func ownershipConsumer(t *testing.T, b *testBroker, clientID, group, topic strin
 // member ids. Once A has left, nothing is.
 func TestAdminDoubleOwnershipOverTheWire(t *testing.T) {
 	t.Parallel()
-	b := startBroker(t, adminConfig())
+	b := startBroker(t, adminConfig)
 	require.NoError(t, b.CreateTopic("owned", 2))
 	const group = "owners"
 	a := ownershipConsumer(t, b, "owner-a", group, "owned")
 	var aID string
-	kgoEventually(t, kgoWait, func() string {
+	testutil.Eventually(t, kgoWait, func() string {
 		g, ok := adminPositions(t, b, group)
 		if !ok || len(g.Members) != 1 || len(g.Partitions) != 2 {
 			return fmt.Sprintf("A has not joined yet: %+v", g)
@@ -87,7 +88,7 @@ func TestAdminDoubleOwnershipOverTheWire(t *testing.T) {
 
 	fault, err := b.InjectFault(broker.Fault{Keys: []int16{12}, Group: group, Member: aID, Drop: true, Count: -1})
 	require.NoError(t, err)
-	kgoEventually(t, kgoWait, func() string {
+	testutil.Eventually(t, kgoWait, func() string {
 		if fault.Hits() == 0 {
 			return "no heartbeat of A dropped yet"
 		}
@@ -95,7 +96,7 @@ func TestAdminDoubleOwnershipOverTheWire(t *testing.T) {
 	})
 	ownershipConsumer(t, b, "owner-b", group, "owned")
 	var got adminOwnership
-	kgoEventually(t, kgoWait, func() string {
+	testutil.Eventually(t, kgoWait, func() string {
 		got = adminDoubleOwnership(t, b, group)
 		if got.Partitions == nil || *got.Partitions != 1 {
 			return fmt.Sprintf("not one partition owned twice yet: %+v", got)
@@ -116,7 +117,7 @@ func TestAdminDoubleOwnershipOverTheWire(t *testing.T) {
 	// A leaves (LeaveGroup is not dropped) and its connections close.
 	fault.Remove()
 	a.Close()
-	kgoEventually(t, kgoWait, func() string {
+	testutil.Eventually(t, kgoWait, func() string {
 		if got = adminDoubleOwnership(t, b, group); got.Partitions == nil || *got.Partitions != 0 {
 			return fmt.Sprintf("still owned twice: %+v", got)
 		}

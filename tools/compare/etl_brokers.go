@@ -17,8 +17,8 @@ import (
 // their addresses and a function that stops both. The topics are the
 // rows' own, created by RunETL.
 func StartETLBrokers(ctx context.Context, heartbeat time.Duration) (map[Side]string, func(), error) {
-	b, err := broker.Start(ctx, broker.Config{ExpiryInterval: expiryInterval, MinSessionTimeout: minSessionTimeout,
-		ConsumerSessionTimeout: etlSessionTimeout, ConsumerHeartbeatInterval: heartbeat})
+	b, err := broker.Start(ctx, broker.Config{ExpiryInterval: expiryInterval, GroupSettings: broker.GroupSettings{
+		MinSessionTimeout: minSessionTimeout, ConsumerSessionTimeout: etlSessionTimeout, ConsumerHeartbeatInterval: heartbeat}})
 	if err != nil {
 		return nil, nil, err
 	}
