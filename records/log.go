@@ -25,6 +25,8 @@ type Log struct {
 	pids  *producerIDs
 	stats counters
 
+	settings topicSettings // topics' own TopicSettings (settings.go)
+
 	files      *fileCache                         // open files of sealed segments
 	corruptLog limitedLog                         // rate-limits the lines of corrupt batches met by reads
 	ckpt       *checkpointer                      // nil in memory
@@ -52,6 +54,7 @@ func Open(cfg Config) (*Log, error) {
 	l := &Log{cfg: cfg, fs: cfg.fs}
 	l.files = newFileCache(l.fs, sealedFiles)
 	l.v = newValidator(cfg)
+	l.settings.maxMsg.Store(cfg.MaxMessageBytes)
 	l.flush = newFlusher(l)
 	parts := map[TopicPartition]*partition{}
 	maxPID := int64(-1)
