@@ -7,6 +7,7 @@ import (
 
 	"github.com/minibroker/minibroker/catalog"
 	"github.com/minibroker/minibroker/coordinator"
+	"github.com/minibroker/minibroker/internal/topics"
 	"github.com/minibroker/minibroker/offsets"
 	"github.com/minibroker/minibroker/records"
 	"github.com/minibroker/minibroker/txn"
@@ -98,6 +99,8 @@ var errorCodes = [...]struct {
 	{catalog.ErrUnknownTopic, kerr.UnknownTopicOrPartition},
 	{catalog.ErrInvalidPartitions, kerr.InvalidPartitions},
 	{catalog.ErrStorage, kerr.KafkaStorageError},
+	{catalog.ErrInvalidConfigs, kerr.InvalidConfig},
+	{topics.ErrInvalidConfig, kerr.InvalidConfig},
 	{offsets.ErrNegativeOffset, kerr.OffsetOutOfRange},
 	{offsets.ErrMetadataTooLarge, kerr.OffsetMetadataTooLarge},
 	{offsets.ErrInvalidEntry, kerr.InvalidRequest},

@@ -21,6 +21,7 @@ import (
 	"github.com/minibroker/minibroker/catalog"
 	"github.com/minibroker/minibroker/clock"
 	"github.com/minibroker/minibroker/coordinator"
+	"github.com/minibroker/minibroker/internal/topics"
 	"github.com/minibroker/minibroker/internal/testutil"
 	"github.com/minibroker/minibroker/offsets"
 	"github.com/minibroker/minibroker/records"
@@ -63,9 +64,9 @@ func newEnv(t *testing.T) *env {
 func newEnvWith(t *testing.T, opts envOptions) *env {
 	t.Helper()
 	e := &env{t: t, store: offsets.NewMemory(), logs: testutil.NewLogRecorder(nil, nil)}
-	topics := opts.topics
-	if topics == nil {
-		topics = map[string]int32{"orders": 4, "payments": 1}
+	seed := opts.topics
+	if seed == nil {
+		seed = map[string]int32{"orders": 4, "payments": 1}
 	}
 	var clk coordinator.Clock = clock.System{}
 	if !opts.realClock {
@@ -78,12 +79,12 @@ func newEnvWith(t *testing.T, opts envOptions) *env {
 	e.log = log
 	catCfg := opts.catalog
 	if catCfg.Prepare == nil {
-		catCfg.Prepare = func(tp catalog.Topic) error { return log.CreatePartitions(tp.Name, tp.Partitions) }
+		catCfg.Prepare = func(tp catalog.Topic) error { return topics.Prepare(log, tp) }
 	}
 	cat, err := catalog.Open(catCfg)
 	require.NoError(t, err)
-	for _, name := range slices.Sorted(maps.Keys(topics)) {
-		_, err := cat.Create(name, topics[name])
+	for _, name := range slices.Sorted(maps.Keys(seed)) {
+		_, err := cat.Create(name, seed[name])
 		require.NoError(t, err)
 	}
 	e.cat = cat
