@@ -127,7 +127,7 @@ func (s *Server) alterConfigs(res []alterResource, incremental, validateOnly boo
 	errs := make([]error, len(res))
 	for i, r := range res {
 		if count[key{r.typ, r.name}] > 1 {
-			errs[i] = fmt.Errorf("%w: Each resource must appear at most once.", kerr.InvalidRequest)
+			errs[i] = fmt.Errorf("%w: Each resource must appear at most once", kerr.InvalidRequest)
 			continue
 		}
 		errs[i] = s.alterResource(r, incremental, validateOnly)
@@ -189,7 +189,7 @@ func alterBroker(r alterResource) error {
 // it unless validateOnly.
 func (s *Server) alterTopic(r alterResource, incremental, validateOnly bool) error {
 	if r.name == "" {
-		return fmt.Errorf("%w: Default topic resources are not allowed.", kerr.InvalidRequest)
+		return fmt.Errorf("%w: Default topic resources are not allowed", kerr.InvalidRequest)
 	}
 	if err := s.checkTopicName(r.name); err != nil {
 		return err
@@ -213,7 +213,7 @@ func (s *Server) alterTopic(r alterResource, incremental, validateOnly bool) err
 			if c.op == kmsg.IncrementalAlterConfigOpSubtract {
 				op = "SUBTRACT"
 			}
-			return fmt.Errorf("%w: Can't %s to key %s because its type is not LIST.", kerr.InvalidConfig, op, c.name)
+			return fmt.Errorf("%w: Can't %s to key %s because its type is not LIST", kerr.InvalidConfig, op, c.name)
 		}
 	}
 	if _, _, err := topics.Resolve(s.log.Defaults(), next); err != nil {

@@ -42,15 +42,30 @@ type configEntry struct {
 	synonyms    []kmsg.DescribeConfigsResponseResourceConfigConfigSynonym
 }
 
-// describeEntryBytes bounds one answered config, synonyms and
-// documentation included: what DescribeConfigs reserves per config.
-const describeEntryBytes = 512
+// What DescribeConfigs reserves of the memory budget for its answer: per
+// resource (its name twice, an error message), and per config, synonyms
+// included, with more for documentation.
+const (
+	describeResourceBytes = 128
+	describeEntryBytes    = 128
+	describeDocBytes      = 192
+)
 
 func (s *Server) handleDescribeConfigs(r *request, req *kmsg.DescribeConfigsRequest) kmsg.Response {
 	resp := req.ResponseKind().(*kmsg.DescribeConfigsResponse)
+	entry := int64(describeEntryBytes)
+	if req.IncludeDocumentation {
+		entry += describeDocBytes
+	}
 	var estimate int64
 	for _, rr := range req.Resources {
-		estimate += 64 + 2*int64(len(rr.ResourceName)) + int64(len(brokerConfigNames))*describeEntryBytes
+		estimate += describeResourceBytes + 2*int64(len(rr.ResourceName))
+		switch rr.ResourceType {
+		case kmsg.ConfigResourceTypeTopic:
+			estimate += int64(len(topics.Settings())) * entry
+		case kmsg.ConfigResourceTypeBroker:
+			estimate += int64(len(brokerConfigNames)) * entry
+		}
 	}
 	if !r.reserve(estimate) {
 		return resp
@@ -135,7 +150,7 @@ func (s *Server) checkTopicName(name string) error {
 
 // unknownTopic is Kafka's error for a config resource of no topic.
 func unknownTopic(name string) error {
-	return fmt.Errorf("%w: The topic '%s' does not exist.", catalog.ErrUnknownTopic, name)
+	return fmt.Errorf("%w: The topic '%s' does not exist", catalog.ErrUnknownTopic, name)
 }
 
 // topicEntries returns every topic config of t, sorted by name.
