@@ -82,3 +82,28 @@ func TestTopicSettingsCheck(t *testing.T) {
 		require.Equal(t, def, l.Settings("t"), name)
 	}
 }
+
+// TestFileBudget: a Log on disk holds at most maxOpen partitions (half
+// the open-file limit, each holding its active segment open); a create
+// past it is ErrTooManyPartitions and makes nothing; one within it, or
+// of partitions that exist, goes through. A Log in memory has no bound.
+func TestFileBudget(t *testing.T) {
+	t.Parallel()
+	cfg := testConfig(t, t.TempDir())
+	l := open(t, cfg)
+	require.Equal(t, openFileLimit()/2, l.maxOpen)
+	l.maxOpen = 5
+	require.NoError(t, l.CreatePartitions("a", 3))
+	err := l.CreatePartitions("b", 3)
+	require.ErrorIs(t, err, ErrTooManyPartitions)
+	require.ErrorContains(t, err, "3 partitions would hold 6 segment files open, more than 5")
+	_, _, err = l.Offsets("b", 0)
+	require.ErrorIs(t, err, ErrUnknownPartition, "nothing made")
+	require.NoFileExists(t, filepath.Join(cfg.Dir, "b-0", segmentName(0)))
+	require.NoError(t, l.CreatePartitions("a", 3), "existing partitions open nothing new")
+	require.NoError(t, l.CreatePartitions("b", 2))
+	require.Len(t, segmentFiles(t, filepath.Join(cfg.Dir, "b-1")), 1)
+
+	mem := open(t, testConfig(t, ""))
+	require.Zero(t, mem.maxOpen)
+}

@@ -25,6 +25,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/minibroker/minibroker/catalog"
+	"github.com/minibroker/minibroker/records"
 )
 
 func (s *Server) handleCreateTopics(r *request, req *kmsg.CreateTopicsRequest) kmsg.Response {
@@ -84,7 +85,7 @@ func (s *Server) createTopic(t kmsg.CreateTopicsRequestTopic, validateOnly, dupl
 		partitions = int32(len(t.ReplicaAssignment))
 	}
 	created, err := s.topics.Create(t.Topic, partitions, configs, validateOnly)
-	if errors.Is(err, catalog.ErrStorage) {
+	if errors.Is(err, catalog.ErrStorage) && !errors.Is(err, records.ErrTooManyPartitions) {
 		s.logger.Error("saving topic catalog failed", "topic", t.Topic, "err", err)
 	}
 	return created, err

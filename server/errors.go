@@ -64,6 +64,8 @@ var errorCodes = [...]struct {
 	{records.ErrInvalidRecord, kerr.InvalidRecord},
 	{records.ErrMessageTooLarge, kerr.MessageTooLarge},
 	{records.ErrUnknownPartition, kerr.UnknownTopicOrPartition},
+	// Before catalog.ErrStorage, which wraps it when a create is refused.
+	{records.ErrTooManyPartitions, kerr.InvalidPartitions},
 	{records.ErrOffsetOutOfRange, kerr.OffsetOutOfRange},
 	{records.ErrOutOfOrderSequence, kerr.OutOfOrderSequenceNumber},
 	{records.ErrInvalidProducerEpoch, kerr.InvalidProducerEpoch},
