@@ -21,7 +21,7 @@
 //	GET    /v1/groups                              every group, in detail, with its partitions
 //	GET    /v1/groups/{group}                      one group; 404 when it does not exist
 //	GET    /v1/events                              recent rebalances and fencing rejections, with reasons, and topics clients named that did not exist
-//	GET    /v1/topics                              every topic: per partition log start, log end, bytes, fetch positions
+//	GET    /v1/topics                              every topic: its own configs, per partition log start, log end, bytes, fetch positions
 //	GET    /v1/storage                             the offsets store's counters (journal, folds, failures)
 //	GET    /v1/connections                         every open Kafka connection: remote, client id, SASL user and mechanism
 //	POST   /v1/clock/advance                       {"ms":N}; manual clock only (409 otherwise)

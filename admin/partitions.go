@@ -151,7 +151,11 @@ type topicsJSON struct {
 
 // topicJSON is one topic of the catalog.
 type topicJSON struct {
-	Topic      string               `json:"topic"`
+	Topic string `json:"topic"`
+	// Configs are the topic's own configs (retention.bytes,
+	// segment.bytes, max.message.bytes; DescribeConfigs' non-default
+	// ones), absent when it has none.
+	Configs    map[string]string    `json:"configs,omitempty"`
 	Partitions []topicPartitionJSON `json:"partitions"`
 }
 
@@ -171,13 +175,17 @@ type topicPartitionJSON struct {
 }
 
 // handleTopics answers GET /v1/topics: every topic in the catalog, sorted,
-// with each partition's log offsets, size and fetch positions.
+// with its own configs and each partition's log offsets, size and fetch
+// positions.
 func (s *Server) handleTopics(w http.ResponseWriter, _ *http.Request) {
 	snap := s.snapshot()
 	out := topicsJSON{Topics: []topicJSON{}}
 	out.Now, out.NowMS = stamp(snap.now)
 	for _, name := range slices.Sorted(maps.Keys(snap.topics)) {
 		t := topicJSON{Topic: name, Partitions: []topicPartitionJSON{}}
+		if ct, ok := s.catalog.Lookup(name); ok {
+			t.Configs = ct.Configs
+		}
 		for p := range snap.topics[name] {
 			pj := topicPartitionJSON{Partition: p, FetchPositions: []fetchPositionJSON{}}
 			if st, ok := s.logOffsets(name, p); ok {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -131,6 +132,29 @@ func TestTopics(t *testing.T) {
 			{"partition": 0, "log_start_offset": 0, "log_end_offset": 0, "last_stable_offset": 0, "bytes": 0, "fetch_positions": []}
 		]}
 	]}`, size), body)
+}
+
+// TestTopicsConfigs: a topic's own configs are listed beside it; a topic
+// without any has none.
+func TestTopicsConfigs(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	_, err := f.catalog.SetConfigs("payments", map[string]string{"retention.bytes": "4096", "segment.bytes": "1048576"}, nil)
+	require.NoError(t, err)
+	code, body := f.do(t, "GET", "/v1/topics", "")
+	require.Equal(t, http.StatusOK, code)
+	var got struct {
+		Topics []struct {
+			Topic   string            `json:"topic"`
+			Configs map[string]string `json:"configs"`
+		} `json:"topics"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(body), &got))
+	require.Len(t, got.Topics, 2)
+	require.Equal(t, "orders", got.Topics[0].Topic)
+	require.Nil(t, got.Topics[0].Configs)
+	require.Equal(t, map[string]string{"retention.bytes": "4096", "segment.bytes": "1048576"}, got.Topics[1].Configs)
+	require.NotContains(t, body[:strings.Index(body, `"payments"`)], `"configs"`)
 }
 
 // TestLogOffsetsWithoutALog: a Server without a Log shows its offsets as

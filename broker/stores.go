@@ -29,11 +29,12 @@ const LogsDir = "logs"
 // openCatalog opens the topic catalog, checks it against the partition
 // logs (reconcile), and creates the configured topics that are missing. A
 // topic that exists keeps its partition count. A topic created later gets
-// its logs before anybody sees it (catalog.Config.Prepare), and loses
+// its logs, with the settings of its configs, before anybody sees it
+// (catalog.Config.Prepare; every topic's settings at start), and loses
 // them again if the catalog cannot be saved (Abandon).
 func openCatalog(cfg Config, logger *slog.Logger, log *records.Log) (*catalog.Catalog, error) {
 	cat, err := catalog.Open(catalog.Config{Dir: cfg.DataDir, Logger: logger,
-		Prepare:     func(t catalog.Topic) error { return log.CreatePartitions(t.Name, t.Partitions) },
+		Prepare:     func(t catalog.Topic) error { return topics.Prepare(log, t) },
 		Abandon:     func(t catalog.Topic) { removeFrom(log, logger, t, 0) },
 		AbandonFrom: func(t catalog.Topic, from int32) { removeFrom(log, logger, t, from) },
 	})
@@ -47,6 +48,9 @@ func openCatalog(cfg Config, logger *slog.Logger, log *records.Log) (*catalog.Ca
 		if err := reconcile(cfg, logger, cat, log); err != nil {
 			return nil, err
 		}
+	}
+	if err := topics.ApplyConfigs(cat, log); err != nil {
+		return nil, err
 	}
 	for _, name := range slices.Sorted(maps.Keys(cfg.Topics)) {
 		want := cfg.Topics[name]

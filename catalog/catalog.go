@@ -12,7 +12,9 @@
 //
 // The file, replaced atomically like the offsets file:
 //
-//	{"version":2,"topics":{"orders":{"partitions":4,"id":"<base64url>"}}}
+//	{"version":2,"topics":{"orders":{"partitions":4,"id":"<base64url>","configs":{"retention.bytes":"1048576"}}}}
+//
+// ("configs" only for a topic with configs of its own, configs.go)
 //
 // Version 1 files ({"version":1,"topics":{"orders":4}}) still load; their
 // topics get ids and the file is rewritten as version 2 at Open.
@@ -70,6 +72,10 @@ type Topic struct {
 	Name       string
 	Partitions int32
 	ID         ID
+	// Configs are the topic's own configs, by Kafka's names (the
+	// broker's defaults stand for every other); nil for none. A Topic's
+	// map is never modified: SetConfigs makes a new one.
+	Configs map[string]string
 }
 
 // Config configures a Catalog. Zero fields mean the default.
@@ -221,6 +227,15 @@ func (c *Catalog) check(name string, partitions int32) error {
 // Config.Prepare, saves the catalog with the topic, and only then makes it
 // visible. On any error nothing is visible and the file is unchanged.
 func (c *Catalog) Create(name string, partitions int32) (Topic, error) {
+	return c.CreateWithConfigs(name, partitions, nil)
+}
+
+// CreateWithConfigs is Create of a topic with configs of its own (see
+// SetConfigs), saved in the same journal line: Prepare sees them.
+func (c *Catalog) CreateWithConfigs(name string, partitions int32, configs map[string]string) (Topic, error) {
+	if err := checkConfigs(configs); err != nil {
+		return Topic{}, err
+	}
 	c.create.Lock()
 	defer c.create.Unlock()
 	c.mu.RLock()
@@ -229,7 +244,7 @@ func (c *Catalog) Create(name string, partitions int32) (Topic, error) {
 	if err != nil {
 		return Topic{}, err
 	}
-	t := Topic{Name: name, Partitions: partitions, ID: c.newID()}
+	t := Topic{Name: name, Partitions: partitions, ID: c.newID(), Configs: ownConfigs(configs)}
 	if c.prepare != nil {
 		if err := c.prepare(t); err != nil {
 			return Topic{}, fmt.Errorf("%w: preparing %q: %w", ErrStorage, name, err)

@@ -28,7 +28,7 @@ func (st *state) apply(e entry) error {
 	switch e.op {
 	case "":
 		if old, ok := st.topics[t.Name]; ok {
-			if e.seq == 0 && old == t {
+			if e.seq == 0 && sameTopic(old, t) {
 				return nil // a line from before seqs, folded already
 			}
 			return fmt.Errorf("topic %q is also in %s, differently", t.Name, FileName)
@@ -54,6 +54,13 @@ func (st *state) apply(e entry) error {
 			return fmt.Errorf("%d partitions for topic %q id %s, which the catalog does not have with fewer", t.Partitions, t.Name, t.ID)
 		}
 		old.Partitions = t.Partitions
+		st.topics[t.Name] = old
+	case opConfigs:
+		old, ok := st.topics[t.Name]
+		if !ok || old.ID != t.ID {
+			return fmt.Errorf("configs of topic %q id %s, which the catalog does not have", t.Name, t.ID)
+		}
+		old.Configs = t.Configs
 		st.topics[t.Name] = old
 	case opPurge:
 		if id, ok := st.deleting[t.Name]; !ok || id != t.ID {

@@ -29,8 +29,9 @@ func newFile(dir string) *file {
 
 // fileTopic is one topic as version 2 stores it.
 type fileTopic struct {
-	Partitions int32  `json:"partitions"`
-	ID         string `json:"id"`
+	Partitions int32             `json:"partitions"`
+	ID         string            `json:"id"`
+	Configs    map[string]string `json:"configs,omitempty"`
 }
 
 // load reads the catalog. upgrade is true for a version 1 file, whose
@@ -110,7 +111,7 @@ func decode(data []byte) ([]Topic, bool, error) {
 		if *doc.Version == 1 {
 			err = json.Unmarshal(m.value, &t.Partitions)
 		} else {
-			t.Partitions, t.ID, err = decodeTopic(m.value)
+			t.Partitions, t.ID, t.Configs, err = decodeTopic(m.value)
 		}
 		if err != nil {
 			return nil, false, fmt.Errorf("topic %q: %w", m.key, err)
@@ -132,15 +133,18 @@ func decode(data []byte) ([]Topic, bool, error) {
 	return topics, *doc.Version == 1, nil
 }
 
-func decodeTopic(raw json.RawMessage) (int32, ID, error) {
+func decodeTopic(raw json.RawMessage) (int32, ID, map[string]string, error) {
 	var ft fileTopic
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&ft); err != nil {
-		return 0, ID{}, err
+		return 0, ID{}, nil, err
+	}
+	if err := checkConfigs(ft.Configs); err != nil {
+		return 0, ID{}, nil, err
 	}
 	id, err := decodeID(ft.ID)
-	return ft.Partitions, id, err
+	return ft.Partitions, id, ownConfigs(ft.Configs), err
 }
 
 // member is one key and value of a JSON object, in file order.
@@ -189,7 +193,7 @@ func (f *file) save(topics map[string]Topic, deleting map[string]ID, seq uint64)
 		Seq      uint64               `json:"seq,omitempty"`
 	}{Version: fileVersion, Topics: make(map[string]fileTopic, len(topics)), Seq: seq}
 	for name, t := range topics {
-		doc.Topics[name] = fileTopic{Partitions: t.Partitions, ID: encodeID(t.ID)}
+		doc.Topics[name] = fileTopic{Partitions: t.Partitions, ID: encodeID(t.ID), Configs: t.Configs}
 	}
 	if len(deleting) > 0 {
 		doc.Deleting = make(map[string]string, len(deleting))

@@ -16,7 +16,11 @@ import (
 // JournalName is the catalog's journal beside FileName: one line per
 // topic created since FileName was last written,
 //
-//	{"topic":"orders","partitions":4,"id":"<base64url>"}
+//	{"topic":"orders","partitions":4,"id":"<base64url>","configs":{"segment.bytes":"1048576"}}
+//
+// (configs only for a topic that has its own), and one per change since:
+// {"op":"delete"}, {"op":"purge"}, {"op":"partitions"} and
+// {"op":"configs"}, which replaces the topic's configs (configs.go).
 //
 // appended and fsynced before the topic is shown, so a create costs one
 // short write and one sync, however many topics exist. Open folds the
@@ -50,6 +54,8 @@ type journalEntry struct {
 	Partitions int32  `json:"partitions,omitempty"`
 	ID         string `json:"id"`
 	Seq        uint64 `json:"seq,omitempty"`
+	// Configs: a create's or an opConfigs line's topic configs.
+	Configs map[string]string `json:"configs,omitempty"`
 }
 
 // The journal's operations beside a create (delete.go).
@@ -72,7 +78,15 @@ func (j *journal) append(e entry) error {
 	if j.broken != nil {
 		return j.broken
 	}
-	line, _ := json.Marshal(journalEntry{Op: e.op, Topic: e.t.Name, Partitions: e.t.Partitions, ID: encodeID(e.t.ID), Seq: e.seq})
+	je := journalEntry{Op: e.op, Topic: e.t.Name, Partitions: e.t.Partitions, ID: encodeID(e.t.ID), Seq: e.seq}
+	switch e.op {
+	case "", opConfigs:
+		je.Configs = e.t.Configs
+	}
+	if e.op == opConfigs {
+		je.Partitions = 0
+	}
+	line, _ := json.Marshal(je)
 	line = append(line, '\n')
 	if j.f == nil {
 		f, err := datadir.OpenFile(j.path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
@@ -157,12 +171,15 @@ func decodeEntry(b []byte) (entry, error) {
 	switch {
 	case !ValidTopicName(e.Topic):
 		return entry{}, fmt.Errorf("topic %q: invalid name", e.Topic)
-	case e.Op != "" && e.Op != opDelete && e.Op != opPurge && e.Op != opPartitions:
+	case e.Op != "" && e.Op != opDelete && e.Op != opPurge && e.Op != opPartitions && e.Op != opConfigs:
 		return entry{}, fmt.Errorf("topic %q: unknown op %q", e.Topic, e.Op)
 	case (e.Op == "" || e.Op == opPartitions) && e.Partitions < 1:
 		return entry{}, fmt.Errorf("topic %q has %d partitions", e.Topic, e.Partitions)
 	}
-	return entry{op: e.Op, t: Topic{Name: e.Topic, Partitions: e.Partitions, ID: id}, seq: e.Seq}, nil
+	if err := checkConfigs(e.Configs); err != nil {
+		return entry{}, fmt.Errorf("topic %q: %w", e.Topic, err)
+	}
+	return entry{op: e.Op, t: Topic{Name: e.Topic, Partitions: e.Partitions, ID: id, Configs: ownConfigs(e.Configs)}, seq: e.Seq}, nil
 }
 
 // loadJournal reads the journal of the catalog in dir and applies it to

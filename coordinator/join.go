@@ -1,6 +1,7 @@
 package coordinator
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -85,7 +86,7 @@ func (c *Coordinator) Join(req JoinRequest) (JoinResult, error) {
 }
 
 func (c *Coordinator) join(req JoinRequest) (JoinResult, *Rebalance, error) {
-	if err := c.validateJoin(req); err != nil {
+	if err := c.validateJoin(req, c.priorTopics(req)); err != nil {
 		return JoinResult{}, nil, err
 	}
 	g := c.groups[req.Group]
@@ -190,8 +191,40 @@ func (c *Coordinator) join(req JoinRequest) (JoinResult, *Rebalance, error) {
 	return c.joinResult(g, joining.id, true), &r, nil
 }
 
-// validateJoin runs the checks that need no group state.
-func (c *Coordinator) validateJoin(req JoinRequest) error {
+// priorTopics returns the topics the member req re-joins as (by member id,
+// or a static member's instance id) subscribes to now, under any of its
+// protocols: a topic deleted since stays in its subscription. Called with
+// mu held.
+func (c *Coordinator) priorTopics(req JoinRequest) map[string]bool {
+	g := c.groups[req.Group]
+	if g == nil {
+		return nil
+	}
+	m := g.members[req.MemberID]
+	if m == nil && req.InstanceID != "" {
+		m = g.staticMember(req.InstanceID)
+	}
+	if m == nil {
+		return nil
+	}
+	out := map[string]bool{}
+	for _, t := range m.topics {
+		out[t] = true
+	}
+	for _, p := range m.protocols {
+		for _, t := range p.Topics {
+			out[t] = true
+		}
+	}
+	return out
+}
+
+// validateJoin runs the checks that need no group state beyond prior,
+// the topics the re-joining member subscribes to already: one of those
+// the catalog no longer has (a topic deleted) is kept, as the client
+// sent it, and the assignment skips it (docs/design.md section 14); any
+// other unknown topic is refused, as the chapter's join refuses it.
+func (c *Coordinator) validateJoin(req JoinRequest, prior map[string]bool) error {
 	if err := c.ValidateGroupID(req.Group); err != nil {
 		return err
 	}
@@ -208,8 +241,15 @@ func (c *Coordinator) validateJoin(req JoinRequest) error {
 		return fmt.Errorf("%w: protocol type %q with %d protocols; want %q with at least one",
 			ErrInconsistentGroupProtocol, req.ProtocolType, len(req.Protocols), ConsumerProtocolType)
 	}
+	check := func(t string) error {
+		err := c.checkTopic(t)
+		if errors.Is(err, ErrUnknownTopic) && prior[t] {
+			return nil
+		}
+		return err
+	}
 	for _, t := range req.Topics {
-		if err := c.checkTopic(t); err != nil {
+		if err := check(t); err != nil {
 			return err
 		}
 	}
@@ -218,7 +258,7 @@ func (c *Coordinator) validateJoin(req JoinRequest) error {
 			return fmt.Errorf("%w: empty protocol name", ErrInconsistentGroupProtocol)
 		}
 		for _, t := range p.Topics {
-			if err := c.checkTopic(t); err != nil {
+			if err := check(t); err != nil {
 				return err
 			}
 		}

@@ -65,3 +65,49 @@ func TestDeleteTopicOffsets(t *testing.T) {
 	require.NoError(t, err)
 	require.Zero(t, n)
 }
+
+// TestRejoinKeepsADeletedTopic: a classic member whose subscription names
+// a topic deleted since re-joins with that subscription as it sent it,
+// under the chapter's join and under the wire's rules with protocols; the
+// assignment skips the topic. A member that did not subscribe to it, and
+// a new member, are still refused it.
+func TestRejoinKeepsADeletedTopic(t *testing.T) {
+	t.Parallel()
+	topics := StaticTopics{"orders": 2, "payments": 1}
+	f := newFixtureWith(t, Config{Topics: topics})
+	f.join("g", "a", "orders", "payments")
+	f.join("g", "b", "payments")
+	wire := func(member string, topics ...string) JoinRequest {
+		return JoinRequest{Group: "w", MemberID: member, SessionTimeout: defaultSession, WireRules: true, ProtocolType: ConsumerProtocolType,
+			Protocols: []Protocol{{Name: "roundrobin", Topics: topics}}}
+	}
+	first, err := f.c.Join(JoinRequest{Group: "w", SessionTimeout: defaultSession, WireRules: true, ProtocolType: ConsumerProtocolType,
+		Protocols: []Protocol{{Name: "roundrobin", Topics: []string{"orders", "payments"}}}, ClientID: "c"})
+	require.NoError(t, err)
+	id := first.MemberID
+
+	delete(topics, "orders")
+	f.c.TopicsChanged(ReasonTopicDeleted, "orders")
+
+	res := f.join("g", "a", "orders", "payments")
+	require.Equal(t, []string{"orders", "payments"}, f.member("g", "a").Topics, "the subscription is kept as sent")
+	require.Equal(t, int32(4), res.Generation)
+	require.Equal(t, []string{"payments-0"}, names(res.Assignment), "orders is skipped")
+	view, _ := f.c.Describe("g")
+	all := map[string][]string{}
+	for _, m := range view.Members {
+		all[m.MemberID] = names(m.Assignment)
+	}
+	require.Equal(t, map[string][]string{"a": {"payments-0"}, "b": {}}, all)
+
+	again, err := f.c.Join(wire(id, "orders", "payments"))
+	require.NoError(t, err, "a wire re-join with the deleted topic")
+	require.Equal(t, id, again.MemberID)
+
+	_, err = f.c.Join(JoinRequest{Group: "g", MemberID: "b", SessionTimeout: defaultSession, Topics: []string{"orders", "payments"}})
+	require.ErrorIs(t, err, ErrUnknownTopic, "b never subscribed to orders")
+	_, err = f.c.Join(JoinRequest{Group: "g", MemberID: "new", SessionTimeout: defaultSession, Topics: []string{"orders"}})
+	require.ErrorIs(t, err, ErrUnknownTopic, "a new member is refused an unknown topic")
+	_, err = f.c.Join(JoinRequest{Group: "g", MemberID: "a", SessionTimeout: defaultSession, Topics: []string{"orders", "payments", "nope"}})
+	require.ErrorIs(t, err, ErrUnknownTopic, "a topic it did not subscribe to before")
+}

@@ -60,8 +60,8 @@ func checkTopicName(t string) error {
 }
 
 // partitionCounts returns the partition count of every topic some member
-// subscribes to, for the assignor. A topic the catalog lacks (impossible
-// while topics are never deleted) is left out, so nobody is assigned it.
+// subscribes to, for the assignor. A topic the catalog lacks (deleted
+// since a member subscribed to it) is left out, so nobody is assigned it.
 func (c *Coordinator) partitionCounts(subs map[string][]string) map[string]int32 {
 	out := make(map[string]int32)
 	for _, topics := range subs {

@@ -115,29 +115,41 @@ func TestStartRefusesMissingData(t *testing.T) {
 }
 
 // TestCreateTopicsOutOfDescriptors: a broker process with RLIMIT_NOFILE
-// 256 is asked for a topic of 1,000 partitions. The create runs out of
-// file descriptors part-way and answers KAFKA_STORAGE_ERROR; nothing of
-// the topic is left on disk (the partitions it made are removed again,
-// said at Warn) and the broker goes on serving. A restart under the same
-// limit starts, and knows no such topic. Before, 240-odd partition
-// directories stayed outside the catalog and every start reopened them.
+// 256 holds at most 128 partitions (half the limit: each keeps its
+// active segment open). A topic of 1,000 partitions, and then
+// CreatePartitions taking a topic past the bound, are INVALID_PARTITIONS
+// naming the limit, before anything is made: nothing of either is on
+// disk and the broker goes on serving, with descriptors to spare for
+// connections. A restart under the same limit starts, and knows no such
+// topic. Before, the create ran out of descriptors part-way (240-odd
+// partition directories left outside the catalog); then it failed with
+// KAFKA_STORAGE_ERROR and removed them, but a CreatePartitions up to
+// the limit could still leave the broker no descriptor to accept with.
 func TestCreateTopicsOutOfDescriptors(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	p := startProcessNoFile(t, 256, "--data-dir", dir)
 	c := wiretest.Dial(t, p.Addr, "process-test")
 	resp := wiretest.Do[*kmsg.CreateTopicsResponse](t, c, createTopicsRequest(7, false, newTopic("big", 1000, 1)))
-	require.Equal(t, kerr.KafkaStorageError.Code, resp.Topics[0].ErrorCode, "%v", resp.Topics[0].ErrorMessage)
+	require.Equal(t, kerr.InvalidPartitions.Code, resp.Topics[0].ErrorCode, "%v", resp.Topics[0].ErrorMessage)
 	require.NotNil(t, resp.Topics[0].ErrorMessage)
-	assert.Contains(t, *resp.Topics[0].ErrorMessage, "too many open files")
+	assert.Contains(t, *resp.Topics[0].ErrorMessage, "more than 128 (half of the process's limit of 256 open files)")
 	dirs, err := filepath.Glob(filepath.Join(dir, broker.LogsDir, "big-*"))
 	require.NoError(t, err)
-	require.Empty(t, dirs, "nothing of the failed topic on disk")
-	eventually(t, func() bool { return strings.Contains(p.logs.String(), "partitions of a failed create removed") },
-		"the removal is logged")
-	// Still serving: a small topic works.
+	require.Empty(t, dirs, "nothing of the refused topic on disk")
+	// Still serving: a small topic works, and cannot grow past the bound.
 	ensureTopic(t, c, "small", 4)
 	produceValues(t, c, "small", 3, "after")
+	grow := kmsg.NewPtrCreatePartitionsRequest()
+	grow.Version, grow.TimeoutMillis = 3, 5000
+	grow.Topics = []kmsg.CreatePartitionsRequestTopic{{Topic: "small", Count: 200}}
+	grown := wiretest.Do[*kmsg.CreatePartitionsResponse](t, c, grow)
+	require.Equal(t, kerr.InvalidPartitions.Code, grown.Topics[0].ErrorCode, "%v", grown.Topics[0].ErrorMessage)
+	dirs, err = filepath.Glob(filepath.Join(dir, broker.LogsDir, "small-*"))
+	require.NoError(t, err)
+	require.Len(t, dirs, 4, "no partition past the bound made")
+	ensureTopic(t, c, "more", 100) // within the bound
+	require.NotContains(t, p.logs.String(), "too many open files")
 	require.Equal(t, 0, p.signal(t, syscall.SIGTERM, waitTimeout))
 
 	p = startProcessNoFile(t, 256, "--data-dir", dir)

@@ -3,6 +3,7 @@ package integration
 import (
 	"fmt"
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -232,6 +233,49 @@ var versionCases = map[kmsg.Key]versionCase{
 		}
 		produceValues(t, c, group, 2, "on the new partition")
 	},
+	kmsg.DescribeConfigs: func(t *testing.T, c *wireclient.Client, v int16, group string) {
+		ensureTopic(t, c, group, 1)
+		req := kmsg.NewPtrDescribeConfigsRequest()
+		req.Version = v
+		req.Resources = []kmsg.DescribeConfigsRequestResource{{ResourceType: kmsg.ConfigResourceTypeTopic, ResourceName: group}}
+		resp := wiretest.Do[*kmsg.DescribeConfigsResponse](t, c, req)
+		require.Len(t, resp.Resources, 1)
+		assert.Equal(t, codeNone, resp.Resources[0].ErrorCode)
+		got := map[string]string{}
+		for _, cfg := range resp.Resources[0].Configs {
+			got[cfg.Name] = *cfg.Value
+		}
+		assert.Equal(t, map[string]string{"max.message.bytes": "1048588", "retention.bytes": "-1", "segment.bytes": "67108864"}, got)
+	},
+	kmsg.AlterConfigs: func(t *testing.T, c *wireclient.Client, v int16, group string) {
+		ensureTopic(t, c, group, 1)
+		req := kmsg.NewPtrAlterConfigsRequest()
+		req.Version = v
+		req.Resources = []kmsg.AlterConfigsRequestResource{{ResourceType: kmsg.ConfigResourceTypeTopic, ResourceName: group,
+			Configs: []kmsg.AlterConfigsRequestResourceConfig{{Name: "retention.bytes", Value: kmsg.StringPtr("1048576")}}}}
+		resp := wiretest.Do[*kmsg.AlterConfigsResponse](t, c, req)
+		require.Len(t, resp.Resources, 1)
+		assert.Equal(t, codeNone, resp.Resources[0].ErrorCode)
+		req.Resources[0].Configs[0].Name = "retention.ms"
+		resp = wiretest.Do[*kmsg.AlterConfigsResponse](t, c, req)
+		assert.Equal(t, kerr.InvalidConfig.Code, resp.Resources[0].ErrorCode)
+	},
+	kmsg.IncrementalAlterConfigs: func(t *testing.T, c *wireclient.Client, v int16, group string) {
+		ensureTopic(t, c, group, 1)
+		req := kmsg.NewPtrIncrementalAlterConfigsRequest()
+		req.Version = v
+		req.Resources = []kmsg.IncrementalAlterConfigsRequestResource{{ResourceType: kmsg.ConfigResourceTypeTopic, ResourceName: group,
+			Configs: []kmsg.IncrementalAlterConfigsRequestResourceConfig{{Name: "max.message.bytes", Op: kmsg.IncrementalAlterConfigOpSet, Value: kmsg.StringPtr("100")}}}}
+		resp := wiretest.Do[*kmsg.IncrementalAlterConfigsResponse](t, c, req)
+		require.Len(t, resp.Resources, 1)
+		assert.Equal(t, codeNone, resp.Resources[0].ErrorCode)
+		produce := kmsg.NewPtrProduceRequest()
+		produce.Version, produce.Acks, produce.TimeoutMillis = 9, -1, 5000
+		produce.Topics = []kmsg.ProduceRequestTopic{{Topic: group, Partitions: []kmsg.ProduceRequestTopicPartition{{Partition: 0,
+			Records: valuesBatch(strings.Repeat("x", 100))}}}}
+		produced := wiretest.Do[*kmsg.ProduceResponse](t, c, produce)
+		assert.Equal(t, kerr.MessageTooLarge.Code, produced.Topics[0].Partitions[0].ErrorCode, "the new limit holds at once")
+	},
 	kmsg.DeleteRecords: func(t *testing.T, c *wireclient.Client, v int16, group string) {
 		ensureTopic(t, c, group, 1)
 		produceValues(t, c, group, 0, "a", "b", "c")
@@ -341,6 +385,7 @@ func TestWireAdvertisedVersions(t *testing.T) {
 		"ListGroups": "0-5", "CreateTopics": "0-7", "ListOffsets": "0-7", "Fetch": "4-12",
 		"DeleteGroups": "0-2", "OffsetDelete": "0-0", "DeleteTopics": "1-6", "CreatePartitions": "0-3", "DeleteRecords": "0-2",
 		"SASLHandshake": "0-1", "SASLAuthenticate": "0-2", "DescribeCluster": "0-2",
+		"DescribeConfigs": "0-4", "AlterConfigs": "0-2", "IncrementalAlterConfigs": "0-1",
 		"Produce": "3-12", "InitProducerID": "0-4",
 		"AddPartitionsToTxn": "0-3", "AddOffsetsToTxn": "0-3", "EndTxn": "0-3", "TxnOffsetCommit": "0-3",
 		"ConsumerGroupHeartbeat": "0-1", "ConsumerGroupDescribe": "0-1",

@@ -44,9 +44,12 @@ var supportedVersions = [...]VersionRange{
 	{Key: 25, Min: 0, Max: 3}, // AddOffsetsToTxn; v4 adds TRANSACTION_ABORTABLE
 	{Key: 26, Min: 0, Max: 3}, // EndTxn; v4 TRANSACTION_ABORTABLE, v5 transaction.version 2: not served
 	{Key: 28, Min: 0, Max: 3}, // TxnOffsetCommit; v3 carries generation and member id (KIP-447)
+	{Key: 32, Min: 0, Max: 4}, // DescribeConfigs; v1 synonyms and source, v3 type and documentation
+	{Key: 33, Min: 0, Max: 2}, // AlterConfigs
 	{Key: 36, Min: 0, Max: 2}, // SaslAuthenticate; v1 session lifetime, v2 flexible
 	{Key: 37, Min: 0, Max: 3}, // CreatePartitions
 	{Key: 42, Min: 0, Max: 2}, // DeleteGroups; v3 adds error messages
+	{Key: 44, Min: 0, Max: 1}, // IncrementalAlterConfigs
 	{Key: 47, Min: 0, Max: 0}, // OffsetDelete (KIP-496)
 	{Key: 60, Min: 0, Max: 2}, // DescribeCluster (KIP-700); v1 endpoint type, v2 fenced brokers
 	{Key: 68, Min: 0, Max: 1}, // ConsumerGroupHeartbeat (KIP-848); v1 client-made member ids

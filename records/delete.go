@@ -40,6 +40,7 @@ func (l *Log) DeleteTopic(topic string) (int, error) {
 	if l.closed.Load() {
 		return 0, ErrClosed
 	}
+	l.putSettings(topic, TopicSettings{}, false) // a topic made again starts from the defaults
 	cur := *l.parts.Load()
 	next := maps.Clone(cur)
 	var gone []*partition

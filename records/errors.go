@@ -32,6 +32,14 @@ var ErrMessageTooLarge = errors.New("message too large")
 // UNKNOWN_TOPIC_OR_PARTITION.
 var ErrUnknownPartition = errors.New("unknown topic or partition")
 
+// ErrTooManyPartitions is CreatePartitions past the partitions a Log on
+// disk may hold open: each keeps its active segment file open, so more
+// than half of the process's open-file limit would leave too few for
+// connections, sealed segments and the broker's journals. Kafka has no
+// such bound (its operators raise the limit): INVALID_PARTITIONS here,
+// refused before anything is made.
+var ErrTooManyPartitions = errors.New("too many partitions for the open-file limit")
+
 // ErrOffsetOutOfRange is a read or lookup at an offset below the log start
 // offset or above the high watermark. Kafka: OFFSET_OUT_OF_RANGE.
 var ErrOffsetOutOfRange = errors.New("offset out of range")

@@ -27,6 +27,9 @@ type Log struct {
 	pids  *producerIDs
 	stats counters
 
+	settings topicSettings // topics' own TopicSettings (settings.go)
+	maxOpen  int64         // partitions the Log may hold open (half the open-file limit); 0: no bound
+
 	files      *fileCache                         // open files of sealed segments
 	corruptLog limitedLog                         // rate-limits the lines of corrupt batches met by reads
 	ckpt       *checkpointer                      // nil in memory
@@ -54,6 +57,10 @@ func Open(cfg Config) (*Log, error) {
 	l := &Log{cfg: cfg, fs: cfg.fs}
 	l.files = newFileCache(l.fs, sealedFiles)
 	l.v = newValidator(cfg)
+	l.settings.maxMsg.Store(cfg.MaxMessageBytes)
+	if cfg.Dir != "" {
+		l.maxOpen = openFileLimit() / 2
+	}
 	l.flush = newFlusher(l)
 	parts := map[TopicPartition]*partition{}
 	maxPID := int64(-1)
@@ -189,6 +196,9 @@ func (l *Log) CreatePartitions(topic string, n int32) error {
 		return ErrClosed
 	}
 	cur := *l.parts.Load()
+	if err := l.checkFileBudget(cur, topic, n); err != nil {
+		return err
+	}
 	var created []*partition
 	var err error
 	for i := range n {
@@ -224,6 +234,26 @@ func (l *Log) CreatePartitions(topic string, n int32) error {
 		l.changes.Add(1)
 	}
 	return err
+}
+
+// checkFileBudget refuses partitions of topic up to n that would take the
+// Log past maxOpenPartitions (ErrTooManyPartitions). Called with createMu
+// held.
+func (l *Log) checkFileBudget(cur map[TopicPartition]*partition, topic string, n int32) error {
+	if l.maxOpen <= 0 {
+		return nil
+	}
+	adding := int64(0)
+	for i := range n {
+		if cur[TopicPartition{Topic: topic, Partition: i}] == nil {
+			adding++
+		}
+	}
+	if total := int64(len(cur)) + adding; adding > 0 && total > l.maxOpen {
+		return fmt.Errorf("%w: %d partitions would hold %d segment files open, more than %d (half of the process's limit of %d open files)",
+			ErrTooManyPartitions, adding, total, l.maxOpen, 2*l.maxOpen)
+	}
+	return nil
 }
 
 // createPartition makes a partition's directory and first segment.

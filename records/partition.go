@@ -113,7 +113,7 @@ func (p *partition) append(b Batch) (*Pending, error) {
 	h.baseOffset = base
 	size := int64(len(b.raw))
 	seg := p.active()
-	if !seg.fits(size, h.lastOffset(), p.l.cfg.SegmentBytes) {
+	if !seg.fits(size, h.lastOffset(), p.l.Settings(p.tp.Topic).SegmentBytes) {
 		var err error
 		if seg, err = p.roll(base); err != nil {
 			p.l.stats.storageErrors.Add(1)

@@ -322,7 +322,9 @@ func (l *Log) Readable(topic string, partition int32, offset int64) int64 {
 	return n
 }
 
-// MaxMessageBytes is the largest batch the log accepts
-// (Config.MaxMessageBytes): by how much a read's first batch may exceed
+// MaxMessageBytes is the largest batch the log accepts, of any topic
+// (Config.MaxMessageBytes, or a topic's larger TopicSettings): by how much a read's first batch may exceed
 // its byte budget (KIP-74).
-func (l *Log) MaxMessageBytes() int32 { return l.v.cfg.MaxMessageBytes }
+func (l *Log) MaxMessageBytes() int32 {
+	return max(l.settings.maxMsg.Load(), l.cfg.MaxMessageBytes)
+}

@@ -2,7 +2,7 @@ package records
 
 import "slices"
 
-// retain applies Config.RetentionBytes after a flush: it takes whole
+// retain applies the topic's RetentionBytes (TopicSettings) after a flush: it takes whole
 // oldest segments off the log while the partition would still hold at
 // least RetentionBytes without them, as Kafka's
 // UnifiedLog.deleteRetentionSizeBreachedSegments does, and moves the log
@@ -11,7 +11,7 @@ import "slices"
 // segments to close and delete, which the caller does after releasing mu.
 // Called with mu held.
 func (p *partition) retain() []*segment {
-	limit := p.l.cfg.RetentionBytes
+	limit := p.l.Settings(p.tp.Topic).RetentionBytes
 	if limit < 0 {
 		return nil
 	}

@@ -21,3 +21,13 @@ func syncData(f *os.File) error {
 		}
 	}
 }
+
+// openFileLimit returns the process's limit of open files (RLIMIT_NOFILE,
+// which the Go runtime raises to its hard limit at start), 0 if unknown.
+func openFileLimit() int64 {
+	var lim syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil || lim.Cur > 1<<40 {
+		return 0
+	}
+	return int64(lim.Cur)
+}

@@ -57,7 +57,18 @@ func (l *Log) Validate(batch []byte) (Batch, error) {
 	return l.v.validate(batch)
 }
 
+// ValidateTopic is Validate for a batch produced to topic: the batch
+// limit is the topic's MaxMessageBytes (TopicSettings).
+func (l *Log) ValidateTopic(topic string, batch []byte) (Batch, error) {
+	return l.v.validateMax(batch, l.Settings(topic).MaxMessageBytes)
+}
+
 func (v *validator) validate(raw []byte) (Batch, error) {
+	return v.validateMax(raw, v.cfg.MaxMessageBytes)
+}
+
+// validateMax is validate with maxBytes as the batch limit.
+func (v *validator) validateMax(raw []byte, maxBytes int32) (Batch, error) {
 	// ByteBufferLogInputStream.nextBatch, then ProduceRequest.validateRecords.
 	if len(raw) < logOverhead {
 		return Batch{}, fmt.Errorf("%w: %d bytes hold no record batch", ErrInvalidRecord, len(raw))
@@ -83,8 +94,8 @@ func (v *validator) validate(raw []byte) (Batch, error) {
 	if h.baseOffset != 0 {
 		return Batch{}, fmt.Errorf("%w: base offset %d, should be 0", ErrInvalidRecord, h.baseOffset)
 	}
-	if int64(len(raw)) > int64(v.cfg.MaxMessageBytes) {
-		return Batch{}, fmt.Errorf("%w: batch size %d exceeds the maximum %d", ErrMessageTooLarge, len(raw), v.cfg.MaxMessageBytes)
+	if int64(len(raw)) > int64(maxBytes) {
+		return Batch{}, fmt.Errorf("%w: batch size %d exceeds the maximum %d", ErrMessageTooLarge, len(raw), maxBytes)
 	}
 	if sum := checksum(raw); sum != h.crc {
 		return Batch{}, fmt.Errorf("%w: stored crc %d, computed crc %d", ErrCorruptMessage, h.crc, sum)

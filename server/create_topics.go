@@ -10,6 +10,12 @@ package server
 // (INVALID_PARTITIONS); a manual replica assignment decides the partition
 // count. A new topic is saved to the catalog in the data dir before it is
 // shown to anyone or answered (catalog.Catalog.Create).
+//
+// A topic's configs (retention.bytes, segment.bytes, max.message.bytes;
+// internal/topics) are checked before anything else is made: an unknown
+// name, a bad or null value is INVALID_CONFIG, a name given twice
+// INVALID_REQUEST, and the topic is not created. v5+ answers every topic
+// config with its value and source, as DescribeConfigs.
 
 import (
 	"errors"
@@ -19,6 +25,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/minibroker/minibroker/catalog"
+	"github.com/minibroker/minibroker/records"
 )
 
 func (s *Server) handleCreateTopics(r *request, req *kmsg.CreateTopicsRequest) kmsg.Response {
@@ -30,13 +37,18 @@ func (s *Server) handleCreateTopics(r *request, req *kmsg.CreateTopicsRequest) k
 	for _, t := range req.Topics {
 		rt := kmsg.NewCreateTopicsResponseTopic()
 		rt.Topic = t.Topic
-		partitions, err := s.createTopic(t, req.ValidateOnly, seen[t.Topic] > 1)
+		created, err := s.createTopic(t, req.ValidateOnly, seen[t.Topic] > 1)
 		if err != nil {
 			r.setCode(&rt.ErrorCode, s.code(err))
 			msg := err.Error()
 			rt.ErrorMessage = &msg
 		} else {
-			rt.NumPartitions, rt.ReplicationFactor = partitions, 1
+			rt.NumPartitions, rt.ReplicationFactor = created.Partitions, 1
+			for _, e := range s.topicEntries(created) {
+				c := kmsg.NewCreateTopicsResponseTopicConfig()
+				c.Name, c.Value, c.Source = e.name, kmsg.StringPtr(e.value), int8(e.source)
+				rt.Configs = append(rt.Configs, c)
+			}
 		}
 		resp.Topics = append(resp.Topics, rt)
 	}
@@ -44,13 +56,23 @@ func (s *Server) handleCreateTopics(r *request, req *kmsg.CreateTopicsRequest) k
 }
 
 // createTopic validates and, unless validateOnly, creates one topic. It
-// returns the partition count.
-func (s *Server) createTopic(t kmsg.CreateTopicsRequestTopic, validateOnly, duplicate bool) (int32, error) {
+// returns the topic (without an id when validateOnly).
+func (s *Server) createTopic(t kmsg.CreateTopicsRequestTopic, validateOnly, duplicate bool) (catalog.Topic, error) {
 	if duplicate {
-		return 0, fmt.Errorf("%w: topic %q named more than once", kerr.InvalidRequest, t.Topic)
+		return catalog.Topic{}, fmt.Errorf("%w: topic %q named more than once", kerr.InvalidRequest, t.Topic)
 	}
 	if t.ReplicationFactor != 1 && t.ReplicationFactor != -1 && len(t.ReplicaAssignment) == 0 {
-		return 0, fmt.Errorf("%w: replication factor %d on a single broker", kerr.InvalidReplicationFactor, t.ReplicationFactor)
+		return catalog.Topic{}, fmt.Errorf("%w: replication factor %d on a single broker", kerr.InvalidReplicationFactor, t.ReplicationFactor)
+	}
+	configs := make(map[string]string, len(t.Configs))
+	for _, c := range t.Configs {
+		if _, dup := configs[c.Name]; dup {
+			return catalog.Topic{}, fmt.Errorf("%w: Error due to duplicate config keys", kerr.InvalidRequest)
+		}
+		if c.Value == nil {
+			return catalog.Topic{}, fmt.Errorf("%w: Null value not supported for topic configs: %s", kerr.InvalidConfig, c.Name)
+		}
+		configs[c.Name] = *c.Value
 	}
 	partitions := t.NumPartitions
 	if partitions == -1 {
@@ -58,18 +80,13 @@ func (s *Server) createTopic(t kmsg.CreateTopicsRequestTopic, validateOnly, dupl
 	}
 	if len(t.ReplicaAssignment) > 0 {
 		if t.NumPartitions != -1 || t.ReplicationFactor != -1 {
-			return 0, fmt.Errorf("%w: replica assignment needs partitions and replication factor -1", kerr.InvalidRequest)
+			return catalog.Topic{}, fmt.Errorf("%w: replica assignment needs partitions and replication factor -1", kerr.InvalidRequest)
 		}
 		partitions = int32(len(t.ReplicaAssignment))
 	}
-	if validateOnly {
-		return partitions, s.catalog.Check(t.Topic, partitions)
+	created, err := s.topics.Create(t.Topic, partitions, configs, validateOnly)
+	if errors.Is(err, catalog.ErrStorage) && !errors.Is(err, records.ErrTooManyPartitions) {
+		s.logger.Error("saving topic catalog failed", "topic", t.Topic, "err", err)
 	}
-	if _, err := s.catalog.Create(t.Topic, partitions); err != nil {
-		if errors.Is(err, catalog.ErrStorage) {
-			s.logger.Error("saving topic catalog failed", "topic", t.Topic, "err", err)
-		}
-		return 0, err
-	}
-	return partitions, nil
+	return created, err
 }

@@ -15,6 +15,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/minibroker/minibroker/catalog"
+	"github.com/minibroker/minibroker/internal/wiretest"
+	"github.com/minibroker/minibroker/records"
 )
 
 func createTopic(name string, partitions int32, rf int16) kmsg.CreateTopicsRequestTopic {
@@ -142,4 +144,67 @@ func readCatalog(t *testing.T, c *catalog.Catalog) string {
 		out += string(data)
 	}
 	return out
+}
+
+// TestCreateTopicsConfigs creates topics with configs: the catalog holds
+// them, the log runs with them before the answer, v5+ answers every
+// topic config with its source (also for validateOnly, which creates
+// nothing), and a bad, unknown, null or repeated config creates nothing.
+func TestCreateTopicsConfigs(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	c := wiretest.Dial(t, e.serve(), "admin")
+	withConfigs := func(name string, kv ...*string) kmsg.CreateTopicsRequestTopic {
+		ct := createTopic(name, 2, 1)
+		for i := 0; i+1 < len(kv); i += 2 {
+			ct.Configs = append(ct.Configs, kmsg.CreateTopicsRequestTopicConfig{Name: *kv[i], Value: kv[i+1]})
+		}
+		return ct
+	}
+	p := kmsg.StringPtr
+	for _, v := range []int16{4, 5, 7} {
+		name := fmt.Sprintf("configured-v%d", v)
+		resp := wiretest.Do[*kmsg.CreateTopicsResponse](t, c, createRequest(v, false, withConfigs(name, p("segment.bytes"), p("1048576"), p("retention.bytes"), p("8192"))))
+		got := resp.Topics[0]
+		require.Equal(t, int16(0), got.ErrorCode, "v%d", v)
+		require.Equal(t, map[string]string{"segment.bytes": "1048576", "retention.bytes": "8192"}, e.ownConfigs(name))
+		require.Equal(t, records.TopicSettings{SegmentBytes: 1048576, RetentionBytes: 8192, MaxMessageBytes: records.DefaultMaxMessageBytes}, e.log.Settings(name))
+		var rows []string
+		for _, cfg := range got.Configs {
+			rows = append(rows, fmt.Sprintf("%s=%s@%d", cfg.Name, *cfg.Value, cfg.Source))
+		}
+		if v < 5 {
+			require.Empty(t, rows, "v%d has no configs in its answer", v)
+			continue
+		}
+		require.Equal(t, []string{"max.message.bytes=1048588@5", "retention.bytes=8192@1", "segment.bytes=1048576@1"}, rows, "v%d", v)
+	}
+
+	dry := wiretest.Do[*kmsg.CreateTopicsResponse](t, c, createRequest(5, true, withConfigs("dry", p("max.message.bytes"), p("4096"))))
+	require.Equal(t, int16(0), dry.Topics[0].ErrorCode)
+	require.Equal(t, "4096", *dry.Topics[0].Configs[0].Value)
+	_, ok := e.cat.Lookup("dry")
+	require.False(t, ok, "validateOnly creates nothing")
+
+	for _, tc := range []struct {
+		topic kmsg.CreateTopicsRequestTopic
+		code  int16
+		msg   string
+	}{
+		{withConfigs("bad", p("segment.bytes"), p("12")), kerr.InvalidConfig.Code, "Value must be at least 1024"},
+		{withConfigs("bad", p("compression.type"), p("zstd")), kerr.InvalidConfig.Code, "Unknown topic config name: compression.type"},
+		{withConfigs("bad", p("retention.bytes"), nil), kerr.InvalidConfig.Code, "Null value not supported for topic configs: retention.bytes"},
+		{withConfigs("bad", p("retention.bytes"), p("1"), p("retention.bytes"), p("2")), kerr.InvalidRequest.Code, "Error due to duplicate config keys"},
+	} {
+		for _, validateOnly := range []bool{false, true} {
+			resp := wiretest.Do[*kmsg.CreateTopicsResponse](t, c, createRequest(5, validateOnly, tc.topic))
+			require.Equal(t, tc.code, resp.Topics[0].ErrorCode, tc.msg)
+			require.Contains(t, *resp.Topics[0].ErrorMessage, tc.msg)
+			require.Empty(t, resp.Topics[0].Configs)
+		}
+		_, ok := e.cat.Lookup("bad")
+		require.False(t, ok, "%s: nothing created", tc.msg)
+		_, _, err := e.log.Offsets("bad", 0)
+		require.ErrorIs(t, err, records.ErrUnknownPartition, "%s: no partition log", tc.msg)
+	}
 }

@@ -90,6 +90,10 @@ func handlers() map[kmsg.Key]api {
 		kmsg.CreatePartitions: {typed((*Server).handleCreatePartitions), 0},
 		kmsg.DeleteRecords:    {typed((*Server).handleDeleteRecords), 0},
 
+		kmsg.DescribeConfigs:         {typed((*Server).handleDescribeConfigs), largeAnswer},
+		kmsg.AlterConfigs:            {typed((*Server).handleAlterConfigs), largeAnswer},
+		kmsg.IncrementalAlterConfigs: {typed((*Server).handleIncrementalAlterConfigs), largeAnswer},
+
 		kmsg.SASLHandshake:    {typed((*Server).handleSASLHandshake), 0},
 		kmsg.SASLAuthenticate: {typed((*Server).handleSASLAuthenticate), 0},
 		kmsg.DescribeCluster:  {typed((*Server).handleDescribeCluster), 0},

@@ -175,6 +175,24 @@ func fuzzSeed(key, version int16) kmsg.Request {
 		r.IncludeClusterAuthorizedOperations = true
 		r.SetVersion(version)
 		return r
+	case int16(kmsg.DescribeConfigs):
+		r := kmsg.NewPtrDescribeConfigsRequest()
+		r.Resources = []kmsg.DescribeConfigsRequestResource{{ResourceType: kmsg.ConfigResourceTypeTopic, ResourceName: "orders"}, {ResourceType: kmsg.ConfigResourceTypeBroker, ResourceName: "0"}}
+		r.IncludeSynonyms, r.IncludeDocumentation = true, true
+		r.SetVersion(version)
+		return r
+	case int16(kmsg.AlterConfigs):
+		r := kmsg.NewPtrAlterConfigsRequest()
+		r.Resources = []kmsg.AlterConfigsRequestResource{{ResourceType: kmsg.ConfigResourceTypeTopic, ResourceName: "orders",
+			Configs: []kmsg.AlterConfigsRequestResourceConfig{{Name: "retention.bytes", Value: kmsg.StringPtr("4096")}}}}
+		r.SetVersion(version)
+		return r
+	case int16(kmsg.IncrementalAlterConfigs):
+		r := kmsg.NewPtrIncrementalAlterConfigsRequest()
+		r.Resources = []kmsg.IncrementalAlterConfigsRequestResource{{ResourceType: kmsg.ConfigResourceTypeTopic, ResourceName: "orders",
+			Configs: []kmsg.IncrementalAlterConfigsRequestResourceConfig{{Name: "segment.bytes", Op: kmsg.IncrementalAlterConfigOpSet, Value: kmsg.StringPtr("1048576")}}}}
+		r.SetVersion(version)
+		return r
 	case int16(kmsg.AddPartitionsToTxn):
 		r := kmsg.NewPtrAddPartitionsToTxnRequest()
 		r.TransactionalID, r.ProducerID, r.ProducerEpoch = "tx", 1, 0

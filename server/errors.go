@@ -7,6 +7,7 @@ import (
 
 	"github.com/minibroker/minibroker/catalog"
 	"github.com/minibroker/minibroker/coordinator"
+	"github.com/minibroker/minibroker/internal/topics"
 	"github.com/minibroker/minibroker/offsets"
 	"github.com/minibroker/minibroker/records"
 	"github.com/minibroker/minibroker/txn"
@@ -63,6 +64,8 @@ var errorCodes = [...]struct {
 	{records.ErrInvalidRecord, kerr.InvalidRecord},
 	{records.ErrMessageTooLarge, kerr.MessageTooLarge},
 	{records.ErrUnknownPartition, kerr.UnknownTopicOrPartition},
+	// Before catalog.ErrStorage, which wraps it when a create is refused.
+	{records.ErrTooManyPartitions, kerr.InvalidPartitions},
 	{records.ErrOffsetOutOfRange, kerr.OffsetOutOfRange},
 	{records.ErrOutOfOrderSequence, kerr.OutOfOrderSequenceNumber},
 	{records.ErrInvalidProducerEpoch, kerr.InvalidProducerEpoch},
@@ -98,6 +101,8 @@ var errorCodes = [...]struct {
 	{catalog.ErrUnknownTopic, kerr.UnknownTopicOrPartition},
 	{catalog.ErrInvalidPartitions, kerr.InvalidPartitions},
 	{catalog.ErrStorage, kerr.KafkaStorageError},
+	{catalog.ErrInvalidConfigs, kerr.InvalidConfig},
+	{topics.ErrInvalidConfig, kerr.InvalidConfig},
 	{offsets.ErrNegativeOffset, kerr.OffsetOutOfRange},
 	{offsets.ErrMetadataTooLarge, kerr.OffsetMetadataTooLarge},
 	{offsets.ErrInvalidEntry, kerr.InvalidRequest},

@@ -19,6 +19,7 @@ import (
 
 	"github.com/minibroker/minibroker/catalog"
 	"github.com/minibroker/minibroker/coordinator"
+	"github.com/minibroker/minibroker/internal/topics"
 	"github.com/minibroker/minibroker/internal/wiretest"
 	"github.com/minibroker/minibroker/offsets"
 	"github.com/minibroker/minibroker/protocol"
@@ -60,6 +61,8 @@ var sentinels = map[string]error{
 	"catalog.ErrUnknownTopic":                  catalog.ErrUnknownTopic,
 	"catalog.ErrInvalidPartitions":             catalog.ErrInvalidPartitions,
 	"catalog.ErrStorage":                       catalog.ErrStorage,
+	"catalog.ErrInvalidConfigs":                catalog.ErrInvalidConfigs,
+	"topics.ErrInvalidConfig":                  topics.ErrInvalidConfig,
 	"offsets.ErrNegativeOffset":                offsets.ErrNegativeOffset,
 	"offsets.ErrInvalidEntry":                  offsets.ErrInvalidEntry,
 	"offsets.ErrMetadataTooLarge":              offsets.ErrMetadataTooLarge,
@@ -125,7 +128,7 @@ func declaredSentinels(t *testing.T, pkgs ...string) []string {
 
 func TestErrorCodesCoverEverySentinel(t *testing.T) {
 	t.Parallel()
-	declared := declaredSentinels(t, "coordinator", "offsets", "protocol", "catalog", "wireclient")
+	declared := declaredSentinels(t, "coordinator", "offsets", "protocol", "catalog", "internal/topics", "wireclient")
 	for _, name := range declared {
 		if _, ok := sentinels[name]; !ok {
 			t.Errorf("%s is a new sentinel: give it a code in errorCodes (errors.go) and list it in sentinels", name)

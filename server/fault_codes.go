@@ -22,7 +22,8 @@ import (
 // code.
 func hasErrorCode(key kmsg.Key) bool {
 	switch key {
-	case kmsg.Metadata, kmsg.CreateTopics, kmsg.DeleteTopics, kmsg.CreatePartitions, kmsg.DeleteRecords, kmsg.DescribeGroups, kmsg.DeleteGroups, kmsg.ConsumerGroupDescribe:
+	case kmsg.Metadata, kmsg.CreateTopics, kmsg.DeleteTopics, kmsg.CreatePartitions, kmsg.DeleteRecords, kmsg.DescribeGroups, kmsg.DeleteGroups, kmsg.ConsumerGroupDescribe,
+		kmsg.DescribeConfigs, kmsg.AlterConfigs, kmsg.IncrementalAlterConfigs:
 		return false
 	}
 	return true

@@ -60,16 +60,16 @@ func newEnv(t *testing.T) *env {
 func newEnvWith(t *testing.T, opts envOptions) *env {
 	t.Helper()
 	e := &env{t: t, store: offsets.NewMemory(), logs: testutil.NewLogRecorder(nil, nil)}
-	topics := opts.topics
-	if topics == nil {
-		topics = map[string]int32{"orders": 4, "payments": 1}
+	seed := opts.topics
+	if seed == nil {
+		seed = map[string]int32{"orders": 4, "payments": 1}
 	}
 	var clk coordinator.Clock = clock.System{}
 	if !opts.realClock {
 		e.clock = clock.NewManual(time.UnixMilli(0))
 		clk = e.clock
 	}
-	core := coretest.New(t, coretest.Config{Topics: topics, Catalog: opts.catalog,
+	core := coretest.New(t, coretest.Config{Topics: seed, Catalog: opts.catalog,
 		Coordinator: coordinator.Config{Clock: clk, Store: e.store, Logger: e.logs.Logger()}})
 	e.log, e.cat, e.coord = core.Log, core.Catalog, core.Coordinator
 	cfg := Config{Coordinator: e.coord, Catalog: e.cat, Log: e.log, Logger: e.logs.Logger()}

@@ -121,7 +121,7 @@ func (s *Server) appendBatch(version int16, txnID *string, topic string, partiti
 	if codec, ok := records.PeekCodec(raw); ok && codec == records.CodecZstd && version < 7 {
 		return nil, fmt.Errorf("%w: zstd needs Produce v7 or later, got v%d", kerr.UnsupportedCompressionType, version)
 	}
-	batch, err := s.log.Validate(raw)
+	batch, err := s.log.ValidateTopic(topic, raw)
 	if err != nil {
 		return nil, err
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/minibroker/minibroker/catalog"
 	"github.com/minibroker/minibroker/clock"
 	"github.com/minibroker/minibroker/coordinator"
+	"github.com/minibroker/minibroker/internal/topics"
 	"github.com/minibroker/minibroker/offsets"
 	"github.com/minibroker/minibroker/records"
 )
@@ -32,7 +33,8 @@ type Config struct {
 	// Topics are created, in name order, before New returns.
 	Topics map[string]int32
 	// Catalog configures the catalog (in memory unless Dir is set); a nil
-	// Prepare creates each new topic's partitions in the log.
+	// Prepare creates each new topic's partitions in the log with the
+	// settings of its configs (topics.Prepare, as the broker does).
 	Catalog catalog.Config
 	// Coordinator configures the coordinator. Its Topics is always the
 	// catalog; a nil Clock is clock.System{}, a nil Store an
@@ -56,7 +58,7 @@ func New(t testing.TB, cfg Config) *Core {
 	t.Cleanup(func() { log.Close() })
 	catCfg := cfg.Catalog
 	if catCfg.Prepare == nil {
-		catCfg.Prepare = func(tp catalog.Topic) error { return log.CreatePartitions(tp.Name, tp.Partitions) }
+		catCfg.Prepare = func(tp catalog.Topic) error { return topics.Prepare(log, tp) }
 	}
 	cat, err := catalog.Open(catCfg)
 	require.NoError(t, err)
