@@ -14,6 +14,11 @@ import (
 // LockName is the lock file's name inside the data directory.
 const LockName = ".lock"
 
+// releaseWait bounds how long Lock waits for a lock whose file names no
+// holder (one just released, or taken a moment ago): about one second in
+// all, doubling from a millisecond.
+const releaseWait = 512 * time.Millisecond
+
 // ErrInUse is returned by Lock when another process holds the directory.
 var ErrInUse = errors.New("data dir in use")
 
@@ -41,6 +46,19 @@ type Dir struct {
 func Lock(dir string) (*Dir, error) {
 	path := filepath.Join(dir, LockName)
 	f, err := acquire(path)
+	// A holder that names nobody has just released the lock (Release
+	// empties the file first) or has not yet written its name. The lock
+	// may still look taken for a moment after a release: a child this
+	// process forks holds a copy of every descriptor until it execs. Try
+	// again for a while before calling it in use; a named holder is
+	// refused at once.
+	for wait := time.Millisecond; errors.Is(err, errLocked) && wait <= releaseWait; wait *= 2 {
+		if pid, _, _ := readHolder(path); pid > 0 {
+			break
+		}
+		time.Sleep(wait)
+		f, err = acquire(path)
+	}
 	if errors.Is(err, errLocked) {
 		return nil, inUse(dir, path)
 	}

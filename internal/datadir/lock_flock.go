@@ -18,13 +18,6 @@ func acquire(path string) (*os.File, error) {
 	if err != nil {
 		return nil, err
 	}
-	// A child this process forks holds a copy of every descriptor until
-	// it execs, the previous holder's lock file among them, so a lock just
-	// released in this process can look taken. Go forks under ForkLock
-	// and, on Linux, returns only once the child has exec'd: trying under
-	// the read side never sees such a copy.
-	syscall.ForkLock.RLock()
-	defer syscall.ForkLock.RUnlock()
 	for {
 		err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
 		if err != syscall.EINTR {
