@@ -77,6 +77,9 @@ type serveFlags struct {
 
 	// SASL users, from repeated --sasl-user NAME:PASSWORD (none: SASL off).
 	saslUsers saslUserFlags
+
+	// pprof profiles of the run (profile.go); not a broker setting.
+	profileDir string
 }
 
 // saslUserFlags collects repeated --sasl-user NAME:PASSWORD flags. The
@@ -147,6 +150,7 @@ func parseServeFlags(args []string, stderr io.Writer) (*serveFlags, error) {
 	fs.IntVar(&f.maxGroupMeta, "max-group-metadata-bytes", coordinator.DefaultMaxGroupMetadataBytes, "a group's members' protocol metadata and subscriptions together, in bytes; a join past it gets GROUP_MAX_SIZE_REACHED")
 	fs.TextVar(&f.logLevel, "log-level", slog.LevelInfo, "debug|info|warn|error")
 	fs.StringVar(&f.admin, "admin", "", "`ADDR` to serve the admin HTTP API, /metrics and the live page on (default: off)")
+	fs.StringVar(&f.profileDir, "profile-dir", "", "`DIR` to write pprof profiles of the run to when it stops: cpu, allocs, mutex, heap (default: off)")
 	fs.StringVar(&f.adminToken, "admin-token", "", "`TOKEN` every admin API request must carry as \"Authorization: Bearer TOKEN\"; required when --admin is not a loopback address (default: none)")
 	fs.IntVar(&f.maxConnections, "max-connections", server.DefaultMaxConnections, "connections served at once; more are closed at once and logged")
 	fs.DurationVar(&f.idleTimeout, "idle-timeout", server.DefaultIdleTimeout, "close a connection that starts no request for this long (Kafka's connections.max.idle.ms)")
@@ -292,7 +296,13 @@ func serve(ctx context.Context, args []string, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "minibroker serve: %v (minibroker serve -h lists the flags)\n", err)
 		return 2
 	}
-	if err := runServe(ctx, cfg); err != nil {
+	prof, err := startProfile(f.profileDir)
+	if err != nil {
+		fmt.Fprintf(stderr, "minibroker serve: %v\n", err)
+		return 1
+	}
+	err = errors.Join(runServe(ctx, cfg), prof.stop())
+	if err != nil {
 		fmt.Fprintf(stderr, "minibroker serve: %v\n", err)
 		return 1
 	}
