@@ -126,6 +126,7 @@ type batch struct {
 	ops  []*op
 	done chan struct{}
 	err  error
+	wait func() error // s.wait(b): one function for every op of the batch
 }
 
 // Path returns the offsets file's path.
@@ -188,11 +189,12 @@ func (s *Store) enqueue(o *op, err error) func() error {
 	b := s.open
 	if b == nil {
 		b = &batch{done: make(chan struct{})}
+		b.wait = func() error { return s.wait(b) }
 		s.open = b
 	}
 	b.ops = append(b.ops, o)
 	s.mu.Unlock()
-	return func() error { return s.wait(b) }
+	return b.wait
 }
 
 // Committed returns group's committed offsets sorted by topic and
