@@ -129,6 +129,8 @@ func scenarios(cfg *benchConfig) []benchScenario {
 			loadgen.Scenario{Kind: loadgen.Commit, Conns: 4, Groups: 4, Servers: durable}),
 		mk("commit-c64", "durable commit, 64 conns, 64 groups x 1",
 			loadgen.Scenario{Kind: loadgen.Commit, Conns: 64, Groups: 64, Servers: durable}),
+		mk("commit-g100x10", "durable commit, 64 conns, 100 groups x 10 members",
+			loadgen.Scenario{Kind: loadgen.Commit, Conns: 64, Groups: 100, Members: 10, Servers: durable}),
 		mk("fetch-c64", "offset fetch, 64 conns, 64 groups x 1, 1 partition",
 			loadgen.Scenario{Kind: loadgen.Fetch, Conns: 64, Groups: 64, Servers: steady}),
 		mk("churn-50", "join churn: 1 group of 50 members, each leaves and re-joins; ops = rebalances (generations), latency = join to synced",
