@@ -13,11 +13,6 @@ import (
 // while profiling (runtime.SetMutexProfileFraction): one in this many.
 const profileMutexFraction = 10
 
-// profileMemRate samples one allocation per this many bytes while
-// profiling (runtime.MemProfileRate; 512 KiB by default, which misses
-// the small allocations of a request).
-const profileMemRate = 4 << 10
-
 // profiler writes the broker's pprof profiles into one directory: a CPU
 // profile of the whole run (cpu.pprof) and, when it stops, the
 // allocations since start (allocs.pprof), the contended mutexes
@@ -46,7 +41,6 @@ func startProfile(dir string) (*profiler, error) {
 		return nil, fmt.Errorf("--profile-dir: %w", err)
 	}
 	runtime.SetMutexProfileFraction(profileMutexFraction)
-	runtime.MemProfileRate = profileMemRate
 	return &profiler{dir: dir, cpu: f}, nil
 }
 
