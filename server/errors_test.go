@@ -124,7 +124,7 @@ func declaredSentinels(t *testing.T, pkgs ...string) []string {
 
 func TestErrorCodesCoverEverySentinel(t *testing.T) {
 	t.Parallel()
-	declared := declaredSentinels(t, "coordinator", "offsets", "protocol", "internal/catalog")
+	declared := declaredSentinels(t, "coordinator", "offsets", "protocol", "catalog", "wireclient")
 	for _, name := range declared {
 		if _, ok := sentinels[name]; !ok {
 			t.Errorf("%s is a new sentinel: give it a code in errorCodes (errors.go) and list it in sentinels", name)
