@@ -28,8 +28,8 @@ import (
 //     frameStallWindow keeps of its reservation only what its buffer
 //     holds (a pooled frame's buffer first shrinks to the smallest class
 //     holding what arrived), so that a peer that announces 16 MiB and
-//     stalls holds 16 KiB, not the budget; once its buffer must grow again it reserves
-//     the rest, waiting as a new frame would.
+//     stalls holds 16 KiB, not the budget; once its buffer must grow
+//     again it reserves the rest, waiting as a new frame would.
 //   - The whole frame must arrive within FrameReadTimeout of its first
 //     byte; the connection is closed otherwise.
 
