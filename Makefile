@@ -77,6 +77,7 @@ bench: build
 	$(GO) build -o .cache/bench/minibench ./cmd/minibench
 	@echo "load average: $$(cut -d' ' -f1-3 /proc/loadavg)"
 	.cache/bench/minibench run -minibroker $(BIN)/minibroker -work-dir .cache/bench -out $(BENCH_OUT) $(BENCH_FLAGS)
+	@echo "load average at the end: $$(cut -d' ' -f1-3 /proc/loadavg)"
 
 ## fuzz: run every fuzz target for FUZZTIME (make fuzz FUZZTIME=60s).
 fuzz:

@@ -2,6 +2,7 @@ package coordinator
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/minibroker/minibroker/assignor"
 	"github.com/minibroker/minibroker/catalog"
@@ -65,8 +66,17 @@ func (c *Coordinator) CommitMember(req CommitRequest) error {
 	if err := c.checkMemberID(req.MemberID); err != nil {
 		return err
 	}
+	// What depends on the request alone runs before mu: the offsets rules
+	// (reported only after the fencing check, in the chapter's order) and
+	// the copy the store is given. Under mu: the fence, the commit time
+	// and the place in the order.
+	entriesErr := c.validateEntries(req.Entries)
+	var stamped []offsets.Entry
+	if entriesErr == nil && len(req.Entries) > 0 {
+		stamped = slices.Clone(req.Entries)
+	}
 	c.mu.Lock()
-	wait, err := c.enqueueGroupCommit(req)
+	wait, err := c.enqueueGroupCommit(req, entriesErr, stamped)
 	c.mu.Unlock()
 	if err != nil {
 		return err
@@ -74,11 +84,24 @@ func (c *Coordinator) CommitMember(req CommitRequest) error {
 	return wait()
 }
 
-func (c *Coordinator) enqueueGroupCommit(req CommitRequest) (func() error, error) {
+// enqueueGroupCommit fences req and orders stamped, its entries' copy
+// (nil when there are none or entriesErr refused them). Called with mu
+// held.
+func (c *Coordinator) enqueueGroupCommit(req CommitRequest, entriesErr error, stamped []offsets.Entry) (func() error, error) {
 	if err := c.validateCommit(req); err != nil {
 		return nil, err
 	}
-	return c.enqueue(req.Group, req.Entries)
+	if entriesErr != nil {
+		return nil, entriesErr
+	}
+	if len(stamped) == 0 {
+		return func() error { return nil }, nil
+	}
+	now := c.clock.Now().UnixMilli()
+	for i := range stamped {
+		stamped[i].CommitTimestampMs = now
+	}
+	return c.track(req.Group, c.store.Enqueue(req.Group, stamped)), nil
 }
 
 // validateCommit is the one place a member's commit is fenced: the
@@ -187,20 +210,6 @@ func (c *Coordinator) validateDirect(entries []offsets.Entry) error {
 		}
 	}
 	return c.validateEntries(entries)
-}
-
-// enqueue validates entries and fixes their place in the store's order.
-// Called with mu held, which is what orders commits against membership
-// changes; the returned function waits for the disk and must be called
-// after mu is released.
-func (c *Coordinator) enqueue(group string, entries []offsets.Entry) (func() error, error) {
-	if err := c.validateEntries(entries); err != nil {
-		return nil, err
-	}
-	if len(entries) == 0 {
-		return func() error { return nil }, nil
-	}
-	return c.track(group, c.store.Enqueue(group, c.stamp(entries))), nil
 }
 
 // stamp sets each entry's commit time to now, as Kafka records an

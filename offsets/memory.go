@@ -15,14 +15,24 @@ import (
 // "durable", and never before an op enqueued ahead of it.
 type Memory struct {
 	mu        sync.Mutex
-	committed table // guarded by mu
-	queued    []*op // guarded by mu: enqueued, not applied yet, in order
-	closed    bool  // guarded by mu
-	stats     Stats // guarded by mu
+	committed table        // guarded by mu
+	queued    []*op        // guarded by mu: enqueued, not applied yet, in order
+	closed    bool         // guarded by mu
+	stats     Stats        // guarded by mu
+	wait      func() error // applies what is queued: every op's wait
 }
 
 // NewMemory returns an empty Memory.
-func NewMemory() *Memory { return &Memory{committed: table{}} }
+func NewMemory() *Memory {
+	m := &Memory{committed: table{}}
+	m.wait = func() error {
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		m.flush()
+		return nil
+	}
+	return m
+}
 
 // Enqueue is Store.Enqueue.
 func (m *Memory) Enqueue(group string, entries []Entry) (wait func() error) {
@@ -58,12 +68,7 @@ func (m *Memory) enqueue(o *op, err error) func() error {
 		return func() error { return nil }
 	}
 	m.queued = append(m.queued, o)
-	return func() error {
-		m.mu.Lock()
-		defer m.mu.Unlock()
-		m.flush()
-		return nil
-	}
+	return m.wait
 }
 
 // flush applies every queued op. Called with mu held.

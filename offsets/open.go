@@ -56,8 +56,9 @@ func open(cfg Config, runFold func(fold func())) (*Store, error) {
 	}
 	s := &Store{
 		path: path, dir: cfg.Dir, fs: cfg.FS, committed: t,
-		compactBytes: cfg.CompactBytes, observeSync: cfg.ObserveSync, nextSeq: 1,
-		log: cfg.Logger, events: newRateLog(cfg.Logger, LogInterval, time.Now),
+		compactBytes: cfg.CompactBytes,
+		w:            &journalWriter{dir: cfg.Dir, fs: cfg.FS, observeSync: cfg.ObserveSync, nextSeq: 1},
+		log:          cfg.Logger, events: newRateLog(cfg.Logger, LogInterval, time.Now),
 		runFold: runFold, snapshotBytes: size,
 	}
 	if s.runFold == nil {
@@ -102,7 +103,7 @@ func (s *Store) replay(segs []segment) error {
 				"bytes", len(tail), "saved", saved)
 		}
 		s.stats.JournalBytes += valid
-		s.nextSeq = seg.seq + 1
+		s.w.nextSeq = seg.seq + 1
 	}
 	s.sealed = segs
 	s.stats.Segments = len(segs)

@@ -81,16 +81,15 @@ type Stats struct {
 // exactly the batch's waiters wake. Meanwhile new ops gather in the next
 // open batch. mu is never held across I/O.
 //
-// The writer-owned fields are used only by whoever set writing (the writer
-// goroutine, or Close once the writer stopped); writing hands them over
-// under mu. A fold (compact.go) touches only files that no writer appends
+// The journal's writing end (w, a journalWriter) is used only by whoever
+// set writing (the writer goroutine, or Close once the writer stopped);
+// writing hands it over under mu. A fold (compact.go) touches only files that no writer appends
 // to any more, and the fields guarded by mu.
 type Store struct {
 	path         string // offsets.json
 	dir          string
 	fs           atomicfile.FS
 	compactBytes int64
-	observeSync  func(time.Duration)
 	log          *slog.Logger
 	events       *rateLog
 	// runFold runs one fold: in a goroutine tracked by folds (Open), or at
@@ -110,12 +109,9 @@ type Store struct {
 	retryAt       int64 // after a failed fold: journal size of the next attempt
 	stats         Stats
 
-	// Writer-owned.
-	active    atomicfile.File // the segment ops append to; nil until needed
-	activeSeg segment
-	nextSeq   uint64
-	buf       []byte
-	broken    error // a failed write could not be cut off: refuse ops
+	// w is the journal's writing end, used only by whoever set writing
+	// (journal_writer.go).
+	w *journalWriter
 
 	// Writer goroutine lifecycle: started by the first wait.
 	writerOnce sync.Once
@@ -130,6 +126,7 @@ type batch struct {
 	ops  []*op
 	done chan struct{}
 	err  error
+	wait func() error // s.wait(b): one function for every op of the batch
 }
 
 // Path returns the offsets file's path.
@@ -192,11 +189,12 @@ func (s *Store) enqueue(o *op, err error) func() error {
 	b := s.open
 	if b == nil {
 		b = &batch{done: make(chan struct{})}
+		b.wait = func() error { return s.wait(b) }
 		s.open = b
 	}
 	b.ops = append(b.ops, o)
 	s.mu.Unlock()
-	return func() error { return s.wait(b) }
+	return b.wait
 }
 
 // Committed returns group's committed offsets sorted by topic and

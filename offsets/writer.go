@@ -1,14 +1,8 @@
 package offsets
 
 import (
-	"fmt"
-	"io"
 	"log/slog"
-	"path/filepath"
 	"runtime"
-	"time"
-
-	"github.com/minibroker/minibroker/internal/atomicfile"
 )
 
 // The write loop: one goroutine, started by the first wait and stopped by
@@ -106,11 +100,17 @@ func (s *Store) gather() {
 
 // writeBatch makes b durable as one journal record, then applies it and
 // closes b.done. On failure nothing of it is applied and every op in it
-// gets the error. Called by the writer.
+// gets the error. Called by the writer. mu is taken once, after the
+// write: to count the record and apply it.
 func (s *Store) writeBatch(b *batch) {
-	err := s.append(b.ops)
+	n, opened, err := s.w.append(b.ops)
 	s.mu.Lock()
+	if opened {
+		s.stats.Segments++
+	}
 	if err == nil {
+		s.stats.Appends++
+		s.stats.JournalBytes += int64(n)
 		for _, o := range b.ops {
 			s.committed.apply(o)
 			if o.kind == opCommit {
@@ -133,123 +133,12 @@ func (s *Store) writeBatch(b *batch) {
 	s.maybeCompact()
 }
 
-// append writes ops as one record at the end of the active segment and
-// fsyncs it, opening a segment first if there is none. Called by the
-// writer. The cost is one write and one fsync of the record, however many
-// offsets are stored.
-//
-// Crash safety: a record is acknowledged only after its fsync returned, and
-// the next record is written only after that, so a crash can damage only
-// the last record, which nobody was told is durable; Open cuts it off.
-func (s *Store) append(ops []*op) error {
-	if s.broken != nil {
-		return fmt.Errorf("%w: %w", ErrStorage, s.broken)
-	}
-	if s.active == nil {
-		if err := s.openSegment(); err != nil {
-			return fmt.Errorf("%w: %w", ErrStorage, err)
-		}
-	}
-	s.buf = appendRecord(s.buf[:0], ops)
-	if cap(s.buf) > 1<<20 {
-		defer func() { s.buf = nil }() // do not pin one huge batch's buffer
-	}
-	var start time.Time
-	if s.observeSync != nil {
-		start = time.Now()
-	}
-	if _, err := s.active.Write(s.buf); err != nil {
-		return fmt.Errorf("%w: %w", ErrStorage, s.rewind(fmt.Errorf("write %s: %w", s.activeSeg.path, err)))
-	}
-	if err := syncData(s.active); err != nil {
-		return fmt.Errorf("%w: %w", ErrStorage, s.rewind(fmt.Errorf("fsync %s: %w", s.activeSeg.path, err)))
-	}
-	if s.observeSync != nil {
-		s.observeSync(time.Since(start))
-	}
-	s.activeSeg.size += int64(len(s.buf))
-	s.mu.Lock()
-	s.stats.Appends++
-	s.stats.JournalBytes += int64(len(s.buf))
-	s.mu.Unlock()
-	return nil
-}
-
-// rewinder is what a segment file needs beyond atomicfile.File to take a
-// failed write back. *os.File has both methods.
-type rewinder interface {
-	Truncate(size int64) error
-	Seek(offset int64, whence int) (int64, error)
-}
-
-// rewind cuts a failed write (whole, partial or unsynced) off the active
-// segment, so that the file holds exactly the acknowledged records, as
-// memory does, and returns cause. The cut is made durable by the next
-// successful fsync; a crash before that can at worst leave the failed
-// record whole at the end of the journal, where replay applies it as if
-// it had succeeded: its place in the order is the one it was validated
-// in, and no acknowledged commit was ordered after it. If the cut itself
-// fails, the file no longer matches memory, and the store refuses every
-// later op (ErrStorage) until it is reopened.
-func (s *Store) rewind(cause error) error {
-	rw, ok := s.active.(rewinder)
-	if !ok {
-		s.broken = fmt.Errorf("journal %s holds a failed write and cannot be truncated: %w", s.activeSeg.path, cause)
-		return cause
-	}
-	err := rw.Truncate(s.activeSeg.size)
-	if err == nil {
-		_, err = rw.Seek(s.activeSeg.size, io.SeekStart)
-	}
-	if err != nil {
-		s.broken = fmt.Errorf("journal %s holds a failed write: truncate: %w", s.activeSeg.path, err)
-	}
-	return cause
-}
-
-// openSegment creates the next journal segment and makes its name durable
-// before any record goes into it: a temp file renamed into place, then a
-// directory fsync, so a record fsynced into the segment can never be lost
-// with the segment's directory entry. Any failure leaves no segment
-// behind. Called by the writer.
-func (s *Store) openSegment() error {
-	seq := s.nextSeq
-	s.nextSeq++
-	path := segmentPath(s.dir, seq)
-	f, err := s.fs.CreateTemp(s.dir, filepath.Base(path)+atomicfile.TempPattern)
-	if err != nil {
-		return fmt.Errorf("create temp file for %s: %w", path, err)
-	}
-	tmp := f.Name()
-	if err := s.fs.Rename(tmp, path); err != nil {
-		_ = f.Close()
-		_ = s.fs.Remove(tmp)
-		return fmt.Errorf("rename %s to %s: %w", tmp, path, err)
-	}
-	if err := s.fs.SyncDir(s.dir); err != nil {
-		// The empty segment may or may not survive a crash; either way
-		// it holds nothing. Remove it so the directory says so.
-		_ = f.Close()
-		_ = s.fs.Remove(path)
-		return fmt.Errorf("%w: %s: %w", atomicfile.ErrDirSync, s.dir, err)
-	}
-	s.active, s.activeSeg = f, segment{seq: seq, path: path}
-	s.mu.Lock()
-	s.stats.Segments++
-	s.mu.Unlock()
-	return nil
-}
-
-// seal stops appending to the active segment; the next commit opens a new
-// one. Every record in it is already durable, so a failed close loses
-// nothing and is ignored. Called by the writer.
+// seal stops appending to the active segment and hands it to the folds;
+// the next commit opens a new one. Called by the writer.
 func (s *Store) seal() {
-	if s.active == nil {
-		return
+	if seg, ok := s.w.seal(); ok {
+		s.mu.Lock()
+		s.sealed = append(s.sealed, seg)
+		s.mu.Unlock()
 	}
-	_ = s.active.Close()
-	s.active = nil
-	s.mu.Lock()
-	s.sealed = append(s.sealed, s.activeSeg)
-	s.mu.Unlock()
 }

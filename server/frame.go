@@ -19,14 +19,17 @@ import (
 //   - A frame announces at most MaxFrameBytes. One of at most
 //     smallFrameBytes is read without reserving anything.
 //   - A larger frame reserves its size of the budget's frames lane before
-//     its body is read (waiting, unread, while the lane is spent), and its
-//     buffer grows from firstFrameChunk (16 KiB) by doubling as its bytes
-//     arrive.
+//     its body is read (waiting, unread, while the lane is spent). A
+//     pooled frame (Produce) is read into a buffer of its whole size at
+//     once, so that its bytes are never copied on the way in; any other
+//     frame's buffer grows from firstFrameChunk (16 KiB) by doubling as
+//     its bytes arrive.
 //   - A frame that receives less than frameProgressBytes in a
 //     frameStallWindow keeps of its reservation only what its buffer
-//     holds, so that a peer that announces 16 MiB and stalls holds its
-//     16 KiB, not the budget; once its buffer must grow again it reserves
-//     the rest, waiting as a new frame would.
+//     holds (a pooled frame's buffer first shrinks to the smallest class
+//     holding what arrived), so that a peer that announces 16 MiB and
+//     stalls holds 16 KiB, not the budget; once its buffer must grow
+//     again it reserves the rest, waiting as a new frame would.
 //   - The whole frame must arrive within FrameReadTimeout of its first
 //     byte; the connection is closed otherwise.
 
@@ -104,10 +107,25 @@ func (s *Server) readLargeFrame(ctx context.Context, conn net.Conn, br *bufio.Re
 		return nil, false, fmt.Errorf("%w: %d bytes for a request not free within %v", errBudget, size, s.frameTimeout)
 	}
 	acct.frames += held
-	buf := alloc(min(size, firstFrameChunk))
+	// A pooled frame is read into its final buffer at once, which its
+	// reservation covers already: no byte is copied while it arrives. A
+	// stall shrinks it below. Another frame grows by doubling.
+	var buf []byte
+	if pooled {
+		buf = alloc(size)
+	} else {
+		buf = alloc(min(size, firstFrameChunk))
+	}
 	window, windowStart := time.Now().Add(frameStallWindow), 0
 	for len(buf) < size {
 		if now := time.Now(); !now.Before(window) {
+			if len(buf)-windowStart < frameProgressBytes && pooled && cap(buf) > firstFrameChunk && len(buf) <= cap(buf)/2 {
+				// Stalled in a buffer at least twice what it holds: move
+				// to the smallest class that holds it.
+				small := append(alloc(max(len(buf), firstFrameChunk)), buf...)
+				s.mem.bufs.put(buf)
+				buf = small
+			}
 			if len(buf)-windowStart < frameProgressBytes && held > int64(cap(buf)) {
 				// Stalled: keep only what the buffer holds.
 				s.mem.frames.release(held - int64(cap(buf)))

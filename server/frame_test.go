@@ -68,3 +68,26 @@ func TestStalledFramesKeepOnlyWhatTheyHold(t *testing.T) {
 	}
 	eventually(t, testTimeout, func() bool { return e.srv.InFlightBytes() == 0 }, "every reservation given back")
 }
+
+// TestStalledProduceFrameShrinks: a Produce frame is read into a buffer
+// of its whole size at once (512 KiB, the class of its 300 KiB), and once
+// it stalls its buffer shrinks to the class of what arrived (64 KiB for
+// 40 KiB), which is all it keeps of its reservation until its
+// connection is closed.
+func TestStalledProduceFrameShrinks(t *testing.T) {
+	t.Parallel()
+	e := newEnvWith(t, envOptions{config: func(cfg *Config) {
+		cfg.MaxFrameBytes = 1 << 20
+		cfg.MaxInFlightBytes = 1 << 20
+		cfg.FrameReadTimeout = 2 * time.Second
+	}})
+	c := wiretest.Dial(t, e.serve(), "stall")
+	raw := rawRequest(produceRequest(9, "orders", map[int32][]byte{0: batch(strings.Repeat("s", 300<<10))}), 3, "stall")
+	require.NoError(t, c.Send(raw[:40<<10]))
+	eventually(t, testTimeout, func() bool { return e.srv.MemoryStats().Frames.InUse == 512<<10 },
+		"the whole frame's class while it arrives")
+	eventually(t, testTimeout, func() bool { return e.srv.MemoryStats().Frames.InUse == 64<<10 },
+		"the class of the 40 KiB that arrived once it stalled")
+	wiretest.RequireClosed(t, c)
+	eventually(t, testTimeout, func() bool { return e.srv.InFlightBytes() == 0 }, "every reservation given back")
+}

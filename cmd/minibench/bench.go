@@ -39,7 +39,8 @@ type benchConfig struct {
 	servers    map[string]bool
 	scale      float64 // 1 for the real run; smaller for quick checks
 	partitions int
-	inProcess  bool // run the in-process measurements
+	inProcess  bool   // run the in-process measurements
+	profile    string // minibroker writes pprof profiles under profile/<scenario>; "" for none
 }
 
 func parseRunFlags(args []string, stderr io.Writer) (*benchConfig, error) {
@@ -56,6 +57,7 @@ func parseRunFlags(args []string, stderr io.Writer) (*benchConfig, error) {
 	servers := fs.String("servers", strings.Join(allServers, ","), "comma-separated `LIST` of servers to run")
 	fs.Float64Var(&cfg.scale, "scale", 1, "scale the large scenarios (members, stored offsets) by `F`, for quick checks")
 	fs.IntVar(&cfg.partitions, "partitions", 16, "partitions of the bench topic")
+	fs.StringVar(&cfg.profile, "profile", "", "`DIR`: minibroker writes pprof profiles of each scenario to DIR/<scenario> (serve --profile-dir); read them with go tool pprof -top")
 	fs.BoolVar(&cfg.inProcess, "in-process", true, "also run the in-process measurements (rebalance, idle member memory)")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
@@ -127,6 +129,8 @@ func scenarios(cfg *benchConfig) []benchScenario {
 			loadgen.Scenario{Kind: loadgen.Commit, Conns: 4, Groups: 4, Servers: durable}),
 		mk("commit-c64", "durable commit, 64 conns, 64 groups x 1",
 			loadgen.Scenario{Kind: loadgen.Commit, Conns: 64, Groups: 64, Servers: durable}),
+		mk("commit-g100x10", "durable commit, 64 conns, 100 groups x 10 members",
+			loadgen.Scenario{Kind: loadgen.Commit, Conns: 64, Groups: 100, Members: 10, Servers: durable}),
 		mk("fetch-c64", "offset fetch, 64 conns, 64 groups x 1, 1 partition",
 			loadgen.Scenario{Kind: loadgen.Fetch, Conns: 64, Groups: 64, Servers: steady}),
 		mk("churn-50", "join churn: 1 group of 50 members, each leaves and re-joins; ops = rebalances (generations), latency = join to synced",
@@ -347,7 +351,11 @@ func startChild(ctx context.Context, cfg *benchConfig, server string, sc benchSc
 			return nil, err
 		}
 	}
-	ch, err := startServer(ctx, cfg, server, dataDir, filepath.Join(cfg.workDir, "logs", sc.Name+"-"+server+".log"))
+	profileDir := ""
+	if cfg.profile != "" && server == serverMinibroker {
+		profileDir = filepath.Join(cfg.profile, sc.Name)
+	}
+	ch, err := startServer(ctx, cfg, server, dataDir, profileDir, filepath.Join(cfg.workDir, "logs", sc.Name+"-"+server+".log"))
 	if err != nil {
 		return nil, err
 	}

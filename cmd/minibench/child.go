@@ -32,8 +32,9 @@ type child struct {
 }
 
 // startServer starts server as a child process listening on a free
-// loopback port and waits until it accepts connections.
-func startServer(ctx context.Context, cfg *benchConfig, server, dataDir, logPath string) (*child, error) {
+// loopback port and waits until it accepts connections. A minibroker
+// given a profileDir writes its pprof profiles there when it stops.
+func startServer(ctx context.Context, cfg *benchConfig, server, dataDir, profileDir, logPath string) (*child, error) {
 	port, err := loadgen.FreePort()
 	if err != nil {
 		return nil, err
@@ -44,6 +45,9 @@ func startServer(ctx context.Context, cfg *benchConfig, server, dataDir, logPath
 	case serverMinibroker:
 		argv = []string{cfg.minibroker, "serve", "--listen", addr, "--data-dir", dataDir,
 			"--topic", "bench:" + strconv.Itoa(cfg.partitions), "--log-level", "warn"}
+		if profileDir != "" {
+			argv = append(argv, "--profile-dir", profileDir)
+		}
 	case serverKfake:
 		argv = []string{cfg.self, "serve-kfake", "--port", strconv.Itoa(port), "--partitions", strconv.Itoa(cfg.partitions)}
 	case serverKfakeFsync:

@@ -41,17 +41,22 @@ func TestRunQuick(t *testing.T) {
 	report := filepath.Join(dir, "report.md")
 	code := run(context.Background(), []string{"run", "-minibroker", bin, "-work-dir", filepath.Join(dir, "work"), "-out", report,
 		"-duration", "150ms", "-warmup", "50ms", "-rounds", "2", "-scale", "0.001", "-in-process=false",
-		"-only", "^(hb-c4|hb-pipe8-c4|commit-c4|stored-.*|members-100k|produce-sync|consume-100B|e2e-1000)$"}, &stdout, &stderr)
+		"-only", "^(hb-c4|hb-pipe8-c4|commit-c4|stored-.*|members-100k|produce-sync|consume-100B|e2e-1000)$",
+		"-profile", filepath.Join(dir, "prof")}, &stdout, &stderr)
 	require.Equal(t, 0, code, "stderr:\n%s\nstdout:\n%s", stderr.String(), stdout.String())
 	table := stdout.String()
 	for _, want := range []string{"| **hb-c4** | minibroker |", "| kfake |", "| kfake-fsync |", "| floor |", "**stored-1k**", "**members-100k**",
-		"| **produce-sync** | minibroker |", "**consume-100B**", "**e2e-1000**", "one 100-byte record", "Targets:"} {
+		"| **produce-sync** | minibroker |", "**consume-100B**", "**e2e-1000**", "one 100-byte record", "Targets:",
+		"### Server CPU per request and per MB", "| scenario | server | ops/s | req/s | CPU/req | CPU/MB |"} {
 		require.Contains(t, table, want)
 	}
 	require.NotContains(t, table, "ERROR")
 	saved, err := os.ReadFile(report)
 	require.NoError(t, err)
 	require.Equal(t, table, string(saved), "the report file holds the printed table")
+	for _, name := range []string{"cpu", "allocs", "mutex", "heap"} {
+		require.FileExists(t, filepath.Join(dir, "prof", "produce-sync", name+".pprof"), "minibroker's profiles of each scenario")
+	}
 }
 
 func TestRunFlags(t *testing.T) {

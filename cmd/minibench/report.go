@@ -55,6 +55,7 @@ func renderReport(cfg *benchConfig, meta runMeta, outcomes []*outcome, inproc *i
 	}
 
 	renderRecords(&b, cfg, outcomes, disk)
+	renderCost(&b, meta, outcomes)
 
 	if inproc != nil {
 		b.WriteString("\nIn-process measurements (coordinator only, no sockets):\n\n")

@@ -193,7 +193,7 @@ func TestServeHelpListsEveryTaggedField(t *testing.T) {
 	for name := range tagged {
 		require.Contains(t, names, name)
 	}
-	require.Len(t, names, len(tagged)+7, "and --topic, --clock, --log-level, --tls-cert, --tls-key, --tls-client-ca, --sasl-user")
+	require.Len(t, names, len(tagged)+8, "and --topic, --clock, --log-level, --tls-cert, --tls-key, --tls-client-ca, --sasl-user, --profile-dir")
 	require.Contains(t, help.String(), "  -max-fetch-wait duration\n    \tlongest a Fetch waits for records, whatever it asks for (default 5s)\n")
 	require.Contains(t, help.String(), "  -segment-bytes int\n    \tsize at which a partition's active segment file rolls, in bytes (Kafka's log.segment.bytes) (default 67108864)\n")
 	require.Contains(t, help.String(), "  -listen ADDR\n    \tADDR to listen on (default \"127.0.0.1:9092\")\n")

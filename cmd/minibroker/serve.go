@@ -36,6 +36,9 @@ type serveFlags struct {
 
 	// SASL users, from repeated --sasl-user NAME:PASSWORD (none: SASL off).
 	saslUsers saslUserFlags
+
+	// pprof profiles of the run (profile.go); not a broker setting.
+	profileDir string
 }
 
 // The command's defaults where they differ from an embedded broker's:
@@ -102,6 +105,7 @@ func newServeFlags() (*serveFlags, *flag.FlagSet) {
 	fs.Var(f.topics, "topic", "`NAME:PARTITIONS` to create if absent; repeatable")
 	fs.StringVar(&f.clock, "clock", "real", "real|manual; with manual, time and expiry move only on request")
 	fs.TextVar(&f.logLevel, "log-level", slog.LevelInfo, "debug|info|warn|error")
+	fs.StringVar(&f.profileDir, "profile-dir", "", "`DIR` to write pprof profiles of the run to when it stops: cpu, allocs, mutex, heap (default: off)")
 	fs.StringVar(&f.tlsCert, "tls-cert", "", "`FILE` with the PEM server certificate chain; with --tls-key, serve TLS only (default: plaintext)")
 	fs.StringVar(&f.tlsKey, "tls-key", "", "`FILE` with the PEM private key of --tls-cert")
 	fs.StringVar(&f.tlsClientCA, "tls-client-ca", "", "`FILE` with PEM CA certificates; clients must present a certificate they signed (needs --tls-cert)")
@@ -188,7 +192,12 @@ func serve(ctx context.Context, args []string, stderr io.Writer) int {
 	}
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: f.logLevel}))
 	cfg := f.config(logger)
-	if err := runServe(ctx, cfg); err != nil {
+	prof, err := startProfile(f.profileDir)
+	if err != nil {
+		fmt.Fprintf(stderr, "minibroker serve: %v\n", err)
+		return 1
+	}
+	if err := errors.Join(runServe(ctx, cfg), prof.stop()); err != nil {
 		fmt.Fprintf(stderr, "minibroker serve: %v\n", err)
 		return 1
 	}

@@ -28,6 +28,8 @@ type recordSession struct {
 	consumer           *kgo.Client
 	id                 uint64
 	produced, consumed int64
+	// requests counts the producer's Produce requests answered.
+	requests produceCounter
 }
 
 func (rs *recordSession) close() {
@@ -85,7 +87,7 @@ func (s *Session) prepareRecords(ctx context.Context) error {
 	sc := &s.sc
 	rs := &recordSession{values: randomValues(sc.Producers * valueRegionBytes)}
 	s.rec = rs
-	var opts []kgo.Opt
+	opts := []kgo.Opt{kgo.WithHooks(&rs.requests)}
 	if sc.Kind == EndToEnd {
 		// kgo's default 10 ms linger alone would put the p99 at 10 ms.
 		opts = append(opts, kgo.ProducerLinger(0))
@@ -216,7 +218,8 @@ func (s *Session) measureProduce(ctx context.Context, r *Result) {
 			}
 		})
 	}
-	measure(ctx, s.t, w, r, nil, nil)
+	var req0, req1 int64
+	measure(ctx, s.t, w, r, func() { req0 = rs.requests.count() }, func() { req1 = rs.requests.count() })
 	wg.Wait()
 	flushCtx, cancel := context.WithTimeout(ctx, stopGrace)
 	defer cancel()
@@ -225,7 +228,7 @@ func (s *Session) measureProduce(ctx context.Context, r *Result) {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	r.Ops, r.Requests, r.Bytes = c.ops, c.ops, c.bytes
+	r.Ops, r.Requests, r.Bytes = c.ops, req1-req0, c.bytes
 	r.Latency = c.hist
 	r.Codes = addCodes(r.Codes, c.codes)
 	r.Unexpected = unexpected(sc, r.Codes)

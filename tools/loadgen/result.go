@@ -119,6 +119,15 @@ func (r *Result) CPUPerOp() time.Duration {
 	return r.ServerCPU / time.Duration(r.Ops)
 }
 
+// CPUPerRequest returns the server's CPU time per request answered; 0
+// when unknown.
+func (r *Result) CPUPerRequest() time.Duration {
+	if r.Requests == 0 || r.ServerCPU == 0 {
+		return 0
+	}
+	return r.ServerCPU / time.Duration(r.Requests)
+}
+
 // MBPerSec returns record value megabytes (10^6 bytes) per second at the
 // median window's rate.
 func (r *Result) MBPerSec() float64 {
