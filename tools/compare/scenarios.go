@@ -270,6 +270,12 @@ func Scenarios() []Scenario {
 			Records:    true,
 		},
 		{
+			Name: "txn-describe-list", Row: "txn-list", Run: txnDescribeList,
+			Minibroker: "describe NONE Ongoing, 1 partition, pid matches true; unknown id TRANSACTIONAL_ID_NOT_FOUND; list NONE [it Ongoing], unknown states [Sleeping]",
+			Kfake:      "describe NONE Ongoing, 1 partition, pid matches true; unknown id TRANSACTIONAL_ID_NOT_FOUND; list NONE [it Ongoing], unknown states []",
+			Records:    true,
+		},
+		{
 			Name: "pipelined-requests", Row: "wire-response-order", Run: pipelinedInOrder,
 			Minibroker: "4 answers, in request order",
 			Kfake:      "4 answers, in request order",
