@@ -134,9 +134,11 @@ func mustSync(d *entry, bumped bool) bool {
 	if !d.Commit {
 		return false
 	}
-	if len(d.Partitions) > 1 {
-		return true
-	}
+	return len(d.Partitions) > 1 || hasOffsets(d)
+}
+
+// hasOffsets reports whether a decision carries offsets to apply.
+func hasOffsets(d *entry) bool {
 	for _, staged := range d.Offsets {
 		if len(staged) > 0 {
 			return true
@@ -147,7 +149,7 @@ func mustSync(d *entry, bumped bool) bool {
 
 // complete writes a durable decision's markers and applies its offsets,
 // both at once, then logs it done. Called with t.busy set, without mu.
-// The done record waits for its sync only when offsets were applied: a
+// The done record waits for its sync only for a commit with offsets: a
 // restart that finds the decision without it applies them again, which
 // must not undo a later commit; markers written again at a restart touch
 // only the partitions that still hold the transaction open.
@@ -155,7 +157,6 @@ func (c *Coordinator) complete(t *txn, d *entry) error {
 	markers := make(chan error, 1)
 	go func() { markers <- c.writeMarkers(d) }()
 	var err error
-	applied := false
 	c.mu.Lock()
 	skip := t.applied
 	c.mu.Unlock()
@@ -165,7 +166,6 @@ func (c *Coordinator) complete(t *txn, d *entry) error {
 				err = fmt.Errorf("%w: offsets of group %q: %w", ErrStorage, g, err)
 				break
 			}
-			applied = applied || d.Commit && len(d.Offsets[g]) > 0
 		}
 		if err == nil {
 			c.mu.Lock()
@@ -176,7 +176,7 @@ func (c *Coordinator) complete(t *txn, d *entry) error {
 	err = errors.Join(err, <-markers)
 	if err == nil {
 		done := entry{Kind: kindDone, ID: d.ID, PID: d.PID, Epoch: d.Epoch, Commit: d.Commit}
-		if applied {
+		if d.Commit && hasOffsets(d) {
 			err = c.journal.append(done)
 		} else {
 			err = c.journal.write(done)
