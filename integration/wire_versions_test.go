@@ -221,6 +221,21 @@ var versionCases = map[kmsg.Key]versionCase{
 		assert.Equal(t, int32(0), resp.Brokers[0].NodeID)
 		assert.Equal(t, int32(math.MinInt32), resp.ClusterAuthorizedOperations)
 	},
+	kmsg.DescribeTransactions: func(t *testing.T, c *wireclient.Client, v int16, group string) {
+		req := kmsg.NewPtrDescribeTransactionsRequest()
+		req.Version, req.TransactionalIDs = v, []string{group + "-nobody"}
+		resp := wiretest.Do[*kmsg.DescribeTransactionsResponse](t, c, req)
+		require.Len(t, resp.TransactionStates, 1)
+		assert.Equal(t, kerr.TransactionalIDNotFound.Code, resp.TransactionStates[0].ErrorCode)
+	},
+	kmsg.ListTransactions: func(t *testing.T, c *wireclient.Client, v int16, _ string) {
+		req := kmsg.NewPtrListTransactionsRequest()
+		req.Version, req.StateFilters = v, []string{"Nope"}
+		resp := wiretest.Do[*kmsg.ListTransactionsResponse](t, c, req)
+		assert.Equal(t, codeNone, resp.ErrorCode)
+		assert.Empty(t, resp.TransactionStates)
+		assert.Equal(t, []string{"Nope"}, resp.UnknownStateFilters)
+	},
 	kmsg.CreatePartitions: func(t *testing.T, c *wireclient.Client, v int16, group string) {
 		ensureTopic(t, c, group, 1)
 		req := kmsg.NewPtrCreatePartitionsRequest()
@@ -388,6 +403,7 @@ func TestWireAdvertisedVersions(t *testing.T) {
 		"DescribeConfigs": "0-4", "AlterConfigs": "0-2", "IncrementalAlterConfigs": "0-1",
 		"Produce": "3-12", "InitProducerID": "0-4",
 		"AddPartitionsToTxn": "0-3", "AddOffsetsToTxn": "0-3", "EndTxn": "0-3", "TxnOffsetCommit": "0-3",
+		"DescribeTransactions": "0-0", "ListTransactions": "0-1",
 		"ConsumerGroupHeartbeat": "0-1", "ConsumerGroupDescribe": "0-1",
 	}, got)
 }

@@ -52,6 +52,8 @@ var supportedVersions = [...]VersionRange{
 	{Key: 44, Min: 0, Max: 1}, // IncrementalAlterConfigs
 	{Key: 47, Min: 0, Max: 0}, // OffsetDelete (KIP-496)
 	{Key: 60, Min: 0, Max: 2}, // DescribeCluster (KIP-700); v1 endpoint type, v2 fenced brokers
+	{Key: 65, Min: 0, Max: 0}, // DescribeTransactions (KIP-664)
+	{Key: 66, Min: 0, Max: 1}, // ListTransactions (KIP-664); v1 duration filter (KIP-994), v2 id pattern: not served
 	{Key: 68, Min: 0, Max: 1}, // ConsumerGroupHeartbeat (KIP-848); v1 client-made member ids
 	{Key: 69, Min: 0, Max: 1}, // ConsumerGroupDescribe (KIP-848)
 }

@@ -43,6 +43,8 @@ func TestSupportedVersionsTable(t *testing.T) {
 		{Key: int16(kmsg.IncrementalAlterConfigs), Min: 0, Max: 1},
 		{Key: int16(kmsg.OffsetDelete), Min: 0, Max: 0},
 		{Key: int16(kmsg.DescribeCluster), Min: 0, Max: 2},
+		{Key: int16(kmsg.DescribeTransactions), Min: 0, Max: 0},
+		{Key: int16(kmsg.ListTransactions), Min: 0, Max: 1},
 		{Key: int16(kmsg.ConsumerGroupHeartbeat), Min: 0, Max: 1},
 		{Key: int16(kmsg.ConsumerGroupDescribe), Min: 0, Max: 1},
 	}

@@ -248,3 +248,16 @@ func (b *Batch) Transactional() bool { return b.h.transactional() }
 // Producer returns the batch's producer id and epoch (-1, -1 when it has
 // none).
 func (b *Batch) Producer() (id int64, epoch int16) { return b.h.producerID, b.h.producerEpoch }
+
+// OpenTransaction returns the transaction the partition holds open for
+// producerID, if any (false too for a partition that does not exist).
+func (l *Log) OpenTransaction(topic string, partition int32, producerID int64) (OpenTxn, bool) {
+	p := l.lookup(topic, partition)
+	if p == nil {
+		return OpenTxn{}, false
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	o, ok := p.txns.open[producerID]
+	return o, ok
+}

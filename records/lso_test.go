@@ -86,6 +86,13 @@ func TestTransactionsRebuiltAtOpen(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, int64(3), lso)
 	require.Equal(t, map[TopicPartition][]OpenTxn{{Topic: "t"}: {{ProducerID: 21, ProducerEpoch: 0, FirstOffset: 3}}}, l2.OpenTransactions())
+	o, ok := l2.OpenTransaction("t", 0, 21)
+	require.True(t, ok)
+	require.Equal(t, OpenTxn{ProducerID: 21, ProducerEpoch: 0, FirstOffset: 3}, o)
+	_, ok = l2.OpenTransaction("t", 0, 20)
+	require.False(t, ok, "producer 20's transaction has its marker")
+	_, ok = l2.OpenTransaction("t", 7, 21)
+	require.False(t, ok, "no partition 7")
 	res, _ := readCommitted(t, l2, 0)
 	require.Equal(t, []AbortedTxn{{ProducerID: 20, FirstOffset: 0, LastOffset: 2}}, res.Aborted)
 

@@ -103,6 +103,9 @@ func handlers() map[kmsg.Key]api {
 		kmsg.EndTxn:             {typed((*Server).handleEndTxn), 0},
 		kmsg.TxnOffsetCommit:    {typed((*Server).handleTxnOffsetCommit), 0},
 
+		kmsg.DescribeTransactions: {typed((*Server).handleDescribeTransactions), largeAnswer},
+		kmsg.ListTransactions:     {typed((*Server).handleListTransactions), largeAnswer},
+
 		kmsg.ConsumerGroupHeartbeat: {typed((*Server).handleConsumerGroupHeartbeat), 0},
 		kmsg.ConsumerGroupDescribe:  {typed((*Server).handleConsumerGroupDescribe), largeAnswer},
 	}

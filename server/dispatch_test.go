@@ -216,6 +216,16 @@ func fuzzSeed(key, version int16) kmsg.Request {
 		r.Topics = []kmsg.TxnOffsetCommitRequestTopic{{Topic: "orders", Partitions: []kmsg.TxnOffsetCommitRequestTopicPartition{{Partition: 0, Offset: 5, LeaderEpoch: -1}}}}
 		r.SetVersion(version)
 		return r
+	case int16(kmsg.DescribeTransactions):
+		r := kmsg.NewPtrDescribeTransactionsRequest()
+		r.TransactionalIDs = []string{"t", "nope"}
+		r.SetVersion(version)
+		return r
+	case int16(kmsg.ListTransactions):
+		r := kmsg.NewPtrListTransactionsRequest()
+		r.StateFilters, r.ProducerIDFilters, r.DurationFilterMillis = []string{"Ongoing", "Nope"}, []int64{1}, 10
+		r.SetVersion(version)
+		return r
 	case int16(kmsg.ConsumerGroupDescribe):
 		r := kmsg.NewPtrConsumerGroupDescribeRequest()
 		r.Groups = []string{"k", "g", "nope"}

@@ -70,6 +70,15 @@ func (s *Server) answerFault(r *request, req kmsg.Request, f *Fault) kmsg.Respon
 			resp.Topics = append(resp.Topics, rt)
 		}
 		return resp
+	case *kmsg.DescribeTransactionsRequest: // a code per transactional id
+		resp := req.ResponseKind().(*kmsg.DescribeTransactionsResponse)
+		for _, id := range req.TransactionalIDs {
+			st := kmsg.NewDescribeTransactionsResponseTransactionState()
+			st.TransactionalID, st.ProducerID, st.ProducerEpoch, st.StartTimestamp = id, -1, -1, -1
+			r.setCode(&st.ErrorCode, f.Err)
+			resp.TransactionStates = append(resp.TransactionStates, st)
+		}
+		return resp
 	case *kmsg.TxnOffsetCommitRequest: // partition codes only
 		resp := req.ResponseKind().(*kmsg.TxnOffsetCommitResponse)
 		for _, t := range req.Topics {

@@ -29,6 +29,9 @@ type Partitions interface {
 	AppendMarker(topic string, partition int32, m records.Marker) (*records.Pending, error)
 	// OpenTransactions lists the transactions the logs hold open.
 	OpenTransactions() map[records.TopicPartition][]records.OpenTxn
+	// OpenTransaction returns the transaction one partition holds open
+	// for a producer.
+	OpenTransaction(topic string, partition int32, producerID int64) (records.OpenTxn, bool)
 }
 
 // Offsets is what the coordinator needs of the group coordinator, which
@@ -92,6 +95,9 @@ type Coordinator struct {
 	byPID  map[int64]*txn
 	closed bool
 	stats  Stats
+	// recovering is set while New replays the log, before the
+	// coordinator is shared.
+	recovering bool
 }
 
 // Stats counts transactions since the coordinator was opened.
@@ -100,6 +106,9 @@ type Stats struct {
 	Committed int64 // transactions committed
 	Aborted   int64 // transactions aborted, for any reason
 	TimedOut  int64 // of those, aborted by the expiry step
+	// LogSyncs counts the transaction log's fdatasyncs (a group commit
+	// of concurrent writers is one).
+	LogSyncs int64
 }
 
 // New opens the coordinator: it replays the transaction log, completes
@@ -205,7 +214,7 @@ func (c *Coordinator) InitProducerID(id string, timeout time.Duration, expectPID
 			d := c.abortLocked(t)
 			c.mu.Unlock()
 			c.cfg.Logger.Info("transaction aborted: a new producer initialized its transactional id", "transactional_id", id, "producer_id", t.pid, "epoch", d.Epoch)
-			if err := c.finish(t, d); err != nil {
+			if err := c.finish(t, d, true); err != nil {
 				return -1, -1, err
 			}
 			continue
@@ -279,8 +288,8 @@ func (c *Coordinator) lookupLocked(id string, pid int64, epoch int16) (*txn, err
 	return t, nil
 }
 
-// beginLocked moves a transaction to Ongoing, durably when it starts
-// now. Called with mu held.
+// beginLocked moves a transaction to Ongoing, logging the begin when it
+// starts now. Called with mu held.
 func (c *Coordinator) beginLocked(t *txn) error {
 	switch t.state {
 	case PrepareCommit, PrepareAbort:
@@ -291,7 +300,9 @@ func (c *Coordinator) beginLocked(t *txn) error {
 	if t.busy {
 		return fmt.Errorf("%w: %q is completing", ErrConcurrentTransactions, t.id)
 	}
-	if err := c.journal.append(entry{Kind: kindBegin, ID: t.id, PID: t.pid, Epoch: t.epoch}); err != nil {
+	// Not synced: a begin lost in a crash is repaired by the restart,
+	// which aborts whatever the partition logs hold open for the producer.
+	if err := c.journal.write(entry{Kind: kindBegin, ID: t.id, PID: t.pid, Epoch: t.epoch}); err != nil {
 		return err
 	}
 	now := c.cfg.Clock.Now()

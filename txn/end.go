@@ -49,7 +49,7 @@ func (c *Coordinator) EndTxn(id string, pid int64, epoch int16, commit bool) err
 	}
 	d := c.prepareLocked(t, commit, t.epoch)
 	c.mu.Unlock()
-	return c.finish(t, d)
+	return c.finish(t, d, false)
 }
 
 // prepareLocked moves an Ongoing transaction to its Prepare state and
@@ -63,6 +63,13 @@ func (c *Coordinator) prepareLocked(t *txn, commit bool, epoch int16) *entry {
 		}
 		return int(a.Partition - b.Partition)
 	})
+	d.First = make([]int64, len(d.Partitions))
+	for i, tp := range d.Partitions {
+		d.First[i] = -1
+		if o, ok := c.cfg.Partitions.OpenTransaction(tp.Topic, tp.Partition, t.pid); ok {
+			d.First[i] = o.FirstOffset
+		}
+	}
 	d.Offsets = map[string][]offsets.Entry{}
 	for _, g := range slices.Sorted(maps.Keys(t.groups)) {
 		var staged []offsets.Entry
@@ -75,7 +82,7 @@ func (c *Coordinator) prepareLocked(t *txn, commit bool, epoch int16) *entry {
 	if commit {
 		t.state = PrepareCommit
 	}
-	t.decision, t.busy, t.updated = d, true, c.cfg.Clock.Now()
+	t.decision, t.busy, t.applied, t.updated = d, true, false, c.cfg.Clock.Now()
 	return d
 }
 
@@ -93,8 +100,18 @@ func (c *Coordinator) abortLocked(t *txn) *entry {
 // transaction goes back to Ongoing (an abort the broker started keeps
 // its bumped epoch in memory; the log holds the old one, which a restart
 // bumps again).
-func (c *Coordinator) finish(t *txn, d *entry) error {
-	if err := c.journal.append(*d); err != nil {
+//
+// The decision waits for its fdatasync only where a crash could
+// otherwise leave the transaction half visible or unfence a producer:
+// see mustSync. Otherwise it is written and left to the next sync: the
+// markers alone then decide, and a restart that finds no decision aborts
+// what the logs still hold open.
+func (c *Coordinator) finish(t *txn, d *entry, bumped bool) error {
+	put := c.journal.write
+	if mustSync(d, bumped) {
+		put = c.journal.append
+	}
+	if err := put(*d); err != nil {
 		c.mu.Lock()
 		t.busy, t.state, t.decision = false, Ongoing, nil
 		c.mu.Unlock()
@@ -103,20 +120,67 @@ func (c *Coordinator) finish(t *txn, d *entry) error {
 	return c.complete(t, d)
 }
 
-// complete writes a durable decision's markers and offsets, then logs it
-// done. Called with t.busy set, without mu.
+// mustSync reports whether a decision must be durable before its first
+// marker: a commit with offsets or with more than one partition (a crash
+// between two of its markers must roll it forward, not back), and an
+// abort the broker started (its bumped epoch fences the producer). A
+// client's abort and a commit of one partition without offsets need not
+// be: a restart that finds no decision aborts, which is the abort's own
+// outcome, and a single commit marker either is durable or is not.
+func mustSync(d *entry, bumped bool) bool {
+	if bumped {
+		return true
+	}
+	if !d.Commit {
+		return false
+	}
+	return len(d.Partitions) > 1 || hasOffsets(d)
+}
+
+// hasOffsets reports whether a decision carries offsets to apply.
+func hasOffsets(d *entry) bool {
+	for _, staged := range d.Offsets {
+		if len(staged) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// complete writes a durable decision's markers and applies its offsets,
+// both at once, then logs it done. Called with t.busy set, without mu.
+// The done record waits for its sync only for a commit with offsets: a
+// restart that finds the decision without it applies them again, which
+// must not undo a later commit; markers written again at a restart touch
+// only the partitions that still hold the transaction open.
 func (c *Coordinator) complete(t *txn, d *entry) error {
-	err := c.writeMarkers(d)
-	if err == nil {
+	markers := make(chan error, 1)
+	go func() { markers <- c.writeMarkers(d) }()
+	var err error
+	c.mu.Lock()
+	skip := t.applied
+	c.mu.Unlock()
+	if !skip {
 		for _, g := range slices.Sorted(maps.Keys(d.Offsets)) {
 			if err = c.cfg.Offsets.EndTxnOffsets(g, d.PID, d.Offsets[g], d.Commit); err != nil {
 				err = fmt.Errorf("%w: offsets of group %q: %w", ErrStorage, g, err)
 				break
 			}
 		}
+		if err == nil {
+			c.mu.Lock()
+			t.applied = true
+			c.mu.Unlock()
+		}
 	}
+	err = errors.Join(err, <-markers)
 	if err == nil {
-		err = c.journal.append(entry{Kind: kindDone, ID: d.ID, PID: d.PID, Epoch: d.Epoch, Commit: d.Commit})
+		done := entry{Kind: kindDone, ID: d.ID, PID: d.PID, Epoch: d.Epoch, Commit: d.Commit}
+		if d.Commit && hasOffsets(d) {
+			err = c.journal.append(done)
+		} else {
+			err = c.journal.write(done)
+		}
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -137,13 +201,23 @@ func (c *Coordinator) complete(t *txn, d *entry) error {
 }
 
 // writeMarkers writes d's marker to every partition of the transaction
-// and waits until all are durable.
+// and waits until all are durable. At a restart (recovering), a partition gets
+// its marker only if it still holds open the transaction d decided (the
+// same first offset): not one whose marker is already there, nor a later
+// transaction of the same producer that began after an answered EndTxn
+// whose done record the crash lost.
 func (c *Coordinator) writeMarkers(d *entry) error {
 	m := records.Marker{ProducerID: d.PID, ProducerEpoch: d.Epoch, Commit: d.Commit,
 		Timestamp: c.cfg.Clock.Now().UnixMilli()}
 	var pending []*records.Pending
 	var errs []error
-	for _, tp := range d.Partitions {
+	for i, tp := range d.Partitions {
+		if c.recovering && len(d.First) == len(d.Partitions) {
+			o, ok := c.cfg.Partitions.OpenTransaction(tp.Topic, tp.Partition, d.PID)
+			if !ok || d.First[i] < 0 || o.FirstOffset != d.First[i] {
+				continue
+			}
+		}
 		p, err := c.cfg.Partitions.AppendMarker(tp.Topic, tp.Partition, m)
 		if err != nil {
 			errs = append(errs, err)
@@ -205,7 +279,7 @@ func (c *Coordinator) Expire() []Expired {
 		var err error
 		if j.fresh {
 			c.cfg.Logger.Info("transaction timed out; aborted", "transactional_id", j.t.id, "producer_id", j.d.PID, "epoch", j.d.Epoch)
-			err = c.finish(j.t, j.d)
+			err = c.finish(j.t, j.d, true)
 			out = append(out, Expired{TransactionalID: j.t.id, ProducerID: j.d.PID, Epoch: j.d.Epoch})
 		} else {
 			err = c.complete(j.t, j.d)

@@ -91,3 +91,48 @@ func TestExpireAbortsTimedOutTransactions(t *testing.T) {
 	st := f.c.Stats()
 	require.Equal(t, Stats{Open: 1, Aborted: 1, TimedOut: 1}, st, "fast is still open (its minute is not over)")
 }
+
+// TestEndTxnSyncsTheLogOnlyWhereACrashNeedsIt pins which transaction log
+// records wait for an fdatasync: the init; a decision only for a commit
+// of several partitions or with offsets, and for an abort the broker
+// starts; the done record only after offsets were applied.
+func TestEndTxnSyncsTheLogOnlyWhereACrashNeedsIt(t *testing.T) {
+	f := newFixture(t, t.TempDir())
+	base := f.syncs()
+	a := f.init("a")
+	require.Equal(t, base+1, f.syncs(), "the init")
+	step := func(what string, want int64, run func()) {
+		t.Helper()
+		before := f.syncs()
+		run()
+		require.Equal(t, want, f.syncs()-before, what)
+	}
+	step("one partition, no offsets: the marker decides", 0, func() {
+		require.NoError(t, f.c.AddPartitions("a", a.pid, a.epoch, []records.TopicPartition{tp(0)}))
+		require.NoError(t, f.produce(a, 0, 0, 1))
+		require.NoError(t, f.c.EndTxn("a", a.pid, a.epoch, true))
+	})
+	step("a client's abort of two partitions", 0, func() {
+		require.NoError(t, f.c.AddPartitions("a", a.pid, a.epoch, []records.TopicPartition{tp(0), tp(1)}))
+		require.NoError(t, f.produce(a, 0, 1, 1))
+		require.NoError(t, f.c.EndTxn("a", a.pid, a.epoch, false))
+	})
+	step("two partitions: the decision", 1, func() {
+		require.NoError(t, f.c.AddPartitions("a", a.pid, a.epoch, []records.TopicPartition{tp(0), tp(1)}))
+		require.NoError(t, f.produce(a, 1, 0, 1))
+		require.NoError(t, f.c.EndTxn("a", a.pid, a.epoch, true))
+	})
+	step("offsets: the decision and the done record", 2, func() {
+		require.NoError(t, f.c.AddPartitions("a", a.pid, a.epoch, []records.TopicPartition{tp(0)}))
+		require.NoError(t, f.c.AddOffsets("a", a.pid, a.epoch, "g"))
+		f.offs.stage("g", a.pid, offsets.Entry{Topic: "in", Partition: 0, Offset: 7})
+		require.NoError(t, f.c.EndTxn("a", a.pid, a.epoch, true))
+	})
+	step("a timeout's abort bumps the epoch: the decision", 1, func() {
+		require.NoError(t, f.c.AddPartitions("a", a.pid, a.epoch, []records.TopicPartition{tp(2)}))
+		f.clock.Advance(time.Minute + time.Millisecond)
+		require.Len(t, f.c.Expire(), 1)
+	})
+	require.Equal(t, []offsets.Entry{{Topic: "in", Partition: 0, Offset: 7}}, f.offs.get("g"))
+	require.Equal(t, int64(3), f.c.Stats().Committed)
+}

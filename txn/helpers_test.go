@@ -181,3 +181,24 @@ func fixCRC(b []byte) []byte {
 
 // removeJournal deletes the transaction log of dir.
 func removeJournal(dir string) error { return os.Remove(filepath.Join(dir, JournalFile)) }
+
+// powerLoss closes the coordinator and the log and cuts the transaction
+// log back to what its last sync covered (what a power loss may leave of
+// records written and not synced), then opens both again.
+func (f *fixture) powerLoss() {
+	f.t.Helper()
+	f.c.journal.mu.Lock()
+	durable := f.c.journal.durable
+	f.c.journal.mu.Unlock()
+	require.NoError(f.t, f.c.Close())
+	require.NoError(f.t, os.Truncate(filepath.Join(f.dir, JournalFile), durable))
+	require.NoError(f.t, f.log.Close())
+	log, err := records.Open(records.Config{Dir: f.dir + "/logs"})
+	require.NoError(f.t, err)
+	f.t.Cleanup(func() { _ = log.Close() })
+	f.log = log
+	f.open()
+}
+
+// syncs is the transaction log's fdatasyncs so far.
+func (f *fixture) syncs() int64 { return f.c.Stats().LogSyncs }

@@ -22,8 +22,8 @@ const JournalFile = "transactions.log"
 
 // A journal record on disk: the payload's length and its CRC-32C, both
 // big endian, then the payload (JSON). A record is appended with one
-// write and made durable with fdatasync before the change it describes
-// is acknowledged. Replay stops at the first record that is short or
+// write; a record whose change is acknowledged is made durable with
+// fdatasync first (see journal for which records wait). Replay stops at the first record that is short or
 // fails its CRC: a torn tail, cut off (and logged) at Open. A record
 // torn in the middle of the file cannot happen (every record is synced
 // before the next is written), so damage there is indistinguishable from
@@ -45,9 +45,14 @@ type entry struct {
 	TimeoutMs int64  `json:"timeout_ms,omitempty"`
 	Commit    bool   `json:"commit,omitempty"`
 	// LastEpoch is the epoch before the broker bumped it (kindInit).
-	LastEpoch  int16                      `json:"last_epoch,omitempty"`
-	Partitions []records.TopicPartition   `json:"partitions,omitempty"`
-	Offsets    map[string][]offsets.Entry `json:"offsets,omitempty"`
+	LastEpoch  int16                    `json:"last_epoch,omitempty"`
+	Partitions []records.TopicPartition `json:"partitions,omitempty"`
+	// First is, for each of Partitions (kindEnd), the offset of the
+	// transaction's first record there when it was decided, -1 for none:
+	// a restart that completes the decision again marks only a partition
+	// that still holds that transaction open.
+	First   []int64                    `json:"first,omitempty"`
+	Offsets map[string][]offsets.Entry `json:"offsets,omitempty"`
 }
 
 const (
@@ -59,19 +64,33 @@ const (
 
 // journal is the durable transaction log. nil-file journals (in memory)
 // accept every append and keep nothing.
+//
+// Records are written in order, one write each, and made durable by a
+// group commit: a writer that needs its record durable (append) waits
+// for one fdatasync that covers everything written before it, and
+// writers that arrive while a sync runs share the next one. A record that
+// need not survive a crash on its own (write) is written and left for the
+// next sync to cover. A failed sync cuts the file back to what the last
+// good sync covered, and every writer whose record was cut gets the error.
 type journal struct {
-	mu     sync.Mutex
-	path   string
-	f      *os.File // nil in memory
-	size   int64
-	closed bool
-	logger *slog.Logger
+	mu      sync.Mutex
+	synced  *sync.Cond // signalled when a sync ends
+	path    string
+	f       *os.File // nil in memory
+	size    int64    // bytes written
+	durable int64    // bytes a sync covered
+	cuts    int      // failed syncs so far: a writer's record before a cut is lost
+	syncing bool
+	syncs   int64 // fdatasyncs so far, for Stats
+	closed  bool
+	logger  *slog.Logger
 }
 
 // openJournal reads the journal under dir and returns it with its
 // records, cutting a torn tail. dir "" is a journal in memory.
 func openJournal(dir string, logger *slog.Logger) (*journal, []entry, error) {
 	j := &journal{logger: logger}
+	j.synced = sync.NewCond(&j.mu)
 	if dir == "" {
 		return j, nil, nil
 	}
@@ -97,7 +116,7 @@ func openJournal(dir string, logger *slog.Logger) (*journal, []entry, error) {
 			return nil, nil, fmt.Errorf("%w: sync %s: %w", ErrStorage, j.path, err)
 		}
 	}
-	j.f, j.size = f, good
+	j.f, j.size, j.durable = f, good, good
 	return j, entries, nil
 }
 
@@ -145,9 +164,19 @@ func (e *entry) encode(dst []byte) []byte {
 	return append(dst, payload...)
 }
 
-// append writes records and returns once they are durable. On a failure
-// the file is cut back to where it was, so memory and disk agree.
+// append writes records and returns once they are durable (with every
+// record written before them).
 func (j *journal) append(es ...entry) error {
+	return j.put(true, es)
+}
+
+// write writes records without waiting for them to be durable: the next
+// sync covers them. For records whose loss a restart repairs.
+func (j *journal) write(es ...entry) error {
+	return j.put(false, es)
+}
+
+func (j *journal) put(wait bool, es []entry) error {
 	if j.f == nil {
 		return nil
 	}
@@ -164,12 +193,51 @@ func (j *journal) append(es ...entry) error {
 		_ = j.f.Truncate(j.size)
 		return fmt.Errorf("%w: write %s: %w", ErrStorage, j.path, err)
 	}
-	if err := j.f.Sync(); err != nil {
-		_ = j.f.Truncate(j.size)
-		return fmt.Errorf("%w: sync %s: %w", ErrStorage, j.path, err)
-	}
 	j.size += int64(len(buf))
+	if !wait {
+		return nil
+	}
+	end, cuts := j.size, j.cuts
+	for j.durable < end {
+		if j.cuts != cuts {
+			return fmt.Errorf("%w: sync %s failed", ErrStorage, j.path)
+		}
+		if j.closed {
+			return ErrClosed
+		}
+		if j.syncing {
+			j.synced.Wait()
+			continue
+		}
+		j.syncing = true
+		upto := j.size
+		j.mu.Unlock()
+		err := syncData(j.f)
+		j.mu.Lock()
+		j.syncing = false
+		j.syncs++
+		if err != nil {
+			// Everything after the last good sync is in doubt: cut it.
+			_ = j.f.Truncate(j.durable)
+			j.size = j.durable
+			j.cuts++
+			j.synced.Broadcast()
+			return fmt.Errorf("%w: sync %s: %w", ErrStorage, j.path, err)
+		}
+		j.durable = upto
+		j.synced.Broadcast()
+	}
 	return nil
+}
+
+// syncCount is the fdatasyncs the journal has made.
+func (j *journal) syncCount() int64 {
+	if j.f == nil {
+		return 0
+	}
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.syncs
 }
 
 // large reports whether the journal should be rewritten.
@@ -191,6 +259,9 @@ func (j *journal) rewrite(es []entry) error {
 	}
 	j.mu.Lock()
 	defer j.mu.Unlock()
+	for j.syncing {
+		j.synced.Wait()
+	}
 	if j.closed {
 		return ErrClosed
 	}
@@ -202,7 +273,7 @@ func (j *journal) rewrite(es []entry) error {
 		return fmt.Errorf("%w: reopen %s: %w", ErrStorage, j.path, err)
 	}
 	_ = j.f.Close()
-	j.f, j.size = f, int64(len(buf))
+	j.f, j.size, j.durable = f, int64(len(buf)), int64(len(buf))
 	return nil
 }
 
@@ -211,6 +282,9 @@ func (j *journal) close() error {
 	defer j.mu.Unlock()
 	if j.f == nil || j.closed {
 		return nil
+	}
+	for j.syncing {
+		j.synced.Wait()
 	}
 	j.closed = true
 	if err := j.f.Close(); err != nil && !errors.Is(err, os.ErrClosed) {

@@ -4,6 +4,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -86,4 +87,38 @@ func FuzzJournalRecovery(f *testing.F) {
 		require.Equal(t, es, got, "what replays re-encodes to the same records")
 		require.Equal(t, int64(len(again)), m)
 	})
+}
+
+// TestJournalGroupCommit: writers appending at once all get their records
+// durable, in one file, sharing syncs; a record written without waiting
+// is covered by the next sync.
+func TestJournalGroupCommit(t *testing.T) {
+	dir := t.TempDir()
+	j, _, err := openJournal(dir, slog.New(slog.DiscardHandler))
+	require.NoError(t, err)
+	require.NoError(t, j.write(entry{Kind: kindBegin, ID: "w", PID: 1}))
+	require.Equal(t, int64(0), j.syncCount())
+	var wg sync.WaitGroup
+	for w := range 8 {
+		wg.Go(func() {
+			for i := range 20 {
+				require.NoError(t, j.append(entry{Kind: kindInit, ID: "a", PID: int64(w*100 + i)}))
+			}
+		})
+	}
+	wg.Wait()
+	require.LessOrEqual(t, j.syncCount(), int64(160))
+	j.mu.Lock()
+	require.Equal(t, j.size, j.durable, "every append waited for a sync that covered it")
+	j.mu.Unlock()
+	require.NoError(t, j.close())
+	_, es, err := openJournal(dir, slog.New(slog.DiscardHandler))
+	require.NoError(t, err)
+	require.Len(t, es, 161)
+	require.Equal(t, entry{Kind: kindBegin, ID: "w", PID: 1}, es[0])
+	seen := map[int64]bool{}
+	for _, e := range es[1:] {
+		seen[e.PID] = true
+	}
+	require.Len(t, seen, 160)
 }

@@ -10,14 +10,18 @@ import (
 
 // recover rebuilds the transactional ids from the journal and leaves no
 // transaction half done: a decision logged without its completion is
-// completed (markers and offsets again: a second marker for a producer
-// with no open transaction on a partition changes nothing); a transaction
-// begun and not decided is aborted at a bumped epoch, with markers in
-// every partition that holds its records; and a transaction the
+// completed (offsets again, and markers where the partition still holds
+// that transaction open, see writeMarkers); a transaction begun and not
+// decided, or whose producer has records in a partition the log has no
+// open transaction for (its begin record was not synced), is aborted at
+// a bumped epoch, with markers in every partition that holds its
+// records; and a transaction the
 // partition logs hold open for a producer no transactional id owns
 // (its id's log was lost) gets an abort marker at its own epoch. Then the
 // journal is rewritten to what it now says.
 func (c *Coordinator) recover(entries []entry) error {
+	c.recovering = true
+	defer func() { c.recovering = false }()
 	now := c.cfg.Clock.Now()
 	for _, e := range entries {
 		t := c.txns[e.ID]
@@ -78,9 +82,11 @@ func (c *Coordinator) recover(entries []entry) error {
 			epochs[o.ProducerID] = max(epochs[o.ProducerID], o.ProducerEpoch)
 		}
 	}
+	// A transaction begun, or one whose begin the crash lost (it is not
+	// synced) while the logs hold its records, is aborted.
 	for _, id := range slices.Sorted(maps.Keys(c.txns)) {
 		t := c.txns[id]
-		if t.state != Ongoing {
+		if t.state != Ongoing && len(open[t.pid]) == 0 {
 			continue
 		}
 		c.cfg.Logger.Info("aborting a transaction left open by the restart", "transactional_id", id, "producer_id", t.pid)
@@ -90,7 +96,7 @@ func (c *Coordinator) recover(entries []entry) error {
 		}
 		delete(open, t.pid)
 		d := c.abortLocked(t)
-		if err := c.finish(t, d); err != nil {
+		if err := c.finish(t, d, true); err != nil {
 			return err
 		}
 	}

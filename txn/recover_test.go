@@ -73,3 +73,43 @@ func TestRestartAbortsTransactionsNobodyOwns(t *testing.T) {
 	require.Empty(t, f.log.OpenTransactions())
 	require.Equal(t, int64(1), f.c.Stats().Aborted)
 }
+
+// TestPowerLossAfterAnUnsyncedCommit: a one-partition commit was answered
+// once its marker was durable, with nothing of it synced in the
+// transaction log; the next transaction wrote a record and the power
+// failed. The restart keeps the commit and aborts the second one.
+func TestPowerLossAfterAnUnsyncedCommit(t *testing.T) {
+	f := newFixture(t, t.TempDir())
+	a := f.init("a")
+	require.NoError(t, f.c.AddPartitions("a", a.pid, a.epoch, []records.TopicPartition{tp(0)}))
+	require.NoError(t, f.produce(a, 0, 0, 2))                 // 0-1
+	require.NoError(t, f.c.EndTxn("a", a.pid, a.epoch, true)) // marker 2
+	require.NoError(t, f.c.AddPartitions("a", a.pid, a.epoch, []records.TopicPartition{tp(0)}))
+	require.NoError(t, f.produce(a, 0, 2, 1)) // 3
+	f.powerLoss()
+	require.Equal(t, []records.AbortedTxn{{ProducerID: a.pid, FirstOffset: 3, LastOffset: 4}}, f.aborted(0), "only the open one")
+	require.Equal(t, int64(5), f.lso(0))
+	require.Equal(t, a.epoch+1, f.c.Views()[0].Epoch, "the broker's abort bumps the epoch")
+	require.Equal(t, CompleteAbort, f.c.Views()[0].State)
+}
+
+// TestPowerLossKeepsALaterTransactionOutOfARetriedDecision: the decision
+// of a two-partition commit was synced, its done record was not; the
+// producer's next transaction wrote to the same partition. Completing the
+// decision again at the restart must not commit the later transaction.
+func TestPowerLossKeepsALaterTransactionOutOfARetriedDecision(t *testing.T) {
+	f := newFixture(t, t.TempDir())
+	a := f.init("a")
+	require.NoError(t, f.c.AddPartitions("a", a.pid, a.epoch, []records.TopicPartition{tp(0), tp(1)}))
+	require.NoError(t, f.produce(a, 0, 0, 1))                 // 0
+	require.NoError(t, f.c.EndTxn("a", a.pid, a.epoch, true)) // markers: 1 on partition 0, 0 on partition 1
+	require.NoError(t, f.c.AddPartitions("a", a.pid, a.epoch, []records.TopicPartition{tp(0)}))
+	require.NoError(t, f.produce(a, 0, 1, 2)) // 2-3
+	f.powerLoss()
+	require.Equal(t, []records.AbortedTxn{{ProducerID: a.pid, FirstOffset: 2, LastOffset: 4}}, f.aborted(0),
+		"the later transaction is aborted, not committed by the earlier decision's marker")
+	require.Equal(t, int64(5), f.hw(0), "no second commit marker")
+	require.Equal(t, int64(1), f.hw(1), "partition 1 already had its marker")
+	require.Equal(t, int64(5), f.lso(0))
+	require.Empty(t, f.log.OpenTransactions())
+}

@@ -50,10 +50,13 @@ type txn struct {
 	// completion that failed can be retried.
 	decision *entry
 	busy     bool // a completion is running outside the lock
+	// applied: the decision's offsets were applied (or discarded), so a
+	// retry of its completion does not apply them again.
+	applied bool
 }
 
 func (t *txn) reset() {
-	t.parts, t.groups, t.decision = nil, nil, nil
+	t.parts, t.groups, t.decision, t.applied = nil, nil, nil, false
 }
 
 // fenced reports whether epoch is not the id's current epoch.

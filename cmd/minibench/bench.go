@@ -150,6 +150,7 @@ func scenarios(cfg *benchConfig) []benchScenario {
 		loadgen.Scenario{Kind: loadgen.Members, Conns: 16, Groups: scaled(10_000), Members: 10, Servers: []string{serverMinibroker}})
 	out = append(out, members)
 	out = append(out, recordScenarios(cfg, mk)...)
+	out = append(out, txnScenarios(cfg, mk)...)
 	var kept []benchScenario
 	for _, s := range out {
 		if cfg.only.MatchString(s.Name) {
@@ -228,7 +229,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	}
 	var disk *diskResults
 	for _, o := range outcomes {
-		if o.sc.Kind == loadgen.ProduceSync {
+		if o.sc.Kind == loadgen.ProduceSync || o.sc.Kind == loadgen.TxnProduce {
 			disk = measureDisk(cfg, stderr)
 			break
 		}

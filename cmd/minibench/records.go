@@ -75,7 +75,7 @@ func (d *diskResults) single() (loadgen.SyncStats, bool) {
 func renderRecords(b *strings.Builder, cfg *benchConfig, outcomes []*outcome, disk *diskResults) {
 	var recs []*outcome
 	for _, o := range outcomes {
-		if o.sc.Kind.Records() {
+		if o.sc.Kind.Records() && !o.sc.Kind.Txn() {
 			recs = append(recs, o)
 		}
 	}

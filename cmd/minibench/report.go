@@ -56,6 +56,7 @@ func renderReport(cfg *benchConfig, meta runMeta, outcomes []*outcome, inproc *i
 
 	renderRecords(&b, cfg, outcomes, disk)
 	renderCost(&b, meta, outcomes)
+	renderTxn(&b, outcomes, disk)
 
 	if inproc != nil {
 		b.WriteString("\nIn-process measurements (coordinator only, no sockets):\n\n")
@@ -69,7 +70,7 @@ func renderReport(cfg *benchConfig, meta runMeta, outcomes []*outcome, inproc *i
 	}
 
 	b.WriteString("\nTargets:\n\n| target | measured | result |\n|---|---|---|\n")
-	for _, t := range append(evaluateTargets(outcomes, inproc), recordTargets(outcomes, disk)...) {
+	for _, t := range append(evaluateTargets(outcomes, inproc), append(recordTargets(outcomes, disk), txnTargets(outcomes, disk)...)...) {
 		fmt.Fprintf(&b, "| %s | %s | %s |\n", t.name, t.measured, t.verdict())
 	}
 	return b.String()

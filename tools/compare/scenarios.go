@@ -294,6 +294,24 @@ func Scenarios() []Scenario {
 			Records:    true,
 		},
 		{
+			Name: "txn-add-unknown-partition", Row: "txn-add-partitions", Run: txnAddUnknownPartition,
+			Minibroker: "0 OPERATION_NOT_ATTEMPTED, 99 UNKNOWN_TOPIC_OR_PARTITION; EndTxn commit INVALID_TXN_STATE",
+			Kfake:      "0 OPERATION_NOT_ATTEMPTED, 99 UNKNOWN_TOPIC_OR_PARTITION; EndTxn commit INVALID_TXN_STATE",
+			Records:    true,
+		},
+		{
+			Name: "txn-offset-commit-not-added", Row: "txn-offset-commit-group-added", Run: txnOffsetCommitNotAdded,
+			Minibroker: "TxnOffsetCommit INVALID_TXN_STATE",
+			Kfake:      "TxnOffsetCommit INVALID_TXN_STATE",
+			Records:    true,
+		},
+		{
+			Name: "txn-describe-list", Row: "txn-list", Run: txnDescribeList,
+			Minibroker: "describe NONE Ongoing, 1 partition, pid matches true; unknown id TRANSACTIONAL_ID_NOT_FOUND; list NONE [it Ongoing], unknown states [Sleeping]",
+			Kfake:      "describe NONE Ongoing, 1 partition, pid matches true; unknown id TRANSACTIONAL_ID_NOT_FOUND; list NONE [it Ongoing], unknown states []",
+			Records:    true,
+		},
+		{
 			Name: "pipelined-requests", Row: "wire-response-order", Run: pipelinedInOrder,
 			Minibroker: "4 answers, in request order",
 			Kfake:      "4 answers, in request order",

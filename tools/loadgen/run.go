@@ -57,6 +57,7 @@ type Session struct {
 	setupCodes map[int16]int64
 	broken     error
 	rec        *recordSession // the records kinds
+	txn        *txnSession    // the transactional kinds
 }
 
 // Prepare joins sc's members on t and opens its connections. On error the
@@ -67,6 +68,9 @@ func Prepare(ctx context.Context, t Target, sc Scenario) (*Session, error) {
 		return sess, err
 	}
 	sess.g = newGroupSpec(&sess.sc)
+	if sess.sc.Kind.Txn() {
+		return sess, sess.prepareTxn(ctx)
+	}
 	if sess.sc.Kind.Records() {
 		return sess, sess.prepareRecords(ctx)
 	}
@@ -113,6 +117,9 @@ func (s *Session) Close() {
 	if s.rec != nil {
 		s.rec.close()
 	}
+	if s.txn != nil {
+		s.txn.close()
+	}
 	for _, c := range s.conns {
 		c.Close()
 	}
@@ -136,6 +143,10 @@ func (s *Session) Measure(ctx context.Context) *Result {
 		s.measureConsume(ctx, r)
 	case EndToEnd:
 		s.measureEndToEnd(ctx, r)
+	case TxnProduce:
+		s.measureTxnProduce(ctx, r)
+	case TxnConsume:
+		s.measureTxnConsume(ctx, r)
 	default:
 		s.measureSteady(ctx, r)
 	}

@@ -67,6 +67,9 @@ func (k Kind) String() string {
 	case EndToEnd:
 		return "end-to-end"
 	}
+	if name, ok := txnKindName(k); ok {
+		return name
+	}
 	return fmt.Sprintf("kind%d", int(k))
 }
 
@@ -105,6 +108,9 @@ type Scenario struct {
 	Producers  int
 	Prefill    int
 	Rate       int
+	// TxnRecords is the records per transaction of the transactional
+	// kinds (default 1).
+	TxnRecords int
 }
 
 // Normalize fills defaults and checks the shape.
@@ -150,6 +156,9 @@ func (sc *Scenario) Normalize() error {
 	}
 	if sc.Rate <= 0 {
 		sc.Rate = 1_000
+	}
+	if sc.TxnRecords <= 0 {
+		sc.TxnRecords = 1
 	}
 	if sc.Kind == EndToEnd && sc.ValueBytes < e2eHeader {
 		return fmt.Errorf("loadgen: %s: end-to-end values carry a %d-byte header", sc.Name, e2eHeader)
