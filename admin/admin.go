@@ -17,9 +17,9 @@ import (
 	"github.com/minibroker/minibroker/catalog"
 	"github.com/minibroker/minibroker/clock"
 	"github.com/minibroker/minibroker/coordinator"
-	"github.com/minibroker/minibroker/internal/topics"
 	"github.com/minibroker/minibroker/offsets"
 	"github.com/minibroker/minibroker/server"
+	"github.com/minibroker/minibroker/topics"
 )
 
 // Config configures a Server. Zero fields mean the default.

@@ -18,12 +18,12 @@ import (
 	"github.com/minibroker/minibroker/catalog"
 	"github.com/minibroker/minibroker/clock"
 	"github.com/minibroker/minibroker/coordinator"
-	"github.com/minibroker/minibroker/internal/coretest"
 	"github.com/minibroker/minibroker/internal/testutil"
-	"github.com/minibroker/minibroker/internal/topics"
 	"github.com/minibroker/minibroker/offsets"
 	"github.com/minibroker/minibroker/records"
 	"github.com/minibroker/minibroker/server"
+	"github.com/minibroker/minibroker/testkit/coretest"
+	"github.com/minibroker/minibroker/topics"
 )
 
 // fixture is an admin Server over an in-process coordinator on a manual

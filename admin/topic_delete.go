@@ -17,7 +17,7 @@ type topicDeletedJSON struct {
 }
 
 // handleDeleteTopic deletes a topic as DeleteTopics does
-// (internal/topics): its catalog entry, its records, every group's
+// (topics/): its catalog entry, its records, every group's
 // committed offsets of it, and a new generation, reason "topic deleted",
 // for the groups that subscribe to it. 404 for an unknown topic, 400 for
 // a name no topic can have (nothing is deleted), 503 when the catalog

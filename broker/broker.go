@@ -33,10 +33,10 @@ import (
 	"github.com/minibroker/minibroker/clock"
 	"github.com/minibroker/minibroker/coordinator"
 	"github.com/minibroker/minibroker/internal/datadir"
-	"github.com/minibroker/minibroker/internal/topics"
 	"github.com/minibroker/minibroker/offsets"
 	"github.com/minibroker/minibroker/records"
 	"github.com/minibroker/minibroker/server"
+	"github.com/minibroker/minibroker/topics"
 	"github.com/minibroker/minibroker/txn"
 )
 

@@ -8,9 +8,9 @@ import (
 
 	"github.com/minibroker/minibroker/admin"
 	"github.com/minibroker/minibroker/catalog"
-	"github.com/minibroker/minibroker/internal/topics"
 	"github.com/minibroker/minibroker/offsets"
 	"github.com/minibroker/minibroker/records"
+	"github.com/minibroker/minibroker/topics"
 )
 
 // openLog opens the partition logs of <data-dir>/logs, or logs in memory.

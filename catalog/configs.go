@@ -20,7 +20,7 @@ const (
 
 // ErrInvalidConfigs (INVALID_CONFIG): configs past the bounds above. The
 // catalog stores names and values as given; which names and values a
-// topic may have is its caller's rule (internal/topics).
+// topic may have is its caller's rule (topics/).
 var ErrInvalidConfigs = errors.New("invalid topic configs")
 
 // opConfigs is the journal's op that replaces a topic's configs.

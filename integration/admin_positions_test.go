@@ -19,7 +19,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/minibroker/minibroker/internal/testutil"
-	"github.com/minibroker/minibroker/internal/wiretest"
+	"github.com/minibroker/minibroker/testkit/wiretest"
 )
 
 // adminPositionsGroup is the part of GET /v1/groups/{group} these tests

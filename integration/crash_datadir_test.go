@@ -16,7 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/minibroker/minibroker/internal/testutil"
-	"github.com/minibroker/minibroker/internal/wiretest"
+	"github.com/minibroker/minibroker/testkit/wiretest"
 )
 
 // runServe runs "minibroker serve" with args to completion (it must exit on

@@ -14,8 +14,8 @@ import (
 
 	"github.com/minibroker/minibroker/broker"
 	"github.com/minibroker/minibroker/internal/atomicfile"
-	"github.com/minibroker/minibroker/internal/wiretest"
 	"github.com/minibroker/minibroker/offsets"
+	"github.com/minibroker/minibroker/testkit/wiretest"
 )
 
 // diskFault is how faultFS fails while a fault is on.

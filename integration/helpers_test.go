@@ -1,5 +1,5 @@
 // Package integration holds black-box tests of minibroker over real
-// loopback sockets: raw kmsg requests through internal/wiretest where exact
+// loopback sockets: raw kmsg requests through testkit/wiretest where exact
 // codes matter (the wire_* files), franz-go clients (kgo_*, kadm_*), the
 // admin API (admin_*), and the binary run as a process (crash_*,
 // hostile_*). Every in-process broker comes from startBroker.
@@ -19,7 +19,7 @@ import (
 
 	"github.com/minibroker/minibroker/broker"
 	"github.com/minibroker/minibroker/internal/testutil"
-	"github.com/minibroker/minibroker/internal/wiretest"
+	"github.com/minibroker/minibroker/testkit/wiretest"
 	"github.com/minibroker/minibroker/wireclient"
 )
 

@@ -2,7 +2,7 @@ package integration
 
 // What the KIP-848 tests (kip848_*_test.go) need beyond the package's
 // helpers (helpers_test.go: startBroker, commitRequest, fetchOffsets,
-// eventually; internal/wiretest: Dial, Do, Commit): ConsumerGroupHeartbeat requests as kgo sends
+// eventually; testkit/wiretest: Dial, Do, Commit): ConsumerGroupHeartbeat requests as kgo sends
 // them, topic ids from Metadata, and assignments read back by topic id.
 
 import (
@@ -12,7 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/minibroker/minibroker/coordinator"
-	"github.com/minibroker/minibroker/internal/wiretest"
+	"github.com/minibroker/minibroker/testkit/wiretest"
 	"github.com/minibroker/minibroker/wireclient"
 )
 

@@ -23,7 +23,7 @@ import (
 	"github.com/minibroker/minibroker/assignor"
 	"github.com/minibroker/minibroker/broker"
 	"github.com/minibroker/minibroker/coordinator"
-	"github.com/minibroker/minibroker/internal/wiretest"
+	"github.com/minibroker/minibroker/testkit/wiretest"
 )
 
 // TestK848KgoRangeConvergesCommitsAndTakesOverOnClose: three kgo consumers

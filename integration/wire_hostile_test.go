@@ -11,8 +11,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/minibroker/minibroker/broker"
-	"github.com/minibroker/minibroker/internal/wiretest"
 	"github.com/minibroker/minibroker/protocol"
+	"github.com/minibroker/minibroker/testkit/wiretest"
 )
 
 // hostileFrameCap is the broker's --max-frame-bytes in these tests.

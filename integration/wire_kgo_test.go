@@ -10,7 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/minibroker/minibroker/internal/wiretest"
+	"github.com/minibroker/minibroker/testkit/wiretest"
 )
 
 // kgoRequest sends req through a kgo client, which negotiates versions

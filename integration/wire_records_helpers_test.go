@@ -17,8 +17,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/minibroker/minibroker/internal/wiretest"
 	"github.com/minibroker/minibroker/records"
+	"github.com/minibroker/minibroker/testkit/wiretest"
 	"github.com/minibroker/minibroker/wireclient"
 )
 

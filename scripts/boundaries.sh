@@ -55,20 +55,20 @@ for pkg in catalog internal/atomicfile internal/datadir internal/settings intern
 done
 
 # The test helpers are for tests: no package's non-test files import
-# internal/wiretest (wire helpers) or internal/coretest (the core assembled
+# testkit/wiretest (wire helpers) or testkit/coretest (the core assembled
 # in memory); wiretest knows only the raw client and the codec, coretest
 # nothing of the wire.
-for pkg in $(go list ./... | grep -vE "^$mod/internal/(wiretest|coretest)$"); do
-	bad=$(go list -f '{{join .Imports "\n"}}' "$pkg" | grep -E "^$mod/internal/(wiretest|coretest)$" || true)
+for pkg in $(go list ./... | grep -vE "^$mod/testkit/(wiretest|coretest)$"); do
+	bad=$(go list -f '{{join .Imports "\n"}}' "$pkg" | grep -E "^$mod/testkit/(wiretest|coretest)$" || true)
 	[ -z "$bad" ] || fail "${pkg#$mod/} imports $(echo $bad) outside its _test.go files"
 done
-if [ -d internal/wiretest ]; then
-	bad=$(deps internal/wiretest | grep -vE "^$mod/(wireclient|protocol|assignor)$" || true)
-	[ -z "$bad" ] || fail "internal/wiretest imports $(echo $bad)"
+if [ -d testkit/wiretest ]; then
+	bad=$(deps testkit/wiretest | grep -vE "^$mod/(wireclient|protocol|assignor)$" || true)
+	[ -z "$bad" ] || fail "testkit/wiretest imports $(echo $bad)"
 fi
-if [ -d internal/coretest ]; then
-	bad=$(deps internal/coretest | grep -E "^$mod/(server|protocol|wireclient|broker|admin|internal/wiretest)$" || true)
-	[ -z "$bad" ] || fail "internal/coretest imports $(echo $bad)"
+if [ -d testkit/coretest ]; then
+	bad=$(deps testkit/coretest | grep -E "^$mod/(server|protocol|wireclient|broker|admin|testkit/wiretest)$" || true)
+	[ -z "$bad" ] || fail "testkit/coretest imports $(echo $bad)"
 fi
 
 # Only command lines, examples and tests use the tools; only the broker,

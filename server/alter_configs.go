@@ -13,7 +13,7 @@ package server
 // Both check the topic's resulting set as Kafka's LogConfig does (an
 // unknown name or a bad value is INVALID_CONFIG with Kafka's message),
 // then that the topic exists (UNKNOWN_TOPIC_OR_PARTITION), and only then
-// save it (internal/topics: the catalog's journal, then the partition
+// save it (topics/: the catalog's journal, then the partition
 // logs, at once). ValidateOnly checks and changes nothing.
 //
 // As Kafka's ConfigAdminManager.preprocess: a resource named twice in a
@@ -36,7 +36,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/minibroker/minibroker/internal/topics"
+	"github.com/minibroker/minibroker/topics"
 )
 
 // alterAnswerBytes bounds one resource's answer beside its name.

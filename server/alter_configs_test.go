@@ -8,8 +8,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/minibroker/minibroker/internal/wiretest"
 	"github.com/minibroker/minibroker/records"
+	"github.com/minibroker/minibroker/testkit/wiretest"
 )
 
 func set(name, value string) kmsg.IncrementalAlterConfigsRequestResourceConfig {

@@ -12,7 +12,7 @@ package server
 // topic named twice is INVALID_REQUEST for each, as Kafka. ValidateOnly
 // checks and changes nothing. The new partitions' logs exist before the
 // catalog shows them; the groups that subscribe then move to a new
-// generation, reason "partitions added" (internal/topics).
+// generation, reason "partitions added" (topics/).
 
 import (
 	"fmt"

@@ -12,7 +12,7 @@ package server
 // shown to anyone or answered (catalog.Catalog.Create).
 //
 // A topic's configs (retention.bytes, segment.bytes, max.message.bytes;
-// internal/topics) are checked before anything else is made: an unknown
+// topics/) are checked before anything else is made: an unknown
 // name, a bad or null value is INVALID_CONFIG, a name given twice
 // INVALID_REQUEST, and the topic is not created. v5+ answers every topic
 // config with its value and source, as DescribeConfigs.

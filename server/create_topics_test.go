@@ -15,8 +15,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/minibroker/minibroker/catalog"
-	"github.com/minibroker/minibroker/internal/wiretest"
 	"github.com/minibroker/minibroker/records"
+	"github.com/minibroker/minibroker/testkit/wiretest"
 )
 
 func createTopic(name string, partitions int32, rf int16) kmsg.CreateTopicsRequestTopic {

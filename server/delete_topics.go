@@ -5,7 +5,7 @@ package server
 //
 // v4 is flexible; v5 adds error messages; v6 names topics by name or,
 // with a null name, by topic id (UNKNOWN_TOPIC_ID when no topic has it).
-// A topic is deleted by internal/topics: the catalog's journal line
+// A topic is deleted by topics/: the catalog's journal line
 // first, then a new generation for the groups that subscribe to it, its
 // logs and every group's committed offsets of it; it is answered once
 // the journal line is synced. An unknown name is

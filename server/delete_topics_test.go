@@ -7,8 +7,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/minibroker/minibroker/internal/wiretest"
 	"github.com/minibroker/minibroker/offsets"
+	"github.com/minibroker/minibroker/testkit/wiretest"
 )
 
 func deleteByName(version int16, names ...string) *kmsg.DeleteTopicsRequest {

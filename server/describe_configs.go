@@ -4,7 +4,7 @@ package server
 //
 // v1 adds synonyms and the source (v0 has IsDefault instead), v3 the type
 // and documentation, v4 is flexible. A topic resource lists every topic
-// config minibroker has (internal/topics), each with the value in force:
+// config minibroker has (topics/), each with the value in force:
 // the topic's own (DYNAMIC_TOPIC_CONFIG) or the broker's
 // (DEFAULT_CONFIG), never read-only or sensitive. A broker resource ("0",
 // the node id) lists the broker's settings, all read-only and
@@ -29,7 +29,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/minibroker/minibroker/catalog"
-	"github.com/minibroker/minibroker/internal/topics"
+	"github.com/minibroker/minibroker/topics"
 )
 
 // configEntry is one config of a resource, as the config APIs answer it.
@@ -211,7 +211,7 @@ func synonym(name, value string, source kmsg.ConfigSource) kmsg.DescribeConfigsR
 	return syn
 }
 
-// configType maps internal/topics' type names to Kafka's.
+// configType maps topics/' type names to Kafka's.
 func configType(typ string) kmsg.ConfigType {
 	switch typ {
 	case "INT":

@@ -7,9 +7,9 @@ import (
 
 	"github.com/minibroker/minibroker/catalog"
 	"github.com/minibroker/minibroker/coordinator"
-	"github.com/minibroker/minibroker/internal/topics"
 	"github.com/minibroker/minibroker/offsets"
 	"github.com/minibroker/minibroker/records"
+	"github.com/minibroker/minibroker/topics"
 	"github.com/minibroker/minibroker/txn"
 )
 

@@ -19,10 +19,10 @@ import (
 
 	"github.com/minibroker/minibroker/catalog"
 	"github.com/minibroker/minibroker/coordinator"
-	"github.com/minibroker/minibroker/internal/topics"
-	"github.com/minibroker/minibroker/internal/wiretest"
 	"github.com/minibroker/minibroker/offsets"
 	"github.com/minibroker/minibroker/protocol"
+	"github.com/minibroker/minibroker/testkit/wiretest"
+	"github.com/minibroker/minibroker/topics"
 	"github.com/minibroker/minibroker/wireclient"
 )
 
@@ -128,7 +128,7 @@ func declaredSentinels(t *testing.T, pkgs ...string) []string {
 
 func TestErrorCodesCoverEverySentinel(t *testing.T) {
 	t.Parallel()
-	declared := declaredSentinels(t, "coordinator", "offsets", "protocol", "catalog", "internal/topics", "wireclient")
+	declared := declaredSentinels(t, "coordinator", "offsets", "protocol", "catalog", "topics", "wireclient")
 	for _, name := range declared {
 		if _, ok := sentinels[name]; !ok {
 			t.Errorf("%s is a new sentinel: give it a code in errorCodes (errors.go) and list it in sentinels", name)

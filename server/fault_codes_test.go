@@ -8,8 +8,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/minibroker/minibroker/internal/wiretest"
 	"github.com/minibroker/minibroker/protocol"
+	"github.com/minibroker/minibroker/testkit/wiretest"
 )
 
 // inject puts f in force on e's server and requires it valid.

@@ -9,7 +9,7 @@ import (
 
 	"github.com/minibroker/minibroker/clock"
 	"github.com/minibroker/minibroker/coordinator"
-	"github.com/minibroker/minibroker/internal/coretest"
+	"github.com/minibroker/minibroker/testkit/coretest"
 )
 
 // BenchmarkFetchHandler measures the Fetch handler alone, without the socket: a

@@ -7,8 +7,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/minibroker/minibroker/internal/wiretest"
 	"github.com/minibroker/minibroker/offsets"
+	"github.com/minibroker/minibroker/testkit/wiretest"
 )
 
 func TestListGroupsFilters(t *testing.T) {

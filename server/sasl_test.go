@@ -16,8 +16,8 @@ import (
 	"github.com/twmb/franz-go/pkg/sasl/scram"
 
 	"github.com/minibroker/minibroker/internal/testutil"
-	"github.com/minibroker/minibroker/internal/wiretest"
 	"github.com/minibroker/minibroker/protocol"
+	"github.com/minibroker/minibroker/testkit/wiretest"
 	"github.com/minibroker/minibroker/wireclient"
 )
 

@@ -16,8 +16,8 @@ import (
 	"github.com/minibroker/minibroker/clock"
 	"github.com/minibroker/minibroker/coordinator"
 	"github.com/minibroker/minibroker/internal/hostport"
-	"github.com/minibroker/minibroker/internal/topics"
 	"github.com/minibroker/minibroker/records"
+	"github.com/minibroker/minibroker/topics"
 	"github.com/minibroker/minibroker/txn"
 )
 

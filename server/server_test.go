@@ -19,9 +19,9 @@ import (
 
 	"github.com/minibroker/minibroker/clock"
 	"github.com/minibroker/minibroker/coordinator"
-	"github.com/minibroker/minibroker/internal/coretest"
-	"github.com/minibroker/minibroker/internal/wiretest"
 	"github.com/minibroker/minibroker/protocol"
+	"github.com/minibroker/minibroker/testkit/coretest"
+	"github.com/minibroker/minibroker/testkit/wiretest"
 )
 
 func TestConfigValidate(t *testing.T) {

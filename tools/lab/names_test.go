@@ -7,7 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/minibroker/minibroker/broker"
-	"github.com/minibroker/minibroker/internal/wiretest"
+	"github.com/minibroker/minibroker/testkit/wiretest"
 )
 
 // TestScopeNames: on the tool's own broker the chapter's names; on a

@@ -15,9 +15,9 @@ import (
 	"github.com/minibroker/minibroker/broker"
 	"github.com/minibroker/minibroker/catalog"
 	"github.com/minibroker/minibroker/coordinator"
-	"github.com/minibroker/minibroker/internal/topics"
 	"github.com/minibroker/minibroker/offsets"
 	"github.com/minibroker/minibroker/records"
+	"github.com/minibroker/minibroker/topics"
 )
 
 // The child of TestDeleteCrash: the data directory, and the step after

@@ -6,8 +6,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/minibroker/minibroker/catalog"
-	"github.com/minibroker/minibroker/internal/topics"
 	"github.com/minibroker/minibroker/records"
+	"github.com/minibroker/minibroker/topics"
 )
 
 var defaults = records.TopicSettings{SegmentBytes: 64 << 20, RetentionBytes: -1, MaxMessageBytes: 1048588}

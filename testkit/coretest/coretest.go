@@ -21,9 +21,9 @@ import (
 	"github.com/minibroker/minibroker/catalog"
 	"github.com/minibroker/minibroker/clock"
 	"github.com/minibroker/minibroker/coordinator"
-	"github.com/minibroker/minibroker/internal/topics"
 	"github.com/minibroker/minibroker/offsets"
 	"github.com/minibroker/minibroker/records"
+	"github.com/minibroker/minibroker/topics"
 )
 
 // Config is what a test changes in the core. The zero Config is an empty
