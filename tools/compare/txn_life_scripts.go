@@ -93,8 +93,9 @@ func txnConcurrent(ctx context.Context, s *Script) (string, error) {
 }
 
 // txnTimeoutMillisShort is the txn-timeout scenario's transaction
-// timeout: long enough for the next request to follow the add on a busy
-// machine, short enough for the scenario to stay fast.
+// timeout, short for the scenario to stay fast. Both brokers count it
+// from the transaction's first add, the scenario's last request before
+// it polls, so a slow machine cannot make it expire early.
 const txnTimeoutMillisShort = 200
 
 // txnTimeout: a transaction of a 200 ms timeout adds a partition and is
