@@ -312,6 +312,63 @@ func Scenarios() []Scenario {
 			Records:    true,
 		},
 		{
+			Name: "txn-init-aborts-open", Row: "txn-init-aborts-open", Run: txnInitAbortsOpen,
+			Minibroker: "epoch +2, same producer id true; log 0, 1 abort, the marker at epoch +1; read_committed aborted its from 0, last stable 2",
+			Kfake:      "epoch +1, same producer id true; log 0, 1 abort, the marker at epoch +0; read_committed aborted its from 0, last stable 2",
+			Records:    true,
+		},
+		{
+			Name: "txn-concurrent", Row: "txn-concurrent", Run: txnConcurrent,
+			Minibroker: "after EndTxn commit: AddPartitionsToTxn NONE, EndTxn abort NONE, InitProducerId NONE epoch +1; log 0, 1 commit, 2 abort",
+			Kfake:      "after EndTxn commit: AddPartitionsToTxn NONE, EndTxn abort NONE, InitProducerId NONE epoch +1; log 0, 1 commit, 2 abort",
+			Records:    true,
+		},
+		{
+			Name: "txn-timeout", Row: "txn-timeout", Run: txnTimeout,
+			Minibroker: "log 0 abort at epoch +1; EndTxn commit PRODUCER_FENCED; InitProducerId from that epoch NONE epoch +2",
+			Kfake:      "log 0 abort at epoch +1; EndTxn commit PRODUCER_FENCED; InitProducerId from that epoch NONE epoch +2",
+			Records:    true,
+		},
+		{
+			Name: "txn-timeout-max", Row: "txn-timeout-max", Run: txnTimeoutMax,
+			Minibroker: "0 INVALID_TRANSACTION_TIMEOUT, -1 INVALID_TRANSACTION_TIMEOUT, 900000 NONE, 900001 INVALID_TRANSACTION_TIMEOUT",
+			Kfake:      "0 INVALID_TRANSACTION_TIMEOUT, -1 INVALID_TRANSACTION_TIMEOUT, 900000 NONE, 900001 INVALID_TRANSACTION_TIMEOUT",
+		},
+		{
+			Name: "txn-produce-no-id", Row: "txn-produce-no-id", Run: txnProduceNoID,
+			Minibroker: "no transactional id TRANSACTIONAL_ID_AUTHORIZATION_FAILED, no producer id INVALID_RECORD; log end 0",
+			Kfake:      "no transactional id NONE, no producer id INVALID_PRODUCER_ID_MAPPING; log end 1",
+			Records:    true,
+		},
+		{
+			Name: "txn-offset-commit-unfenced", Row: "txn-offset-commit-unfenced", Run: txnOffsetCommitUnfenced,
+			Minibroker: "beside a member of generation 1: v2 NONE, v3 without a member NONE, a partition orders lacks UNKNOWN_TOPIC_OR_PARTITION; committed 5, 6",
+			Kfake:      "beside a member of generation 1: v2 NONE, v3 without a member NONE, a partition orders lacks UNKNOWN_TOPIC_OR_PARTITION; committed 5, 6",
+		},
+		{
+			Name: "txn-staged-offsets", Row: "txn-staged-offsets", Run: txnStagedOffsets,
+			Minibroker: "5 staged: committed -1, after commit 5; 9 staged: committed 5, after abort 5",
+			Kfake:      "5 staged: committed -1, after commit 5; 9 staged: committed 5, after abort 5",
+		},
+		{
+			Name: "txn-lso", Row: "txn-lso", Run: txnLastStableOffset,
+			Minibroker: "high watermark/read_committed latest: open 3/1; plain record beside it 4/1 (Fetch last stable 1); committed 5/5",
+			Kfake:      "high watermark/read_committed latest: open 3/1; plain record beside it 4/1 (Fetch last stable 1); committed 5/5",
+			Records:    true,
+		},
+		{
+			Name: "txn-read-committed", Row: "txn-read-committed", Run: txnReadCommitted,
+			Minibroker: "read_committed from 0: 0-1, 2 abort, 3, 4 commit, aborted its from 0, last stable 5; from 3: 3, 4 commit, aborted none, last stable 5; from 5: no batches, aborted none, last stable 5; read_uncommitted from 0: 0-1, 2 abort, 3, 4 commit, 5, aborted none (null), last stable 5",
+			Kfake:      "read_committed from 0: 0-1, 2 abort, 3, 4 commit, aborted its from 0, last stable 5; from 3: 3, 4 commit, aborted none (null), last stable 5; from 5: no batches, aborted none (null), last stable 5; read_uncommitted from 0: 0-1, 2 abort, 3, 4 commit, 5, aborted none (null), last stable 5",
+			Records:    true,
+		},
+		{
+			Name: "txn-markers", Row: "txn-markers", Run: txnMarkers,
+			Minibroker: "0, 1 commit, 2, 3 abort; 1: attributes 0x30, sequence -1, 1 record, its producer at epoch +0, key v0 type 1, value v0 coordinator epoch 0; 3: attributes 0x30, sequence -1, 1 record, its producer at epoch +0, key v0 type 0, value v0 coordinator epoch 0; high watermark 4",
+			Kfake:      "0, 1 commit, 2, 3 abort; 1: attributes 0x30, sequence -1, 1 record, its producer at epoch +0, key v0 type 1, value v0 coordinator epoch 0; 3: attributes 0x30, sequence -1, 1 record, its producer at epoch +0, key v0 type 0, value v0 coordinator epoch 0; high watermark 4",
+			Records:    true,
+		},
+		{
 			Name: "pipelined-requests", Row: "wire-response-order", Run: pipelinedInOrder,
 			Minibroker: "4 answers, in request order",
 			Kfake:      "4 answers, in request order",

@@ -33,7 +33,9 @@ func TestCompareScenarioTableIsWellFormed(t *testing.T) {
 		"kip848-unknown-group", "kip848-leave-unknown-member", "kip848-assignors", "kip848-describe-topic-ids",
 		"produce-fetch", "commit-replay", "zombie-commit", "direct-commit-backwards",
 		"txn-init-fences", "txn-end-not-begun", "txn-produce-not-added", "txn-offset-commit-stale-generation",
-		"txn-require-stable", "txn-pid-mapping", "etl-churn",
+		"txn-require-stable", "txn-pid-mapping", "txn-init-aborts-open", "txn-concurrent", "txn-timeout",
+		"txn-timeout-max", "txn-produce-no-id", "txn-offset-commit-unfenced", "txn-staged-offsets", "txn-lso",
+		"txn-read-committed", "txn-markers", "etl-churn",
 	} {
 		require.True(t, seen[name], "the issue asks for scenario %s", name)
 	}

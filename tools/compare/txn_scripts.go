@@ -25,40 +25,60 @@ import (
 )
 
 // txnProducer is one transactional producer on a connection of the
-// script's: its transactional id and the producer id and epoch its last
-// InitProducerId answered.
+// script's: its transactional id, the producer id and epoch its last
+// InitProducerId answered, and the next sequence number per partition at
+// that epoch.
 type txnProducer struct {
 	conn  *wireclient.Client
 	id    string
 	pid   int64
 	epoch int16
+	seq   map[assignor.TopicPartition]int32
 }
+
+// txnTimeoutMillis is the transaction timeout of the scenarios' producers
+// (a minute: none of them waits for it) unless a scenario sets its own.
+const txnTimeoutMillis = 60000
 
 // txnProducer dials a connection and initializes the transactional id
 // named after the script's group and suffix.
 func (s *Script) txnProducer(ctx context.Context, suffix string) (*txnProducer, error) {
+	return s.txnProducerWith(ctx, suffix, txnTimeoutMillis)
+}
+
+// txnProducerWith is txnProducer with a transaction timeout of
+// timeoutMillis.
+func (s *Script) txnProducerWith(ctx context.Context, suffix string, timeoutMillis int32) (*txnProducer, error) {
 	conn, err := s.rawConn(ctx)
 	if err != nil {
 		return nil, err
 	}
 	s.conns = append(s.conns, conn)
 	p := &txnProducer{conn: conn, id: s.group + "-" + suffix}
-	return p, p.init(ctx)
+	return p, wantNone("InitProducerId for " + p.id)(p.initWith(ctx, timeoutMillis, -1, -1))
 }
 
 // init sends InitProducerId v4 for the producer's id and insists on NONE.
 func (p *txnProducer) init(ctx context.Context) error {
+	return wantNone("InitProducerId for " + p.id)(p.initWith(ctx, txnTimeoutMillis, -1, -1))
+}
+
+// initWith sends InitProducerId v4 for the producer's id with a
+// transaction timeout of timeoutMillis, naming pid and epoch (KIP-360;
+// -1 for none), and returns its code. On NONE the producer takes the
+// producer id and epoch answered, and its sequences start again.
+func (p *txnProducer) initWith(ctx context.Context, timeoutMillis int32, pid int64, epoch int16) (string, error) {
 	req := kmsg.NewPtrInitProducerIDRequest()
-	req.Version, req.TransactionalID, req.TransactionTimeoutMillis = 4, &p.id, 60000
+	req.Version, req.TransactionalID, req.TransactionTimeoutMillis = 4, &p.id, timeoutMillis
+	req.ProducerID, req.ProducerEpoch = pid, epoch
 	resp, err := lab.Request[*kmsg.InitProducerIDResponse](ctx, p.conn, req)
 	if err != nil {
-		return err
+		return "", err
 	}
-	if resp.ErrorCode != 0 {
-		return fmt.Errorf("InitProducerId for %s answered %s", p.id, lab.CodeName(resp.ErrorCode))
+	if resp.ErrorCode == 0 {
+		p.pid, p.epoch, p.seq = resp.ProducerID, resp.ProducerEpoch, nil
 	}
-	p.pid, p.epoch = resp.ProducerID, resp.ProducerEpoch
-	return nil
+	return lab.CodeName(resp.ErrorCode), nil
 }
 
 // addPartition sends AddPartitionsToTxn at version for tp, as the
@@ -88,8 +108,14 @@ func (p *txnProducer) addGroup(ctx context.Context, group string) error {
 // stage sends TxnOffsetCommit v3 of offset for tp in group, as memberID
 // at generation, and returns the partition's code.
 func (p *txnProducer) stage(ctx context.Context, group, memberID string, generation int32, tp assignor.TopicPartition, offset int64) (string, error) {
+	return p.stageAt(ctx, 3, group, memberID, generation, tp, offset)
+}
+
+// stageAt is stage at version: below v3 the request carries no member id
+// or generation.
+func (p *txnProducer) stageAt(ctx context.Context, version int16, group, memberID string, generation int32, tp assignor.TopicPartition, offset int64) (string, error) {
 	req := kmsg.NewPtrTxnOffsetCommitRequest()
-	req.Version, req.TransactionalID, req.ProducerID, req.ProducerEpoch = 3, p.id, p.pid, p.epoch
+	req.Version, req.TransactionalID, req.ProducerID, req.ProducerEpoch = version, p.id, p.pid, p.epoch
 	req.Group, req.MemberID, req.Generation = group, memberID, generation
 	rp := kmsg.NewTxnOffsetCommitRequestTopicPartition()
 	rp.Partition, rp.Offset = tp.Partition, offset
@@ -113,9 +139,18 @@ func (p *txnProducer) end(ctx context.Context, commit bool) (string, error) {
 }
 
 // produce sends one transactional batch of values to tp (Produce v9 naming
-// the producer's id) and returns the partition's code.
+// the producer's id), at the partition's next sequence number, and
+// returns the partition's code.
 func (p *txnProducer) produce(ctx context.Context, tp assignor.TopicPartition, values ...string) (string, error) {
-	spec := records.BatchSpec{FirstTimestamp: lab.RecordsTimestamp, Idempotent: true, ProducerID: p.pid, ProducerEpoch: p.epoch}
+	return p.produceAs(ctx, &p.id, p.pid, tp, values...)
+}
+
+// produceAs sends one transactional batch of values to tp as producer id
+// pid (no producer id if negative) at the producer's epoch, in a Produce
+// v9 naming txnID (none if nil), and returns the partition's code. A
+// batch answered NONE moves the partition's sequence on.
+func (p *txnProducer) produceAs(ctx context.Context, txnID *string, pid int64, tp assignor.TopicPartition, values ...string) (string, error) {
+	spec := records.BatchSpec{FirstTimestamp: lab.RecordsTimestamp, Idempotent: pid >= 0, ProducerID: pid, ProducerEpoch: p.epoch, BaseSequence: p.seq[tp]}
 	for _, v := range values {
 		spec.Records = append(spec.Records, records.Record{Value: []byte(v)})
 	}
@@ -124,7 +159,7 @@ func (p *txnProducer) produce(ctx context.Context, tp assignor.TopicPartition, v
 	binary.BigEndian.PutUint16(raw[21:], 0x10)
 	binary.BigEndian.PutUint32(raw[17:], crc32.Checksum(raw[21:], crc32.MakeTable(crc32.Castagnoli)))
 	req := kmsg.NewPtrProduceRequest()
-	req.Version, req.Acks, req.TimeoutMillis, req.TransactionID = lab.ProduceVersion, -1, 5000, &p.id
+	req.Version, req.Acks, req.TimeoutMillis, req.TransactionID = lab.ProduceVersion, -1, 5000, txnID
 	req.Topics = []kmsg.ProduceRequestTopic{{Topic: tp.Topic, Partitions: []kmsg.ProduceRequestTopicPartition{{Partition: tp.Partition, Records: raw}}}}
 	resp, err := lab.Request[*kmsg.ProduceResponse](ctx, p.conn, req)
 	if err != nil {
@@ -133,7 +168,14 @@ func (p *txnProducer) produce(ctx context.Context, tp assignor.TopicPartition, v
 	if len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != 1 {
 		return "", fmt.Errorf("the Produce answer lacks %s", tp)
 	}
-	return lab.CodeName(resp.Topics[0].Partitions[0].ErrorCode), nil
+	code := resp.Topics[0].Partitions[0].ErrorCode
+	if code == 0 && pid >= 0 {
+		if p.seq == nil {
+			p.seq = map[assignor.TopicPartition]int32{}
+		}
+		p.seq[tp] += int32(len(values))
+	}
+	return lab.CodeName(code), nil
 }
 
 // txnInitFences: a second InitProducerId for the same id bumps the epoch;
