@@ -20,7 +20,6 @@ package coordinator
 // partition back.
 
 import (
-	"maps"
 	"slices"
 
 	"github.com/minibroker/minibroker/assignor"
@@ -61,9 +60,4 @@ func revokeFirst(g *group, m *member) bool {
 		}
 	}
 	return false
-}
-
-// toldPartitions is the partitions of m's last answer, sorted (tests).
-func (m *member) toldPartitions() []assignor.TopicPartition {
-	return slices.SortedFunc(maps.Keys(m.told), assignor.TopicPartition.Compare)
 }

@@ -1,10 +1,19 @@
 package coordinator
 
 import (
+	"maps"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/minibroker/minibroker/assignor"
 )
+
+// toldPartitions is the partitions of m's last answer, sorted.
+func (m *member) toldPartitions() []assignor.TopicPartition {
+	return slices.SortedFunc(maps.Keys(m.told), assignor.TopicPartition.Compare)
+}
 
 // TestConsumerRegainedPartitionIsRevokedFirst: m2 holds payments-0 at
 // epoch 1; m1 joins and the target hands it to m1 (epoch 2), which
