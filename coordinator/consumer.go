@@ -217,12 +217,14 @@ func (c *Coordinator) consumerHeartbeat(req ConsumerHeartbeatRequest) (ConsumerH
 	}
 	changed := m.epoch != g.generation
 	if changed {
-		c.catchUp(g, m)
+		if !revokeFirst(g, m) {
+			c.catchUp(g, m)
+		}
 		if reb != nil {
 			reb.State = g.state
 		}
 	}
-	return c.consumerResult(m, changed), reb, nil
+	return c.consumerResult(g, m, changed), reb, nil
 }
 
 // consumerJoin adds a member, or re-joins a known one. Called with mu
@@ -295,7 +297,7 @@ func (c *Coordinator) consumerJoin(g *group, req ConsumerHeartbeatRequest, takeo
 	if reb != nil {
 		reb.State = g.state
 	}
-	return c.consumerResult(m, true), reb, nil
+	return c.consumerResult(g, m, true), reb, nil
 }
 
 // consumerLeave removes a member and rebalances; an unknown member or
@@ -328,7 +330,8 @@ func (c *Coordinator) resubscribe(m *member, req ConsumerHeartbeatRequest) bool 
 }
 
 // consumerResult is m's view of itself. Called with mu held.
-func (c *Coordinator) consumerResult(m *member, changed bool) ConsumerHeartbeatResult {
+func (c *Coordinator) consumerResult(g *group, m *member, changed bool) ConsumerHeartbeatResult {
+	g.tell(m)
 	return ConsumerHeartbeatResult{MemberID: m.id, MemberEpoch: m.epoch, Assignment: slices.Clone(m.current), Changed: changed}
 }
 
@@ -343,7 +346,7 @@ func (c *Coordinator) rebalanceConsumer(g *group, why Reason) Rebalance {
 	g.generation++
 	if len(g.members) == 0 {
 		g.state = Empty
-		g.assignment, g.owner, g.topicCounts, g.assignor = nil, nil, nil, ""
+		g.assignment, g.owner, g.topicCounts, g.assignor, g.grants = nil, nil, nil, "", nil
 		c.groupEmptied(g)
 		return Rebalance{Group: g.id, Generation: g.generation, Reason: why, State: g.state}
 	}
@@ -381,9 +384,13 @@ func (c *Coordinator) rebalanceConsumer(g *group, why Reason) Rebalance {
 // Called with mu held.
 func (c *Coordinator) catchUp(g *group, m *member) {
 	m.epoch = g.generation
+	old := m.current
 	m.current = slices.Clone(g.assignment[m.id])
 	for _, tp := range m.current {
 		g.owner[tp] = m.id
+		if _, held := slices.BinarySearchFunc(old, tp, assignor.TopicPartition.Compare); !held {
+			g.grant(tp)
+		}
 	}
 	g.updateConsumerState()
 }

@@ -103,6 +103,12 @@ type group struct {
 	// that a topic has since appeared.
 	assignor    string
 	topicCounts map[string]int32
+	// grants counts, per partition, the times a consumer group's
+	// heartbeat handed it to a member that did not hold it (catchUp):
+	// a member told of a partition at one count, that finds another
+	// count when its target gives the partition back, knows another
+	// member held it in between (consumer_revoke.go).
+	grants map[assignor.TopicPartition]int64
 	// emptySince is when the group was created or last lost its last
 	// member (Kafka's currentStateTimestamp of an Empty group): what
 	// offsets retention measures an Empty classic group from.
@@ -133,6 +139,10 @@ type member struct {
 	epoch    int32
 	current  []assignor.TopicPartition
 	assignor string
+	// told is, for a consumer-group member, the grant count
+	// (group.grants) of each partition of the assignment its last
+	// answer carried: what the client believes it holds.
+	told map[assignor.TopicPartition]int64
 	// known is, for a classic member, the latest generation it was told
 	// its assignment in (a SyncGroup, a refresh, a chapter join) or
 	// heartbeated at without rejection: the assignment it believes it

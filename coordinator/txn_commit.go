@@ -126,6 +126,28 @@ func (c *Coordinator) TxnPending(group, topic string, partition int32) bool {
 	return false
 }
 
+// TxnPendingKeys returns the partitions of group that some transaction
+// holds staged offsets for, nil when none. EndTxnOffsets forgets staged
+// offsets only after the commit is applied, so a partition missing here
+// has its committed offset up to date for every commit ended so far: an
+// OffsetFetch with RequireStable asks this first and reads the committed
+// offsets after it, never in the other order (a commit ending in
+// between would be answered with the offset before it, and no error).
+func (c *Coordinator) TxnPendingKeys(group string) map[offsets.Key]bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out map[offsets.Key]bool
+	for _, parts := range c.staged[group] {
+		for k := range parts {
+			if out == nil {
+				out = map[offsets.Key]bool{}
+			}
+			out[k] = true
+		}
+	}
+	return out
+}
+
 // TxnStagedView is one producer's staged offsets in one group.
 type TxnStagedView struct {
 	Group      string

@@ -96,3 +96,28 @@ func TestOnExpireRunsInTheExpiryStep(t *testing.T) {
 	require.NoError(t, f.c.CheckGroupID("g"))
 	require.ErrorIs(t, f.c.CheckGroupID(strings.Repeat("g", 300)), ErrInvalidGroupID)
 }
+
+// TestTxnPendingKeys: the partitions any transaction holds staged offsets
+// for, over every producer of the group; a partition leaves the set only
+// when its last producer's EndTxnOffsets returns, by then with its
+// committed offset applied.
+func TestTxnPendingKeys(t *testing.T) {
+	f := newFixture(t)
+	require.Nil(t, f.c.TxnPendingKeys("g"))
+	require.NoError(t, f.c.StageTxnCommit(7, CommitRequest{Group: "g", Generation: -1, Entries: entries("orders-1")}))
+	require.NoError(t, f.c.StageTxnCommit(8, CommitRequest{Group: "g", Generation: -1, Entries: entries("orders-1", "orders-2")}))
+	require.NoError(t, f.c.StageTxnCommit(9, CommitRequest{Group: "h", Generation: -1, Entries: entries("orders-3")}))
+	o1, o2 := offsets.Key{Topic: "orders", Partition: 1}, offsets.Key{Topic: "orders", Partition: 2}
+	require.Equal(t, map[offsets.Key]bool{o1: true, o2: true}, f.c.TxnPendingKeys("g"))
+	require.NoError(t, f.c.EndTxnOffsets("g", 7, f.c.TxnStaged("g", 7), true))
+	require.Equal(t, map[offsets.Key]bool{o1: true, o2: true}, f.c.TxnPendingKeys("g"), "8 still holds both")
+	e, ok := f.c.CommittedOffset("g", "orders", 1)
+	require.True(t, ok)
+	require.Equal(t, int64(10), e.Offset)
+	require.NoError(t, f.c.EndTxnOffsets("g", 8, f.c.TxnStaged("g", 8), true))
+	require.Nil(t, f.c.TxnPendingKeys("g"))
+	e, ok = f.c.CommittedOffset("g", "orders", 2)
+	require.True(t, ok)
+	require.Equal(t, int64(20), e.Offset)
+	require.Equal(t, map[offsets.Key]bool{{Topic: "orders", Partition: 3}: true}, f.c.TxnPendingKeys("h"))
+}

@@ -7,6 +7,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/minibroker/minibroker/testkit/wiretest"
 )
 
 // heartbeatParts flattens an assignment to topic name -> partitions,
@@ -265,4 +267,62 @@ func TestConsumerGroupHeartbeatRegex(t *testing.T) {
 	desc := call[*kmsg.ConsumerGroupDescribeResponse](e, "kgo", &kmsg.ConsumerGroupDescribeRequest{Version: 1, Groups: []string{"g"}})
 	require.NotNil(t, desc.Groups[0].Members[0].SubscribedTopicRegex)
 	assert.Equal(t, "ord.*", *desc.Groups[0].Members[0].SubscribedTopicRegex)
+}
+
+// TestConsumerHeartbeatRevokesRegainedPartitionFirst, over the wire: m2
+// holds payments-0; m1 joins and is handed it (epoch 2), then leaves
+// (epoch 3) and the target gives it back to m2. m2's keepalive at epoch
+// 1 is answered at epoch 1 with an empty assignment, which the client
+// revokes, and m2's TxnOffsetCommit of payments-0 at epoch 1 is refused
+// (the ownership code, REBALANCE_IN_PROGRESS, which aborts kgo's
+// transaction); the next keepalive moves m2 to epoch 3 with payments-0,
+// where the commit is staged.
+func TestConsumerHeartbeatRevokesRegainedPartitionFirst(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	c := wiretest.Dial(t, e.serve(), "kgo")
+	beat := func(member string, epoch int32, topics ...string) *kmsg.ConsumerGroupHeartbeatResponse {
+		req := consumerHeartbeatRequest(1, "k", member, epoch, topics...)
+		if epoch != 0 {
+			req.SubscribedTopicNames, req.Topics, req.ServerAssignor = nil, nil, nil
+		}
+		resp := wiretest.Do[*kmsg.ConsumerGroupHeartbeatResponse](t, c, req)
+		require.Zero(t, resp.ErrorCode, "heartbeat %s at %d", member, epoch)
+		return resp
+	}
+	parts := func(resp *kmsg.ConsumerGroupHeartbeatResponse) []int32 {
+		require.NotNil(t, resp.Assignment)
+		out := []int32{}
+		for _, tp := range resp.Assignment.Topics {
+			out = append(out, tp.Partitions...)
+		}
+		return out
+	}
+	a := beat("m2", 0, "payments")
+	require.Equal(t, []int32{0}, parts(a))
+	b := beat("m1", 0, "payments")
+	require.Equal(t, [2]int32{2, 0}, [2]int32{b.MemberEpoch, parts(b)[0]})
+	beat("m1", -1)
+
+	pid, epoch := e.txnInit("tx")
+	ao := kmsg.NewPtrAddOffsetsToTxnRequest()
+	ao.Version, ao.TransactionalID, ao.ProducerID, ao.ProducerEpoch, ao.Group = 3, "tx", pid, epoch, "k"
+	require.Zero(t, wiretest.Do[*kmsg.AddOffsetsToTxnResponse](t, c, ao).ErrorCode)
+	commit := func(memberEpoch int32) int16 {
+		req := kmsg.NewPtrTxnOffsetCommitRequest()
+		req.Version, req.TransactionalID, req.ProducerID, req.ProducerEpoch = 3, "tx", pid, epoch
+		req.Group, req.MemberID, req.Generation = "k", "m2", memberEpoch
+		req.Topics = []kmsg.TxnOffsetCommitRequestTopic{{Topic: "payments", Partitions: []kmsg.TxnOffsetCommitRequestTopicPartition{{Partition: 0, Offset: 4, LeaderEpoch: -1}}}}
+		return wiretest.Do[*kmsg.TxnOffsetCommitResponse](t, c, req).Topics[0].Partitions[0].ErrorCode
+	}
+
+	r := beat("m2", 1)
+	require.Equal(t, int32(1), r.MemberEpoch, "the revocation step")
+	require.Equal(t, []int32{}, parts(r))
+	require.Equal(t, kerr.RebalanceInProgress.Code, commit(1))
+	r = beat("m2", 1)
+	require.Equal(t, int32(3), r.MemberEpoch)
+	require.Equal(t, []int32{0}, parts(r))
+	require.Equal(t, kerr.StaleMemberEpoch.Code, commit(1))
+	require.Zero(t, commit(3))
 }

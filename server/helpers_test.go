@@ -50,6 +50,9 @@ type envOptions struct {
 	catalog   catalog.Config // the catalog's configuration, in memory unless Dir is set
 	realClock bool
 	config    func(*Config) // adjusts the server config before New
+	// store, if set, wraps the in-memory offset store the coordinator
+	// uses (a test double that stops a read at a chosen point).
+	store func(*offsets.Memory) coordinator.OffsetStore
 }
 
 func newEnv(t *testing.T) *env {
@@ -69,8 +72,12 @@ func newEnvWith(t *testing.T, opts envOptions) *env {
 		e.clock = clock.NewManual(time.UnixMilli(0))
 		clk = e.clock
 	}
+	var store coordinator.OffsetStore = e.store
+	if opts.store != nil {
+		store = opts.store(e.store)
+	}
 	core := coretest.New(t, coretest.Config{Topics: seed, Catalog: opts.catalog,
-		Coordinator: coordinator.Config{Clock: clk, Store: e.store, Logger: e.logs.Logger()}})
+		Coordinator: coordinator.Config{Clock: clk, Store: store, Logger: e.logs.Logger()}})
 	e.log, e.cat, e.coord = core.Log, core.Catalog, core.Coordinator
 	cfg := Config{Coordinator: e.coord, Catalog: e.cat, Log: e.log, Logger: e.logs.Logger()}
 	if opts.config != nil {

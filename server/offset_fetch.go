@@ -23,7 +23,7 @@ type fetchedPartition struct {
 	offset      int64
 	leaderEpoch int32
 	metadata    *string
-	code        int16 // UNSTABLE_OFFSET_COMMIT (txn_offset_commit.go), else 0
+	code        int16 // UNSTABLE_OFFSET_COMMIT (stableOffsets, txn_offset_commit.go), else 0
 }
 
 // fetchedTopic is one answered topic.
@@ -44,7 +44,7 @@ func (s *Server) handleOffsetFetch(r *request, req *kmsg.OffsetFetchRequest) kms
 			order = append(order, t.Topic)
 			topics[t.Topic] = append(topics[t.Topic], t.Partitions...)
 		}
-		for _, ft := range s.stable(req.Group, req.RequireStable, s.fetchOffsets(req.Group, order, topics)) {
+		for _, ft := range s.stableOffsets(req.Group, req.RequireStable, order, topics) {
 			rt := kmsg.OffsetFetchResponseTopic{Topic: ft.topic}
 			for _, fp := range ft.partitions {
 				rp := kmsg.OffsetFetchResponseTopicPartition{
@@ -68,7 +68,7 @@ func (s *Server) handleOffsetFetch(r *request, req *kmsg.OffsetFetchRequest) kms
 			}
 		}
 		rg := kmsg.OffsetFetchResponseGroup{Group: g.Group}
-		for _, ft := range s.stable(g.Group, req.RequireStable, s.fetchOffsets(g.Group, order, topics)) {
+		for _, ft := range s.stableOffsets(g.Group, req.RequireStable, order, topics) {
 			rt := kmsg.OffsetFetchResponseGroupTopic{Topic: ft.topic}
 			for _, fp := range ft.partitions {
 				rp := kmsg.OffsetFetchResponseGroupTopicPartition{

@@ -62,17 +62,26 @@ func (s *Server) handleTxnOffsetCommit(r *request, req *kmsg.TxnOffsetCommitRequ
 	return resp
 }
 
-// stable marks, for an OffsetFetch with RequireStable, every partition
-// that a transaction holds staged offsets for: UNSTABLE_OFFSET_COMMIT,
-// offset -1 (Kafka's GroupMetadataManager.handleFetchOffsets).
-func (s *Server) stable(group string, requireStable bool, fts []fetchedTopic) []fetchedTopic {
+// stableOffsets is fetchOffsets for an OffsetFetch, with RequireStable's
+// rule: every partition that a transaction holds staged offsets for
+// answers UNSTABLE_OFFSET_COMMIT, offset -1 (Kafka's
+// GroupMetadataManager.handleFetchOffsets). The staged partitions are
+// looked up before the committed offsets are read: EndTxn forgets staged
+// offsets once they are applied, so a partition not staged then reads a
+// committed offset that holds every commit ended by then. Read the other
+// way round, a commit ending between the two answers the offset before
+// it with no error, and the partition's new owner processes again what
+// the committed transaction processed.
+func (s *Server) stableOffsets(group string, requireStable bool, order []string, topics map[string][]int32) []fetchedTopic {
 	if !requireStable {
-		return fts
+		return s.fetchOffsets(group, order, topics)
 	}
+	pending := s.coord.TxnPendingKeys(group)
+	fts := s.fetchOffsets(group, order, topics)
 	for i := range fts {
 		for j := range fts[i].partitions {
 			fp := &fts[i].partitions[j]
-			if s.coord.TxnPending(group, fts[i].topic, fp.partition) {
+			if pending[offsets.Key{Topic: fts[i].topic, Partition: fp.partition}] {
 				fp.offset, fp.leaderEpoch, fp.metadata, fp.code = -1, offsets.NoLeaderEpoch, nil, kerr.UnstableOffsetCommit.Code
 			}
 		}
