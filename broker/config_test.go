@@ -88,8 +88,8 @@ func TestConfigSettingsErrorNamesTheField(t *testing.T) {
 // the broker's, and keeps what is set.
 func TestConfigWithDefaults(t *testing.T) {
 	t.Parallel()
-	cfg := Config{Listen: "127.0.0.1:9092", ServerSettings: ServerSettings{MaxFetchWait: time.Second}}.WithDefaults()
-	require.Equal(t, "127.0.0.1:9092", cfg.Listen)
+	cfg := Config{Listen: "[::1]:0", ServerSettings: ServerSettings{MaxFetchWait: time.Second}}.WithDefaults()
+	require.Equal(t, "[::1]:0", cfg.Listen)
 	require.Equal(t, DefaultExpiryInterval, cfg.ExpiryInterval)
 	require.Equal(t, time.Second, cfg.MaxFetchWait)
 	require.Equal(t, 10*time.Minute, cfg.IdleTimeout)

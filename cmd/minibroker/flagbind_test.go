@@ -214,7 +214,7 @@ func TestServeFlagsBindTheFields(t *testing.T) {
 	require.Equal(t, time.Minute, cfg.TransactionMaxTimeout)
 	require.Equal(t, 9, cfg.MaxGroups)
 	require.True(t, cfg.AcceptDataLoss)
-	require.Equal(t, "127.0.0.1:9092", cfg.Listen)
+	require.Equal(t, defaultListen, cfg.Listen, "the command listens on Kafka's port unless told")
 	require.Equal(t, "./minibroker-data", cfg.DataDir)
 	require.Equal(t, 10*time.Minute, cfg.IdleTimeout)
 	require.Equal(t, broker.DefaultExpiryInterval, cfg.ExpiryInterval)
