@@ -1,8 +1,10 @@
 package protocol
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 
 	"github.com/twmb/franz-go/pkg/kbin"
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -71,6 +73,13 @@ type RequestHeader struct {
 // Kafka's generated reader. The rest still starts with header v2's tagged
 // fields when the API version is flexible.
 func ParseHeader(frame []byte) (RequestHeader, []byte, error) {
+	return ParseHeaderReusing(frame, nil)
+}
+
+// ParseHeaderReusing is ParseHeader for a connection that keeps the client
+// id of its last request: when the header names the same one, ClientID is
+// last itself and nothing is allocated for it. Nobody may change *last.
+func ParseHeaderReusing(frame []byte, last *string) (RequestHeader, []byte, error) {
 	r := kbin.Reader{Src: frame}
 	h := RequestHeader{
 		APIKey:        r.Int16(),
@@ -80,11 +89,23 @@ func ParseHeader(frame []byte) (RequestHeader, []byte, error) {
 	if !r.Ok() {
 		return RequestHeader{}, nil, fmt.Errorf("%w: %d bytes, need at least 10", ErrMalformedHeader, len(frame))
 	}
-	h.ClientID = r.NullableString()
+	if last != nil && sameClientID(r.Src, *last) {
+		h.ClientID = last
+		r.Src = r.Src[2+len(*last):]
+	} else {
+		h.ClientID = r.NullableString()
+	}
 	if !r.Ok() {
 		return RequestHeader{}, nil, fmt.Errorf("%w: client id truncated", ErrMalformedHeader)
 	}
 	return h, r.Src, nil
+}
+
+// sameClientID reports whether src starts with the client id id, a
+// non-null string: its int16 length and its bytes.
+func sameClientID(src []byte, id string) bool {
+	return len(id) <= math.MaxInt16 && len(src) >= 2+len(id) &&
+		int(binary.BigEndian.Uint16(src)) == len(id) && string(src[2:2+len(id)]) == id
 }
 
 // DecodeRequest turns a parsed header and the rest of its frame into a

@@ -64,6 +64,36 @@ func TestParseHeader(t *testing.T) {
 	}
 }
 
+// TestParseHeaderReusing: a header naming the last client id gets that
+// very string (nothing allocated for it); any other (another id, a prefix of
+// it, a longer one, null, the empty one) is parsed as ParseHeader parses
+// it, and a truncated client id is still malformed.
+func TestParseHeaderReusing(t *testing.T) {
+	t.Parallel()
+	last := ptr("client-1")
+	frame := headerBytes(12, 3, 42, ptr("client-1"), []byte("body"))
+	h, rest, err := ParseHeaderReusing(frame, last)
+	require.NoError(t, err)
+	assert.Same(t, last, h.ClientID)
+	assert.Equal(t, RequestHeader{APIKey: 12, APIVersion: 3, CorrelationID: 42, ClientID: last}, h)
+	assert.Equal(t, []byte("body"), rest)
+
+	for _, id := range []*string{ptr("client-2"), ptr("client-"), ptr("client-10"), ptr(""), nil} {
+		frame := headerBytes(12, 3, 42, id, []byte("body"))
+		want, wantRest, err := ParseHeader(frame)
+		require.NoError(t, err)
+		h, rest, err := ParseHeaderReusing(frame, last)
+		require.NoError(t, err)
+		assert.Equal(t, want, h)
+		assert.Equal(t, wantRest, rest)
+		if id != nil {
+			assert.NotSame(t, last, h.ClientID)
+		}
+	}
+	_, _, err = ParseHeaderReusing(frame[:len(frame)-len("body")-1], last)
+	require.ErrorIs(t, err, ErrMalformedHeader)
+}
+
 func TestParseHeaderMalformed(t *testing.T) {
 	t.Parallel()
 	full := headerBytes(12, 4, 1, ptr("client"), nil)

@@ -75,6 +75,7 @@ type peer struct {
 	host   string // its host as Kafka reports it: "/127.0.0.1"
 
 	clientID string      // the last request header's client id
+	lastID   *string     // the last non-null one as parsed, reused while it repeats
 	sasl     saslSession // who it authenticated as (sasl.go)
 }
 
@@ -148,18 +149,19 @@ func (s *Server) serveConn(ctx context.Context, conn net.Conn, remote string) {
 		conn = tc
 	}
 	defer s.authDeadline(conn, from, logger)()
+	d := &deadlines{conn: conn, exactWrites: s.tls != nil}
 	br := bufio.NewReaderSize(conn, connReadBufferBytes)
 	acct := &account{mem: s.mem, wait: s.frameTimeout}
 	defer acct.settle()
 	var out []byte // answers not yet written
 	for {
-		frame, pooled, err := s.readFrame(ctx, conn, br, acct, s.frameLimit(from))
+		frame, pooled, err := s.readFrame(ctx, d, br, acct, s.frameLimit(from))
 		if err != nil {
 			s.logReadError(logger, err)
 			return
 		}
 		if from.sasl.raw { // after a SaslHandshake v0: a bare SASL token, not a request (sasl_raw.go)
-			if !s.serveRawToken(conn, logger, from, frame, out) {
+			if !s.serveRawToken(d, logger, from, frame, out) {
 				return
 			}
 			if pooled {
@@ -169,24 +171,24 @@ func (s *Server) serveConn(ctx context.Context, conn net.Conn, remote string) {
 			out = out[:0]
 			continue
 		}
-		start := time.Now()
+		start := s.started()
 		resp, corr, r, err := s.handleFrame(ctx, logger, from, acct, frame)
 		if err == nil {
 			err = r.failed
 		}
 		if errors.Is(err, errFaultDrop) {
-			_ = s.write(conn, out)                // the answers before it are owed
-			s.stallAfterDrop(ctx, conn, br, acct) // fault_apply.go
+			_ = s.write(d, out)                // the answers before it are owed
+			s.stallAfterDrop(ctx, d, br, acct) // fault_apply.go
 			return
 		}
 		if err != nil {
 			logger.Warn("closing connection", "err", err)
-			_ = s.write(conn, out) // the answers before it are owed
+			_ = s.write(d, out) // the answers before it are owed
 			return
 		}
 		// Before the write, so a client that has read the response can
 		// count on the observer having seen it.
-		s.observer.RequestDone(int16(r.key), r.version, r.code, time.Since(start))
+		s.observer.RequestDone(int16(r.key), r.version, r.code, s.took(start))
 		if resp != nil { // nil: a produce with acks 0, which is not answered
 			// A large answer was reserved: room for it at once, not by
 			// append's doubling copies.
@@ -200,14 +202,14 @@ func (s *Server) serveConn(ctx context.Context, conn net.Conn, remote string) {
 		}
 		acct.encoded(int64(cap(out)))
 		if r.closeAfter != nil {
-			_ = s.write(conn, out)
+			_ = s.write(d, out)
 			logger.Debug("closing connection after the answer", "err", r.closeAfter)
 			return
 		}
 		if len(out) < coalesceBytes && s.frameBuffered(br) {
 			continue
 		}
-		err = s.write(conn, out)
+		err = s.write(d, out)
 		acct.settle()
 		if err != nil {
 			s.logWriteError(logger, err)
@@ -235,14 +237,21 @@ func (s *Server) grow(out []byte, n int) []byte {
 	return grown
 }
 
-// write sends out, if anything, within FrameReadTimeout.
-func (s *Server) write(conn net.Conn, out []byte) error {
+// write sends out, if anything, within FrameReadTimeout (deadline.go).
+func (s *Server) write(d *deadlines, out []byte) error {
 	if len(out) == 0 {
 		return nil
 	}
-	_ = conn.SetWriteDeadline(time.Now().Add(s.frameTimeout))
-	_, err := conn.Write(out)
-	return err
+	now := time.Now()
+	end := now.Add(s.frameTimeout)
+	d.writeBy(now, end, s.frameTimeout)
+	for {
+		n, err := d.conn.Write(out)
+		if err == nil || !d.writeAgain(err, end) {
+			return err
+		}
+		out = out[n:]
+	}
 }
 
 // handshake runs the TLS server handshake on conn within FrameReadTimeout.
@@ -268,9 +277,12 @@ func isTimeout(err error) bool {
 // a version probe (the versionProbe trait: ApiVersions), which instead
 // gets KIP-511's v0 error answer.
 func (s *Server) handleFrame(ctx context.Context, logger *slog.Logger, from *peer, acct *account, frame []byte) (resp kmsg.Response, corr int32, r *request, err error) {
-	h, body, err := protocol.ParseHeader(frame)
+	h, body, err := protocol.ParseHeaderReusing(frame, from.lastID)
 	if err != nil {
 		return nil, 0, nil, err
+	}
+	if h.ClientID != nil {
+		from.lastID = h.ClientID
 	}
 	if err := s.admit(from, kmsg.Key(h.APIKey)); err != nil {
 		return nil, 0, nil, err

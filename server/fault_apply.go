@@ -10,7 +10,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"slices"
 	"time"
 
@@ -61,9 +60,9 @@ func (s *Server) dispatchFaulted(r *request, req kmsg.Request) kmsg.Response {
 // until the client closes the connection, idles past IdleTimeout, or the
 // server shuts down. Reading on keeps the client's close from going
 // unnoticed; discarding keeps the connection's memory bounded.
-func (s *Server) stallAfterDrop(ctx context.Context, conn net.Conn, br *bufio.Reader, acct *account) {
+func (s *Server) stallAfterDrop(ctx context.Context, d *deadlines, br *bufio.Reader, acct *account) {
 	for {
-		frame, pooled, err := s.readFrame(ctx, conn, br, acct, s.maxFrame)
+		frame, pooled, err := s.readFrame(ctx, d, br, acct, s.maxFrame)
 		if err != nil {
 			return
 		}

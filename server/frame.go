@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"time"
 
 	"github.com/minibroker/minibroker/protocol"
@@ -51,22 +50,36 @@ const (
 // reserved in acct (readLargeFrame). A frame of an API with the
 // pooledFrame trait is read into a buffer of the pool (pooled), for the
 // caller to give back once the answer is encoded.
-func (s *Server) readFrame(ctx context.Context, conn net.Conn, br *bufio.Reader, acct *account, limit int32) (frame []byte, pooled bool, err error) {
+func (s *Server) readFrame(ctx context.Context, d *deadlines, br *bufio.Reader, acct *account, limit int32) (frame []byte, pooled bool, err error) {
 	if br.Buffered() == 0 {
-		_ = conn.SetReadDeadline(time.Now().Add(s.idleTimeout))
-		if _, err := br.Peek(1); err != nil {
+		now := time.Now()
+		end := now.Add(s.idleTimeout)
+		d.readBy(now, end, s.idleTimeout) // deadline.go
+		for {
+			_, err := br.Peek(1)
+			if err == nil {
+				break
+			}
+			if d.readAgain(err, end) {
+				continue
+			}
 			if isTimeout(err) {
 				return nil, false, fmt.Errorf("%w: no request for %v", errIdle, s.idleTimeout)
 			}
 			return nil, false, err
 		}
 	}
+	if whole(br) {
+		// Nothing to wait for: no deadline.
+		frame, err = protocol.ReadFrame(br, limit, nil)
+		return frame, false, err
+	}
 	deadline := time.Now().Add(s.frameTimeout)
-	_ = conn.SetReadDeadline(deadline)
+	d.setRead(deadline)
 	if head, err := br.Peek(4); err == nil {
 		if size := int32(binary.BigEndian.Uint32(head)); size > smallFrameBytes && size <= limit {
 			_, _ = br.Discard(4)
-			frame, pooled, err = s.readLargeFrame(ctx, conn, br, acct, int(size), deadline)
+			frame, pooled, err = s.readLargeFrame(ctx, d, br, acct, int(size), deadline)
 			if err != nil && isTimeout(err) {
 				err = fmt.Errorf("%w: not whole within %v", errFrameTimeout, s.frameTimeout)
 			}
@@ -80,9 +93,20 @@ func (s *Server) readFrame(ctx context.Context, conn net.Conn, br *bufio.Reader,
 	return frame, false, err
 }
 
+// whole reports whether br holds the whole next frame, one of at most
+// smallFrameBytes (a larger one is never whole in the read buffer).
+func whole(br *bufio.Reader) bool {
+	if br.Buffered() < 4 {
+		return false
+	}
+	head, _ := br.Peek(4) // buffered: cannot block
+	size := int32(binary.BigEndian.Uint32(head))
+	return size >= 0 && size <= smallFrameBytes && br.Buffered()-4 >= int(size)
+}
+
 // readLargeFrame reads the size bytes of a large frame's body, holding in
 // acct's frames lane what the rules above allow.
-func (s *Server) readLargeFrame(ctx context.Context, conn net.Conn, br *bufio.Reader, acct *account, size int, deadline time.Time) ([]byte, bool, error) {
+func (s *Server) readLargeFrame(ctx context.Context, d *deadlines, br *bufio.Reader, acct *account, size int, deadline time.Time) ([]byte, bool, error) {
 	wait, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
 	// The API key comes first: it says whether the frame is pooled.
@@ -150,7 +174,7 @@ func (s *Server) readLargeFrame(ctx context.Context, conn net.Conn, br *bufio.Re
 			}
 			buf = grown
 		}
-		_ = conn.SetReadDeadline(minTime(window, deadline))
+		d.setRead(minTime(window, deadline))
 		n, err := br.Read(buf[len(buf):min(cap(buf), size)])
 		buf = buf[:len(buf)+n]
 		if err != nil && (!isTimeout(err) || !time.Now().Before(deadline)) {

@@ -89,6 +89,23 @@ type ConnInfo struct {
 	TLS       bool
 }
 
+// started is when a timed step begins, for the observer: the zero time
+// when none was configured, which spares every request its clock reads.
+func (s *Server) started() time.Time {
+	if !s.timed {
+		return time.Time{}
+	}
+	return time.Now()
+}
+
+// took is the time since start, a value of started: zero when untimed.
+func (s *Server) took(start time.Time) time.Duration {
+	if start.IsZero() {
+		return 0
+	}
+	return time.Since(start)
+}
+
 // identified tells the observer who from is now.
 func (s *Server) identified(from *peer) {
 	info := ConnInfo{Remote: from.remote, ClientID: from.clientID, TLS: s.tls != nil}

@@ -28,8 +28,6 @@ package server
 // member's current assignment (REBALANCE_IN_PROGRESS).
 
 import (
-	"time"
-
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/minibroker/minibroker/coordinator"
@@ -44,7 +42,7 @@ func (s *Server) handleOffsetCommit(r *request, req *kmsg.OffsetCommitRequest) k
 			entries = append(entries, commitEntry(t.Topic, p.Partition, p.Offset, p.Metadata, p.LeaderEpoch, req.Version >= 6))
 		}
 	}
-	start := time.Now()
+	start := s.started()
 	var err error
 	if req.Version == 0 || (req.Generation < 0 && req.MemberID == "") {
 		err = s.coord.CommitDirect(req.Group, entries)
@@ -55,7 +53,7 @@ func (s *Server) handleOffsetCommit(r *request, req *kmsg.OffsetCommitRequest) k
 		})
 	}
 	code := s.code(err)
-	s.observer.CommitDone(req.Group, time.Since(start), code)
+	s.observer.CommitDone(req.Group, s.took(start), code)
 	// Only group commits can be fenced; a direct commit's codes never are.
 	s.fenced(r.logger, kmsg.OffsetCommit, req.Group, req.MemberID, req.Generation, err)
 	for _, t := range req.Topics {

@@ -11,18 +11,17 @@ package server
 import (
 	"encoding/binary"
 	"log/slog"
-	"net"
 )
 
 // serveRawToken runs one bare token through the connection's mechanism
 // and writes out (the answers still owed) and the answer. It reports
 // whether the connection stays open.
-func (s *Server) serveRawToken(conn net.Conn, logger *slog.Logger, from *peer, token, out []byte) bool {
+func (s *Server) serveRawToken(d *deadlines, logger *slog.Logger, from *peer, token, out []byte) bool {
 	sess := &from.sasl
 	answer, done, err := s.saslStep(sess, token)
 	if err != nil {
 		s.sasl.limiter.log(logger, truncate(sess.user, 64), sess.mechanism, err)
-		_ = s.write(conn, out)
+		_ = s.write(d, out)
 		return false
 	}
 	if done {
@@ -33,7 +32,7 @@ func (s *Server) serveRawToken(conn net.Conn, logger *slog.Logger, from *peer, t
 	}
 	out = binary.BigEndian.AppendUint32(out, uint32(len(answer)))
 	out = append(out, answer...)
-	if err := s.write(conn, out); err != nil {
+	if err := s.write(d, out); err != nil {
 		s.logWriteError(logger, err)
 		return false
 	}

@@ -145,6 +145,7 @@ type Server struct {
 	unknown      unknownTopics
 	maxFetchWait time.Duration
 	observer     Observer
+	timed        bool // an observer was configured: requests are timed for it
 	handlers     map[kmsg.Key]api
 	maxConns     int
 	idleTimeout  time.Duration
@@ -202,6 +203,7 @@ func New(cfg Config) (*Server, error) {
 	if s.logger == nil {
 		s.logger = slog.New(slog.DiscardHandler)
 	}
+	s.timed = s.observer != nil
 	if s.observer == nil {
 		s.observer = nopObserver{}
 	}

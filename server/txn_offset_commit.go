@@ -21,8 +21,6 @@ package server
 // nothing: every partition carries the one code.
 
 import (
-	"time"
-
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -43,12 +41,12 @@ func (s *Server) handleTxnOffsetCommit(r *request, req *kmsg.TxnOffsetCommitRequ
 	if req.Version < 3 {
 		cr.MemberID, cr.Generation, cr.InstanceID = "", -1, ""
 	}
-	start := time.Now()
+	start := s.started()
 	err := s.txns.StageOffsets(req.TransactionalID, req.ProducerID, req.ProducerEpoch, req.Group, func() error {
 		return s.coord.StageTxnCommit(req.ProducerID, cr)
 	})
 	code := s.txnCode(err, req.Version)
-	s.observer.CommitDone(req.Group, time.Since(start), code)
+	s.observer.CommitDone(req.Group, s.took(start), code)
 	s.fenced(r.logger, kmsg.TxnOffsetCommit, req.Group, cr.MemberID, cr.Generation, err)
 	for _, t := range req.Topics {
 		rt := kmsg.TxnOffsetCommitResponseTopic{Topic: t.Topic}
