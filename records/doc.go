@@ -76,12 +76,12 @@
 // different partitions (the partition map is copy-on-write). Validation
 // runs outside every lock. Lock order, outermost first:
 //
-//	Log.createMu -> flusher.roundMu -> partition.mu -> flusher.mu
+//	Log.createMu -> partition.mu -> flusher.mu
 //	partition.mu and partition.wmu are never held together
 //
-// One flush round runs at a time, under flusher.roundMu: in the flusher
-// goroutine, or in a goroutine waiting in Pending.Wait that found no
-// round running.
+// Flush rounds run in the flusher goroutine or in a goroutine waiting in
+// Pending.Wait, several at once; a partition is in at most one of them
+// (partition.inflight).
 //
 // producerIDs.mu, fileCache.mu, limitedLog.mu and the memFS mutexes are
 // leaves; checkpointer.mu is taken with no partition lock held. Flush rounds sync

@@ -89,10 +89,16 @@ func (p *Pending) Done() <-chan struct{} {
 	return p.g.done
 }
 
-// flusher runs flush rounds: it takes every partition with appends not
-// yet durable, syncs each touched file once (several files at once), and
-// wakes exactly the appends each sync covered. One round runs at a time;
-// appends made while it syncs gather for the next.
+// flusher runs flush rounds: a round takes every partition with appends
+// not yet durable, syncs each touched file once (several files at once),
+// and wakes exactly the appends each sync covered.
+//
+// Rounds run at once, but a partition is in at most one of them: a round
+// that finds a partition still syncing in another leaves it, and that
+// sync's end queues it again, with every append made meanwhile, for the
+// next round. So an append waits for the sync of its own partition that
+// is running, if any, and then for one more; never for the slowest file
+// of somebody else's round. At most maxSyncWorkers files sync at once.
 //
 // Crash safety: an append is acknowledged, and counted below the high
 // watermark, only after the fdatasync of its segment returned, and of the
@@ -102,24 +108,27 @@ func (p *Pending) Done() <-chan struct{} {
 // newest segment, where Open cuts them (recover.go).
 type flusher struct {
 	l       *Log
-	roundMu sync.Mutex    // held by whoever runs a round: the flusher goroutine or a leading Wait
 	kickc   chan struct{} // capacity 1: a round is wanted
 	stopc   chan struct{}
 	donec   chan struct{}
 	closedc chan struct{} // always closed
+	slots   chan struct{} // a token per file being synced, across rounds
 
-	mu    sync.Mutex
-	dirty []*partition // guarded by mu: partitions with a pending append
-	spare []*partition // owned by the flusher goroutine
+	mu      sync.Mutex
+	dirty   []*partition // guarded by mu: partitions with a pending append
+	running int          // guarded by mu: rounds running
+	idle    *sync.Cond   // signalled when running drops to 0
 
-	finalErr error // the last round's failures; written before donec closes
+	finalErr error // the last rounds' failures; written before donec closes
 }
 
 func newFlusher(l *Log) *flusher {
 	f := &flusher{
 		l: l, kickc: make(chan struct{}, 1), stopc: make(chan struct{}),
 		donec: make(chan struct{}), closedc: make(chan struct{}),
+		slots: make(chan struct{}, maxSyncWorkers),
 	}
+	f.idle = sync.NewCond(&f.mu)
 	close(f.closedc)
 	return f
 }
@@ -131,13 +140,12 @@ func (f *flusher) add(p *partition) {
 	f.mu.Unlock()
 }
 
-// lead runs a round in the calling goroutine if g is not done and no
-// other round is running; the round takes g's appends, since they were
-// queued before the caller waits.
+// lead runs a round in the calling goroutine if g is not done; the round
+// takes g's appends, since they were queued before the caller waits,
+// unless their partition is syncing in another round.
 func (f *flusher) lead(g *flushGroup) {
-	if !g.finished() && f.roundMu.TryLock() {
+	if !g.finished() {
 		f.round()
-		f.roundMu.Unlock()
 	}
 }
 
@@ -149,23 +157,35 @@ func (f *flusher) kick() {
 	}
 }
 
-// run is the flusher goroutine. After stop it runs one last round, for
+// run is the flusher goroutine. After stop it waits for the rounds
+// running and then runs rounds until no partition is left dirty, for
 // everything appended before the partitions were closed.
 func (f *flusher) run() {
 	defer close(f.donec)
 	for {
 		select {
 		case <-f.kickc:
-			f.roundMu.Lock()
 			f.round()
-			f.roundMu.Unlock()
 		case <-f.stopc:
-			f.roundMu.Lock()
-			f.finalErr = f.round()
-			f.roundMu.Unlock()
+			var errs []error
+			for f.settle() {
+				errs = append(errs, f.round())
+			}
+			f.finalErr = errors.Join(errs...)
 			return
 		}
 	}
+}
+
+// settle waits until no round runs and reports whether a partition is
+// still dirty.
+func (f *flusher) settle() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for f.running > 0 {
+		f.idle.Wait()
+	}
+	return len(f.dirty) > 0
 }
 
 // stop ends the goroutine after its last round and returns that round's
@@ -193,50 +213,58 @@ type syncFile struct {
 	f segmentFile
 }
 
-// round makes every pending append durable, and returns what failed.
-// Called with roundMu held.
+// round makes every pending append durable, except on partitions syncing
+// in another round (their sync's end queues them again), and returns what
+// failed.
 func (f *flusher) round() error {
 	f.mu.Lock()
 	parts := f.dirty
-	f.dirty, f.spare = f.spare[:0], nil
-	f.mu.Unlock()
+	f.dirty = nil
 	if len(parts) == 0 {
-		f.spare = parts
+		f.mu.Unlock()
 		return nil
 	}
+	f.running++
+	f.mu.Unlock()
+	defer func() {
+		f.mu.Lock()
+		if f.running--; f.running == 0 {
+			f.idle.Broadcast()
+		}
+		f.mu.Unlock()
+	}()
 	jobs := make([]syncJob, 0, len(parts))
-	for i, p := range parts {
+	for _, p := range parts {
 		if j, ok := p.beginSync(); ok {
 			jobs = append(jobs, j)
 		}
-		parts[i] = nil
 	}
-	f.spare = parts[:0]
+	if len(jobs) == 0 {
+		return nil
+	}
 	f.l.stats.flushRounds.Add(1)
-	if workers := min(len(jobs), maxSyncWorkers); workers <= 1 {
-		for i := range jobs {
-			f.sync(&jobs[i])
-		}
-	} else {
-		var wg sync.WaitGroup
-		next := make(chan int, len(jobs))
-		for i := range jobs {
-			next <- i
-		}
-		close(next)
-		for range workers {
-			wg.Go(func() {
-				for i := range next {
-					f.sync(&jobs[i])
-				}
-			})
-		}
-		wg.Wait()
-	}
-	var errs []error
+	var wg sync.WaitGroup
 	for i := range jobs {
-		jobs[i].p.endSync(&jobs[i])
+		f.slots <- struct{}{}
+		if i == len(jobs)-1 {
+			f.sync(&jobs[i]) // the last in this goroutine, which would only wait
+			<-f.slots
+			break
+		}
+		wg.Go(func() {
+			f.sync(&jobs[i])
+			<-f.slots
+		})
+	}
+	wg.Wait()
+	var errs []error
+	requeued := false
+	for i := range jobs {
+		requeued = jobs[i].p.endSync(&jobs[i]) || requeued
 		errs = append(errs, jobs[i].err)
+	}
+	if requeued {
+		f.kick()
 	}
 	return errors.Join(errs...)
 }

@@ -10,10 +10,11 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestGroupCommitSharesRounds holds the first flush round's sync while
-// eight producers on four partitions append and wait: when it is released,
-// one more round makes all of them durable, with one sync per partition,
-// so there are fewer syncs than appends.
+// TestGroupCommitSharesRounds holds partition 0's first sync while eight
+// producers on four partitions append and wait. Partitions 1-3 do not
+// wait for it: their appends become durable in rounds of their own while
+// it is held. Partition 0's two appends gather behind the running sync,
+// and one more sync of its file makes both durable once it is released.
 func TestGroupCommitSharesRounds(t *testing.T) {
 	t.Parallel()
 	cfg := testConfig(t, "")
@@ -22,12 +23,22 @@ func TestGroupCommitSharesRounds(t *testing.T) {
 	l := openWith(t, cfg, 4)
 
 	entered, release := make(chan struct{}, 1), make(chan struct{})
-	var once sync.Once
-	ffs.set(&ffs.sync, func(string) error {
-		once.Do(func() {
-			entered <- struct{}{}
-			<-release
-		})
+	var (
+		once   sync.Once
+		mu     sync.Mutex
+		synced = map[string]int{} // syncs per partition directory
+	)
+	ffs.set(&ffs.sync, func(path string) error {
+		dir := filepath.Base(filepath.Dir(path))
+		mu.Lock()
+		synced[dir]++
+		mu.Unlock()
+		if dir == "t-0" {
+			once.Do(func() {
+				entered <- struct{}{}
+				<-release
+			})
+		}
 		return nil
 	})
 	first, err := l.Append("t", 0, mustValidate(t, l, build(t, spec{})))
@@ -43,7 +54,15 @@ func TestGroupCommitSharesRounds(t *testing.T) {
 			results[i], errs[i] = tryProduce(l, "t", int32(i%4), build(t, spec{n: 2}))
 		})
 	}
+	hw := func(p int32) int64 {
+		_, hw, err := l.Offsets("t", p)
+		require.NoError(t, err)
+		return hw
+	}
+	eventually(t, func() bool { return hw(1) == 4 && hw(2) == 4 && hw(3) == 4 },
+		"partitions 1-3 durable while partition 0's sync is held")
 	eventually(t, func() bool { return l.Stats().BatchesAppended == 9 }, "eight appends written")
+	require.Equal(t, int64(0), hw(0), "partition 0 waits for its own sync")
 	close(release)
 	_, err = first.Wait()
 	require.NoError(t, err)
@@ -51,19 +70,15 @@ func TestGroupCommitSharesRounds(t *testing.T) {
 	for i := range 8 {
 		require.NoError(t, errs[i])
 	}
-	st := l.Stats()
-	require.Equal(t, int64(2), st.FlushRounds, "the first round, then one for the eight")
-	require.Equal(t, int64(5), st.Syncs, "one sync per partition per round")
-	require.Less(t, st.Syncs, st.BatchesAppended)
-	for p := range int32(4) {
-		_, hw, err := l.Offsets("t", p)
-		require.NoError(t, err)
-		want := int64(4)
-		if p == 0 {
-			want = 5
-		}
-		require.Equal(t, want, hw)
+	require.Equal(t, int64(5), hw(0))
+	mu.Lock()
+	defer mu.Unlock()
+	require.Equal(t, 2, synced["t-0"], "the held sync, then one for both appends made behind it")
+	for _, dir := range []string{"t-1", "t-2", "t-3"} {
+		require.GreaterOrEqual(t, synced[dir], 1)
+		require.LessOrEqual(t, synced[dir], 2, "%s: one sync per append at most", dir)
 	}
+	require.Less(t, l.Stats().Syncs, l.Stats().BatchesAppended)
 }
 
 // TestOneRoundPerRequest appends to four partitions and then waits, as a

@@ -48,6 +48,7 @@ type partition struct {
 	inflight    *flushGroup   // guarded by mu: appends a running flush is syncing; nil if none
 	inflightEnd int64         // guarded by mu: offset after inflight's appends
 	queued      bool          // guarded by mu: on the flusher's dirty list
+	deferred    bool          // guarded by mu: a round found it syncing; its end queues it again
 	needDirSync bool          // guarded by mu: a segment was created since the last flush took the partition
 	failed      error         // guarded by mu: a write failed during a flush; roll back when it ends
 	broken      error         // guarded by mu: a rollback failed; refuse appends until restart
@@ -263,13 +264,18 @@ func (p *partition) rollback(cause error) {
 	}
 }
 
-// beginSync takes the appends a flush round will make durable. Called by
-// the flusher.
+// beginSync takes the appends a flush round will make durable; none while
+// another round syncs the partition (it is marked deferred, and that
+// round's endSync queues it again). Called by the flusher.
 func (p *partition) beginSync() (syncJob, bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.queued = false
 	if p.open == nil {
+		return syncJob{}, false
+	}
+	if p.inflight != nil {
+		p.deferred = true
 		return syncJob{}, false
 	}
 	a := p.active()
@@ -292,8 +298,9 @@ func (p *partition) beginSync() (syncJob, bool) {
 // endSync applies a job's outcome: on success the high watermark moves to
 // the job's end and its appends succeed; on failure they fail and the
 // partition rolls back. A write that failed meanwhile rolls back too.
-// Called by the flusher.
-func (p *partition) endSync(j *syncJob) {
+// It reports whether it queued the partition again, for appends a round
+// left while this sync ran. Called by the flusher.
+func (p *partition) endSync(j *syncJob) (requeued bool) {
 	p.mu.Lock()
 	for _, sf := range j.files {
 		sf.s.done()
@@ -322,6 +329,13 @@ func (p *partition) endSync(j *syncJob) {
 		p.needDirSync = p.needDirSync || j.dirSync
 		p.rollback(gerr)
 	}
+	if p.deferred {
+		p.deferred = false
+		if p.open != nil && !p.queued {
+			p.queued, requeued = true, true
+			p.l.flush.add(p)
+		}
+	}
 	hw := p.hw.Load()
 	p.mu.Unlock()
 	// Files retention took off go before the appends are acknowledged,
@@ -329,4 +343,5 @@ func (p *partition) endSync(j *syncJob) {
 	p.remove(drop)
 	j.g.finish(gerr)
 	p.notify(hw)
+	return requeued
 }

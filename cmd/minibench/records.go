@@ -37,12 +37,21 @@ func recordScenarios(cfg *benchConfig, mk func(string, string, loadgen.Scenario)
 }
 
 // diskResults is the disk floor measured in this process: appends of one
-// size, each followed by an fdatasync, one at a time.
+// size, each followed by an fdatasync, one at a time; and one-record
+// appends and syncs by many writers at once over many files (atOnce).
 type diskResults struct {
-	dir   string
-	syncs []loadgen.SyncStats
-	err   error
+	dir    string
+	syncs  []loadgen.SyncStats
+	atOnce loadgen.SyncStats
+	err    error
 }
+
+// The at-once floor: as many writers as txn-1 has producers, over the
+// bench topic's partitions.
+const (
+	atOnceWriters = 8
+	atOnceFiles   = 16
+)
 
 // measureDisk measures appends and syncs on the disk of the work
 // directory: a one-record batch, 16 KiB, 1 MiB.
@@ -60,7 +69,22 @@ func measureDisk(cfg *benchConfig, stderr io.Writer) *diskResults {
 		fmt.Fprintf(stderr, "disk           %7d B + fdatasync: p50 %s p99 %s, %.0f MB/s\n", st.Size, fmtDur(st.P50), fmtDur(st.P99), st.MBPerSec)
 		d.syncs = append(d.syncs, st)
 	}
+	st, err := loadgen.MeasureSyncAtOnce(d.dir, oneRecordBatchBytes, atOnceWriters, atOnceFiles, 200)
+	if err != nil {
+		d.err = err
+		return d
+	}
+	fmt.Fprintf(stderr, "disk %d writers, %d files: %d B + fdatasync: p50 %s p99 %s\n", st.Writers, st.Files, st.Size, fmtDur(st.P50), fmtDur(st.P99))
+	d.atOnce = st
 	return d
+}
+
+// concurrent is the at-once sync, if measured.
+func (d *diskResults) concurrent() (loadgen.SyncStats, bool) {
+	if d == nil || d.atOnce.N == 0 {
+		return loadgen.SyncStats{}, false
+	}
+	return d.atOnce, true
 }
 
 // single is the one-record sync, if measured.
@@ -112,6 +136,9 @@ func renderRecords(b *strings.Builder, cfg *benchConfig, outcomes []*outcome, di
 			what += " (one 100-byte record)"
 		}
 		fmt.Fprintf(b, "| %s | %d | %s | %s | %.0f |\n", what, st.N, fmtDur(st.P50), fmtDur(st.P99), st.MBPerSec)
+	}
+	if st, ok := disk.concurrent(); ok {
+		fmt.Fprintf(b, "| %s, %d writers at once over %d files | %d | %s | %s | %.1f |\n", fmtBytes(int64(st.Size)), st.Writers, st.Files, st.N, fmtDur(st.P50), fmtDur(st.P99), st.MBPerSec)
 	}
 }
 

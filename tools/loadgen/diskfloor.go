@@ -2,6 +2,7 @@ package loadgen
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -165,10 +166,12 @@ func (fl *floor) produce(req *kmsg.ProduceRequest, r *kmsg.ProduceResponse) kmsg
 	return r
 }
 
-// SyncStats is what MeasureSync measured.
+// SyncStats is what MeasureSync or MeasureSyncAtOnce measured.
 type SyncStats struct {
 	Size     int // bytes appended before each sync
 	N        int
+	Writers  int // appending and syncing at once (MeasureSyncAtOnce); 0 or 1: one at a time
+	Files    int // the files they append to, 1 for MeasureSync
 	P50, P99 time.Duration
 	MBPerSec float64 // Size x N over the whole time, 10^6 bytes per second
 }
@@ -199,6 +202,64 @@ func MeasureSync(dir string, size, n int) (SyncStats, error) {
 	}
 	total := time.Since(begin)
 	slices.Sort(lat)
-	return SyncStats{Size: size, N: n, P50: lat[n/2], P99: lat[n*99/100],
+	return SyncStats{Size: size, N: n, Files: 1, P50: lat[n/2], P99: lat[n*99/100],
 		MBPerSec: float64(size*n) / total.Seconds() / 1e6}, nil
+}
+
+// MeasureSyncAtOnce is the disk floor of many durable writers: writers
+// goroutines, each n times appending size bytes to one of files new files
+// in dir (writer w's i-th append goes to file (w+i*7) mod files) and
+// fdatasyncing it, as a broker with one file per partition must for
+// producers that each wait for their write. It returns the time of each
+// append and sync. Concurrent syncs of one file are serialized, as a log
+// that appends under a lock would; the files are removed afterwards.
+func MeasureSyncAtOnce(dir string, size, writers, files, n int) (SyncStats, error) {
+	type file struct {
+		mu   sync.Mutex
+		f    *os.File
+		size int64
+	}
+	fs := make([]*file, files)
+	for i := range fs {
+		f, err := os.CreateTemp(dir, "sync-*.log")
+		if err != nil {
+			return SyncStats{}, err
+		}
+		defer os.Remove(f.Name())
+		defer f.Close()
+		fs[i] = &file{f: f}
+	}
+	data := randomValues(size)
+	lat := make([]time.Duration, writers*n)
+	errs := make([]error, writers)
+	var wg sync.WaitGroup
+	begin := time.Now()
+	for w := range writers {
+		wg.Go(func() {
+			for i := range n {
+				fl := fs[(w+i*7)%files]
+				start := time.Now()
+				fl.mu.Lock()
+				_, err := fl.f.WriteAt(data, fl.size)
+				fl.size += int64(size)
+				if err == nil {
+					err = fdatasync(fl.f)
+				}
+				fl.mu.Unlock()
+				if err != nil {
+					errs[w] = err
+					return
+				}
+				lat[w*n+i] = time.Since(start)
+			}
+		})
+	}
+	wg.Wait()
+	total := time.Since(begin)
+	if err := errors.Join(errs...); err != nil {
+		return SyncStats{}, err
+	}
+	slices.Sort(lat)
+	return SyncStats{Size: size, N: len(lat), Writers: writers, Files: files, P50: lat[len(lat)/2], P99: lat[len(lat)*99/100],
+		MBPerSec: float64(size*len(lat)) / total.Seconds() / 1e6}, nil
 }
