@@ -10,6 +10,7 @@ import (
 	"testing"
 	"testing/iotest"
 
+	"github.com/minibroker/minibroker/testkit/frametest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -34,7 +35,7 @@ func TestReadFrameRoundTrip(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			var r io.Reader = bytes.NewReader(sizePrefixed(tc.payload))
+			var r io.Reader = bytes.NewReader(frametest.SizePrefixed(tc.payload))
 			if tc.wrap != nil {
 				r = tc.wrap(r)
 			}
@@ -94,7 +95,7 @@ func TestFrameSizeErrorMessage(t *testing.T) {
 func TestReadFrameReusesBuffer(t *testing.T) {
 	t.Parallel()
 	buf := make([]byte, 0, 128)
-	got, err := ReadFrame(bytes.NewReader(sizePrefixed([]byte("abc"))), 0, buf)
+	got, err := ReadFrame(bytes.NewReader(frametest.SizePrefixed([]byte("abc"))), 0, buf)
 	require.NoError(t, err)
 	assert.Equal(t, []byte("abc"), got)
 	assert.Same(t, &buf[:1][0], &got[0], "frame must be read into the caller's buffer")
@@ -105,7 +106,7 @@ func TestReadFramePipelined(t *testing.T) {
 	var stream []byte
 	want := [][]byte{[]byte("one"), {}, bytes.Repeat([]byte("x"), 100_000), []byte("four")}
 	for _, p := range want {
-		stream = append(stream, sizePrefixed(p)...)
+		stream = append(stream, frametest.SizePrefixed(p)...)
 	}
 	br := bufio.NewReader(iotest.HalfReader(bytes.NewReader(stream)))
 	var buf []byte
@@ -214,8 +215,8 @@ func TestAppendResponse(t *testing.T) {
 // FuzzReadFrame checks that no input panics, that a frame is never larger
 // than the cap, and that split reads give the same result as whole reads.
 func FuzzReadFrame(f *testing.F) {
-	f.Add(sizePrefixed([]byte("hello")), int32(16))
-	f.Add(sizePrefixed([]byte("hello")), int32(4))
+	f.Add(frametest.SizePrefixed([]byte("hello")), int32(16))
+	f.Add(frametest.SizePrefixed([]byte("hello")), int32(4))
 	f.Add([]byte{0xff, 0xff, 0xff, 0xff}, int32(0))
 	f.Add([]byte{0, 0, 0}, int32(0))
 	f.Add([]byte{0, 1, 0, 1, 9}, int32(1<<20))

@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/minibroker/minibroker/testkit/frametest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -24,31 +25,31 @@ func TestParseHeader(t *testing.T) {
 	}{
 		{
 			name:     "header v1",
-			frame:    headerBytes(12, 3, 42, ptr("client-1"), []byte("body")),
+			frame:    frametest.HeaderBytes(12, 3, 42, ptr("client-1"), []byte("body")),
 			want:     RequestHeader{APIKey: 12, APIVersion: 3, CorrelationID: 42, ClientID: ptr("client-1")},
 			wantRest: []byte("body"),
 		},
 		{
 			name:     "header v2 keeps int16 client id length and leaves tags",
-			frame:    headerBytes(12, 4, -7, ptr("c"), append(tags, "body"...)),
+			frame:    frametest.HeaderBytes(12, 4, -7, ptr("c"), append(tags, "body"...)),
 			want:     RequestHeader{APIKey: 12, APIVersion: 4, CorrelationID: -7, ClientID: ptr("c")},
 			wantRest: append(tags, "body"...),
 		},
 		{
 			name:     "null client id",
-			frame:    headerBytes(18, 0, 1, nil, nil),
+			frame:    frametest.HeaderBytes(18, 0, 1, nil, nil),
 			want:     RequestHeader{APIKey: 18, APIVersion: 0, CorrelationID: 1},
 			wantRest: []byte{},
 		},
 		{
 			name:     "empty client id",
-			frame:    headerBytes(18, 0, 1, ptr(""), nil),
+			frame:    frametest.HeaderBytes(18, 0, 1, ptr(""), nil),
 			want:     RequestHeader{APIKey: 18, APIVersion: 0, CorrelationID: 1, ClientID: ptr("")},
 			wantRest: []byte{},
 		},
 		{
 			name:     "unknown key still parses",
-			frame:    headerBytes(9999, 99, 3, ptr("x"), nil),
+			frame:    frametest.HeaderBytes(9999, 99, 3, ptr("x"), nil),
 			want:     RequestHeader{APIKey: 9999, APIVersion: 99, CorrelationID: 3, ClientID: ptr("x")},
 			wantRest: []byte{},
 		},
@@ -71,7 +72,7 @@ func TestParseHeader(t *testing.T) {
 func TestParseHeaderReusing(t *testing.T) {
 	t.Parallel()
 	last := ptr("client-1")
-	frame := headerBytes(12, 3, 42, ptr("client-1"), []byte("body"))
+	frame := frametest.HeaderBytes(12, 3, 42, ptr("client-1"), []byte("body"))
 	h, rest, err := ParseHeaderReusing(frame, last)
 	require.NoError(t, err)
 	assert.Same(t, last, h.ClientID)
@@ -79,7 +80,7 @@ func TestParseHeaderReusing(t *testing.T) {
 	assert.Equal(t, []byte("body"), rest)
 
 	for _, id := range []*string{ptr("client-2"), ptr("client-"), ptr("client-10"), ptr(""), nil} {
-		frame := headerBytes(12, 3, 42, id, []byte("body"))
+		frame := frametest.HeaderBytes(12, 3, 42, id, []byte("body"))
 		want, wantRest, err := ParseHeader(frame)
 		require.NoError(t, err)
 		h, rest, err := ParseHeaderReusing(frame, last)
@@ -96,7 +97,7 @@ func TestParseHeaderReusing(t *testing.T) {
 
 func TestParseHeaderMalformed(t *testing.T) {
 	t.Parallel()
-	full := headerBytes(12, 4, 1, ptr("client"), nil)
+	full := frametest.HeaderBytes(12, 4, 1, ptr("client"), nil)
 	tests := []struct {
 		name  string
 		frame []byte
@@ -120,20 +121,20 @@ func TestParseHeaderMalformed(t *testing.T) {
 
 func TestDecodeRequest(t *testing.T) {
 	t.Parallel()
-	hbBody := heartbeat(4, 9).AppendTo(nil)
+	hbBody := frametest.Heartbeat(4, 9).AppendTo(nil)
 	tests := []struct {
 		name  string
 		frame []byte
 		want  kmsg.Request
 	}{
-		{"heartbeat v3 header v1", formatted(heartbeat(3, 9), 1, "c"), heartbeat(3, 9)},
-		{"heartbeat v4 header v2 empty tags", formatted(heartbeat(4, 9), 1, "c"), heartbeat(4, 9)},
+		{"heartbeat v3 header v1", frametest.Formatted(frametest.Heartbeat(3, 9), 1, "c"), frametest.Heartbeat(3, 9)},
+		{"heartbeat v4 header v2 empty tags", frametest.Formatted(frametest.Heartbeat(4, 9), 1, "c"), frametest.Heartbeat(4, 9)},
 		{
 			"heartbeat v4 header v2 with tags",
-			headerBytes(12, 4, 1, ptr("c"), append([]byte{2, 0, 1, 'a', 7, 2, 'b', 'c'}, hbBody...)),
-			heartbeat(4, 9),
+			frametest.HeaderBytes(12, 4, 1, ptr("c"), append([]byte{2, 0, 1, 'a', 7, 2, 'b', 'c'}, hbBody...)),
+			frametest.Heartbeat(4, 9),
 		},
-		{"heartbeat trailing bytes ignored", append(formatted(heartbeat(3, 9), 1, "c"), 0xff), heartbeat(3, 9)},
+		{"heartbeat trailing bytes ignored", append(frametest.Formatted(frametest.Heartbeat(3, 9), 1, "c"), 0xff), frametest.Heartbeat(3, 9)},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -149,25 +150,25 @@ func TestDecodeRequest(t *testing.T) {
 
 func TestDecodeRequestErrors(t *testing.T) {
 	t.Parallel()
-	hb4 := formatted(heartbeat(4, 9), 1, "c")
+	hb4 := frametest.Formatted(frametest.Heartbeat(4, 9), 1, "c")
 	tests := []struct {
 		name        string
 		frame       []byte
 		wantErr     error
 		unsupported *UnsupportedVersionError
 	}{
-		{"unknown key", headerBytes(9999, 0, 1, nil, nil), ErrUnknownAPIKey, nil},
-		{"heartbeat above max", formatted(heartbeat(5, 9), 1, "c"), ErrUnsupportedVersion, &UnsupportedVersionError{Key: 12, Version: 5}},
-		{"heartbeat negative version", headerBytes(12, -1, 1, nil, nil), ErrUnsupportedVersion, &UnsupportedVersionError{Key: 12, Version: -1}},
-		{"offset fetch v0 below min", headerBytes(9, 0, 1, nil, nil), ErrUnsupportedVersion, &UnsupportedVersionError{Key: 9, Version: 0}},
-		{"produce v2 below min", headerBytes(0, 2, 1, nil, nil), ErrUnsupportedVersion, &UnsupportedVersionError{Key: 0, Version: 2}},
-		{"produce v13 above max", headerBytes(0, 13, 1, nil, nil), ErrUnsupportedVersion, &UnsupportedVersionError{Key: 0, Version: 13}},
-		{"write txn markers not implemented", headerBytes(27, 0, 1, nil, nil), ErrUnsupportedVersion, &UnsupportedVersionError{Key: 27, Version: 0}},
-		{"api versions v99", headerBytes(18, 99, 1, ptr("c"), []byte{0, 0xde, 0xad}), ErrUnsupportedVersion, &UnsupportedVersionError{Key: 18, Version: 99}},
-		{"header v2 without tags", hb4[:len(hb4)-len(heartbeat(4, 9).AppendTo(nil))-1], ErrMalformedHeader, nil},
-		{"header v2 tags truncated", headerBytes(12, 4, 1, nil, []byte{1, 0, 5, 'a'}), ErrMalformedHeader, nil},
+		{"unknown key", frametest.HeaderBytes(9999, 0, 1, nil, nil), ErrUnknownAPIKey, nil},
+		{"heartbeat above max", frametest.Formatted(frametest.Heartbeat(5, 9), 1, "c"), ErrUnsupportedVersion, &UnsupportedVersionError{Key: 12, Version: 5}},
+		{"heartbeat negative version", frametest.HeaderBytes(12, -1, 1, nil, nil), ErrUnsupportedVersion, &UnsupportedVersionError{Key: 12, Version: -1}},
+		{"offset fetch v0 below min", frametest.HeaderBytes(9, 0, 1, nil, nil), ErrUnsupportedVersion, &UnsupportedVersionError{Key: 9, Version: 0}},
+		{"produce v2 below min", frametest.HeaderBytes(0, 2, 1, nil, nil), ErrUnsupportedVersion, &UnsupportedVersionError{Key: 0, Version: 2}},
+		{"produce v13 above max", frametest.HeaderBytes(0, 13, 1, nil, nil), ErrUnsupportedVersion, &UnsupportedVersionError{Key: 0, Version: 13}},
+		{"write txn markers not implemented", frametest.HeaderBytes(27, 0, 1, nil, nil), ErrUnsupportedVersion, &UnsupportedVersionError{Key: 27, Version: 0}},
+		{"api versions v99", frametest.HeaderBytes(18, 99, 1, ptr("c"), []byte{0, 0xde, 0xad}), ErrUnsupportedVersion, &UnsupportedVersionError{Key: 18, Version: 99}},
+		{"header v2 without tags", hb4[:len(hb4)-len(frametest.Heartbeat(4, 9).AppendTo(nil))-1], ErrMalformedHeader, nil},
+		{"header v2 tags truncated", frametest.HeaderBytes(12, 4, 1, nil, []byte{1, 0, 5, 'a'}), ErrMalformedHeader, nil},
 		{"heartbeat body truncated", hb4[:len(hb4)-3], ErrMalformedRequest, nil},
-		{"heartbeat v0 empty body", headerBytes(12, 0, 1, nil, nil), ErrMalformedRequest, nil},
+		{"heartbeat v0 empty body", frametest.HeaderBytes(12, 0, 1, nil, nil), ErrMalformedRequest, nil},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -222,7 +223,7 @@ func TestDecodeRequestEveryVersion(t *testing.T) {
 				t.Parallel()
 				req := kmsg.RequestForKey(vr.Key)
 				req.SetVersion(v)
-				frame := formatted(req, 77, "client")
+				frame := frametest.Formatted(req, 77, "client")
 
 				h, body, err := ParseHeader(frame)
 				require.NoError(t, err)
@@ -242,9 +243,9 @@ func TestDecodeRequestEveryVersion(t *testing.T) {
 // the same header and rest. Only a null client id may change its bytes:
 // Kafka reads any negative length as null, and null is written as -1.
 func FuzzParseHeader(f *testing.F) {
-	f.Add(headerBytes(12, 4, 1, ptr("kgo"), []byte{0}))
-	f.Add(headerBytes(18, 3, -1, nil, nil))
-	f.Add(headerBytes(11, 9, 7, ptr(""), []byte{1, 0, 1, 'x'}))
+	f.Add(frametest.HeaderBytes(12, 4, 1, ptr("kgo"), []byte{0}))
+	f.Add(frametest.HeaderBytes(18, 3, -1, nil, nil))
+	f.Add(frametest.HeaderBytes(11, 9, 7, ptr(""), []byte{1, 0, 1, 'x'}))
 	f.Add([]byte{0, 12, 0, 3, 0, 0, 0, 1, 0xff, 0xfe})
 	f.Add([]byte{0, 12, 0, 3, 0, 0, 0, 1, 0x7f, 0xff, 'a'})
 	f.Add([]byte{0, 1})
@@ -259,7 +260,7 @@ func FuzzParseHeader(f *testing.F) {
 		if len(rest) > len(frame)-10 {
 			t.Fatalf("rest of %d bytes from a %d-byte frame", len(rest), len(frame))
 		}
-		again := headerBytes(h.APIKey, h.APIVersion, h.CorrelationID, h.ClientID, rest)
+		again := frametest.HeaderBytes(h.APIKey, h.APIVersion, h.CorrelationID, h.ClientID, rest)
 		h2, rest2, err := ParseHeader(again)
 		if err != nil {
 			t.Fatalf("re-encoded header does not parse: %v", err)
@@ -277,14 +278,14 @@ func FuzzParseHeader(f *testing.F) {
 // only supported versions decode, and that what decodes re-encodes to bytes
 // that decode to the same request.
 func FuzzParseRequest(f *testing.F) {
-	f.Add(formatted(heartbeat(3, 1), 1, "c"))
-	f.Add(formatted(heartbeat(4, 1), 1, "c"))
-	f.Add(headerBytes(12, 4, 1, ptr("c"), append([]byte{1, 0, 1, 'a'}, heartbeat(4, 1).AppendTo(nil)...)))
-	f.Add(headerBytes(18, 99, 1, nil, nil))
-	f.Add(formatted(kmsg.NewPtrApiVersionsRequest(), 2, "kgo"))
-	f.Add(formatted(kmsg.NewPtrJoinGroupRequest(), 3, ""))
-	f.Add(formatted(kmsg.NewPtrOffsetCommitRequest(), 4, "c"))
-	f.Add(headerBytes(9999, 0, 1, nil, nil))
+	f.Add(frametest.Formatted(frametest.Heartbeat(3, 1), 1, "c"))
+	f.Add(frametest.Formatted(frametest.Heartbeat(4, 1), 1, "c"))
+	f.Add(frametest.HeaderBytes(12, 4, 1, ptr("c"), append([]byte{1, 0, 1, 'a'}, frametest.Heartbeat(4, 1).AppendTo(nil)...)))
+	f.Add(frametest.HeaderBytes(18, 99, 1, nil, nil))
+	f.Add(frametest.Formatted(kmsg.NewPtrApiVersionsRequest(), 2, "kgo"))
+	f.Add(frametest.Formatted(kmsg.NewPtrJoinGroupRequest(), 3, ""))
+	f.Add(frametest.Formatted(kmsg.NewPtrOffsetCommitRequest(), 4, "c"))
+	f.Add(frametest.HeaderBytes(9999, 0, 1, nil, nil))
 	f.Add([]byte{0, 12})
 	f.Fuzz(func(t *testing.T, frame []byte) {
 		h, body, err := ParseHeader(frame)

@@ -55,16 +55,21 @@ for pkg in catalog internal/atomicfile internal/datadir internal/settings intern
 done
 
 # The test helpers are for tests: no package's non-test files import
-# testkit/wiretest (wire helpers) or testkit/coretest (the core assembled
-# in memory); wiretest knows only the raw client and the codec, coretest
-# nothing of the wire.
-for pkg in $(go list ./... | grep -vE "^$mod/testkit/(wiretest|coretest)$"); do
-	bad=$(go list -f '{{join .Imports "\n"}}' "$pkg" | grep -E "^$mod/testkit/(wiretest|coretest)$" || true)
+# testkit/wiretest (wire helpers), testkit/coretest (the core assembled
+# in memory) or testkit/frametest (frames by hand); wiretest knows only
+# the raw client and the codec, coretest nothing of the wire, frametest
+# nothing of ours.
+for pkg in $(go list ./... | grep -vE "^$mod/testkit/(wiretest|coretest|frametest)$"); do
+	bad=$(go list -f '{{join .Imports "\n"}}' "$pkg" | grep -E "^$mod/testkit/(wiretest|coretest|frametest)$" || true)
 	[ -z "$bad" ] || fail "${pkg#$mod/} imports $(echo $bad) outside its _test.go files"
 done
 if [ -d testkit/wiretest ]; then
 	bad=$(deps testkit/wiretest | grep -vE "^$mod/(wireclient|protocol|assignor)$" || true)
 	[ -z "$bad" ] || fail "testkit/wiretest imports $(echo $bad)"
+fi
+if [ -d testkit/frametest ]; then
+	bad=$(deps testkit/frametest)
+	[ -z "$bad" ] || fail "testkit/frametest imports $(echo $bad) (the codec's own tests use it)"
 fi
 if [ -d testkit/coretest ]; then
 	bad=$(deps testkit/coretest | grep -E "^$mod/(server|protocol|wireclient|broker|admin|testkit/wiretest)$" || true)

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/minibroker/minibroker/protocol"
+	"github.com/minibroker/minibroker/testkit/frametest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -138,7 +139,7 @@ func TestClientHeartbeat(t *testing.T) {
 	addr := serve(t, echoBroker)
 	c := dial(t, addr)
 	for v := int16(0); v <= 4; v++ { // header v1 for v0-3, v2 (flexible) for v4
-		resp, err := c.Request(t.Context(), heartbeat(v, int32(100+v)))
+		resp, err := c.Request(t.Context(), frametest.Heartbeat(v, int32(100+v)))
 		require.NoError(t, err, "v%d", v)
 		hb := resp.(*kmsg.HeartbeatResponse)
 		assert.Equal(t, v, hb.Version)
@@ -156,7 +157,7 @@ func TestClientPipeline(t *testing.T) {
 			reqs[i] = apiVersions(int16(i / 50))
 			continue
 		}
-		reqs[i] = heartbeat(int16(i%5), int32(i))
+		reqs[i] = frametest.Heartbeat(int16(i%5), int32(i))
 	}
 	resps, err := c.Pipeline(t.Context(), reqs)
 	require.NoError(t, err)
@@ -184,9 +185,9 @@ func TestClientHostileInput(t *testing.T) {
 	}{
 		{"negative size", []byte{0xff, 0xff, 0xff, 0xff}},
 		{"oversize", []byte{0x7f, 0xff, 0xff, 0xff}},
-		{"unknown key", sizePrefixed(headerBytes(9999, 0, 1, nil, nil))},
-		{"unsupported heartbeat", sizePrefixed(formatted(heartbeat(5, 1), 1, "c"))},
-		{"truncated header", sizePrefixed([]byte{0, 12, 0})},
+		{"unknown key", frametest.SizePrefixed(frametest.HeaderBytes(9999, 0, 1, nil, nil))},
+		{"unsupported heartbeat", frametest.SizePrefixed(frametest.Formatted(frametest.Heartbeat(5, 1), 1, "c"))},
+		{"truncated header", frametest.SizePrefixed([]byte{0, 12, 0})},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -205,7 +206,7 @@ func TestClientHostileInput(t *testing.T) {
 func TestClientRawFrame(t *testing.T) {
 	t.Parallel()
 	c := dial(t, serve(t, echoBroker))
-	require.NoError(t, c.Send(sizePrefixed(formatted(heartbeat(3, 5), 41, "c"))))
+	require.NoError(t, c.Send(frametest.SizePrefixed(frametest.Formatted(frametest.Heartbeat(3, 5), 41, "c"))))
 	frame, err := c.ReadFrame()
 	require.NoError(t, err)
 	assert.Equal(t, []byte{0, 0, 0, 41, 0, 0, 0, 0, 0, 5}, frame) // corr, throttle, error code
@@ -221,17 +222,17 @@ func TestClientBadResponses(t *testing.T) {
 		wantErr error
 		wantMsg string
 	}{
-		{"correlation mismatch", heartbeat(3, 1),
-			func(id int32) []byte { return sizePrefixed(append(corr(id+1), 0, 0, 0, 0, 0, 0)) },
+		{"correlation mismatch", frametest.Heartbeat(3, 1),
+			func(id int32) []byte { return frametest.SizePrefixed(append(corr(id+1), 0, 0, 0, 0, 0, 0)) },
 			ErrCorrelationMismatch, "got 1, want 0"},
-		{"no correlation id", heartbeat(3, 1),
-			func(int32) []byte { return sizePrefixed([]byte{0, 0}) }, nil, "has no correlation id"},
-		{"missing header tags", heartbeat(4, 1),
-			func(id int32) []byte { return sizePrefixed(corr(id)) }, nil, "header tags truncated"},
-		{"truncated body", heartbeat(3, 1),
-			func(id int32) []byte { return sizePrefixed(append(corr(id), 0, 0)) }, nil, "decode Heartbeat v3 response"},
-		{"closed", heartbeat(3, 1), func(int32) []byte { return nil }, io.EOF, "read Heartbeat response"},
-		{"oversize", heartbeat(3, 1),
+		{"no correlation id", frametest.Heartbeat(3, 1),
+			func(int32) []byte { return frametest.SizePrefixed([]byte{0, 0}) }, nil, "has no correlation id"},
+		{"missing header tags", frametest.Heartbeat(4, 1),
+			func(id int32) []byte { return frametest.SizePrefixed(corr(id)) }, nil, "header tags truncated"},
+		{"truncated body", frametest.Heartbeat(3, 1),
+			func(id int32) []byte { return frametest.SizePrefixed(append(corr(id), 0, 0)) }, nil, "decode Heartbeat v3 response"},
+		{"closed", frametest.Heartbeat(3, 1), func(int32) []byte { return nil }, io.EOF, "read Heartbeat response"},
+		{"oversize", frametest.Heartbeat(3, 1),
 			func(int32) []byte { return []byte{0x7f, 0xff, 0xff, 0xff} }, protocol.ErrFrameTooLarge, "exceeds max"},
 	}
 	for _, tc := range tests {
@@ -260,14 +261,14 @@ func TestClientContext(t *testing.T) {
 		c := dial(t, serve(t, scripted(func(int32) []byte { return nil }))) // never answers
 		ctx, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
 		defer cancel()
-		_, err := c.Request(ctx, heartbeat(3, 1))
+		_, err := c.Request(ctx, frametest.Heartbeat(3, 1))
 		assert.ErrorIs(t, err, context.DeadlineExceeded)
 	})
 	t.Run("cancel while waiting", func(t *testing.T) {
 		t.Parallel()
 		ctx, cancel := context.WithCancel(t.Context())
 		c := dial(t, serve(t, scripted(func(int32) []byte { cancel(); return nil })))
-		_, err := c.Request(ctx, heartbeat(3, 1))
+		_, err := c.Request(ctx, frametest.Heartbeat(3, 1))
 		assert.ErrorIs(t, err, context.Canceled)
 	})
 	t.Run("already cancelled", func(t *testing.T) {
@@ -275,10 +276,10 @@ func TestClientContext(t *testing.T) {
 		c := dial(t, serve(t, echoBroker))
 		ctx, cancel := context.WithCancel(t.Context())
 		cancel()
-		_, err := c.Request(ctx, heartbeat(3, 1))
+		_, err := c.Request(ctx, frametest.Heartbeat(3, 1))
 		assert.ErrorIs(t, err, context.Canceled)
 
-		resp, err := c.Request(t.Context(), heartbeat(3, 8))
+		resp, err := c.Request(t.Context(), frametest.Heartbeat(3, 8))
 		require.NoError(t, err, "the connection is still usable")
 		assert.Equal(t, int16(8), resp.(*kmsg.HeartbeatResponse).ErrorCode)
 	})
@@ -297,7 +298,7 @@ func TestClientClose(t *testing.T) {
 	c := dial(t, serve(t, echoBroker))
 	require.NoError(t, c.Close())
 	assert.NoError(t, c.Close(), "Close is idempotent")
-	_, err := c.Request(t.Context(), heartbeat(3, 1))
+	_, err := c.Request(t.Context(), frametest.Heartbeat(3, 1))
 	assert.ErrorIs(t, err, net.ErrClosed)
 	assert.ErrorIs(t, c.Send([]byte{1}), net.ErrClosed)
 }
