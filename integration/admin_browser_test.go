@@ -36,7 +36,7 @@ const adminChromiumPath = "/usr/bin/chromium"
 
 // adminChromiumTimeout bounds one chromium run; a cold start on two cores
 // takes a few seconds.
-const adminChromiumTimeout = 25 * time.Second
+const adminChromiumTimeout = 90 * time.Second
 
 // adminChromium runs headless chromium with args after the common flags
 // and returns what it printed on stdout. The browser runs in its own

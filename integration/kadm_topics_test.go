@@ -48,7 +48,7 @@ func TestKadmDeleteTopicUnderConsumer(t *testing.T) {
 	require.Equal(t, oldID, deleted["payments"].ID)
 
 	v := b.describe("g")
-	require.Equal(t, before+1, v.Generation)
+	require.Equal(t, before+1, v.Generation, "the delete is one rebalance: %s", kgoRebalances(b, "g"))
 	reasons := []string{}
 	for _, r := range b.Logs.Find("rebalance complete") {
 		if r.Attrs["group"] == "g" {

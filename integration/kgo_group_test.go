@@ -8,6 +8,7 @@ package integration
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -121,7 +122,7 @@ func TestKgoGroupLifecycle(t *testing.T) {
 				_, stillMember := b.member(group, closedID)
 				require.False(t, stillMember, "kgo's Close sent LeaveGroup before returning")
 				next := waitKgoConverged(t, b, group, "orders", 4, mb, mc)
-				assert.Equal(t, gen+1, next, "the leave was one rebalance")
+				assert.Equal(t, gen+1, next, "the leave was one rebalance: %s", kgoRebalances(b, group))
 				assert.Equal(t, map[string][]int32{"orders": {0, 2}}, mb.Owned())
 				assert.Equal(t, map[string][]int32{"orders": {1, 3}}, mc.Owned())
 				// The rebalance completed inside the LeaveGroup, so b
@@ -133,7 +134,7 @@ func TestKgoGroupLifecycle(t *testing.T) {
 				assert.Equal(t, []kgoEvent{
 					{Kind: "lost", Partitions: map[string][]int32{"orders": {1}}, Generation: gen},
 					{Kind: "assigned", Partitions: map[string][]int32{"orders": {0, 2}}, Generation: next},
-				}, mb.Events()[seen:])
+				}, mb.Events()[seen:], kgoRebalances(b, group))
 				errs := mb.ManageErrs()
 				require.NotEmpty(t, errs)
 				assert.ErrorIs(t, errs[len(errs)-1], kerr.IllegalGeneration)
@@ -204,14 +205,26 @@ func kgoAssertSteadyFor(t *testing.T, d time.Duration, b *testBroker, group stri
 	defer tick.Stop()
 	for time.Now().Before(deadline) {
 		v := b.describe(group)
-		require.Equal(t, gen, v.Generation, "the group rebalanced during steady state")
+		require.Equal(t, gen, v.Generation, "the group rebalanced during steady state: %s", kgoRebalances(b, group))
 		require.Len(t, v.Members, len(members))
 		for _, m := range members {
-			require.Equal(t, gen, m.Generation(), "member %s changed generation", m.Name)
-			require.Len(t, m.Events(), events[m.Name], "member %s saw a callback during steady state: %v", m.Name, m.Events())
+			require.Equal(t, gen, m.Generation(), "member %s changed generation: %s", m.Name, kgoRebalances(b, group))
+			require.Len(t, m.Events(), events[m.Name], "member %s saw a callback during steady state: %v; %s", m.Name, m.Events(), kgoRebalances(b, group))
 		}
 		<-tick.C
 	}
+}
+
+// kgoRebalances lists group's rebalances as the coordinator logged them
+// (generation, reason, members), for a failure message.
+func kgoRebalances(b *testBroker, group string) string {
+	var out []string
+	for _, r := range b.Logs.Find("rebalance complete") {
+		if r.Attrs["group"] == group {
+			out = append(out, fmt.Sprintf("generation %s (%s): %s", r.Attrs["generation"], r.Attrs["reason"], r.Attrs["members"]))
+		}
+	}
+	return "rebalances: " + strings.Join(out, "; ")
 }
 
 // kgoAutoCommitted reports whether one of m's autocommits committed every

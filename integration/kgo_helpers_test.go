@@ -365,7 +365,8 @@ func (m *kgoMember) Kill() {
 
 // kgoConverged reports "" when the members and the coordinator agree on a
 // settled group: the coordinator's group is Stable with exactly these
-// members; every member holds the group's generation; what each member's
+// members; every member holds the group's generation and its last callback
+// is OnPartitionsAssigned at that generation; what each member's
 // callbacks say it owns equals the coordinator's assignment for it; and the
 // members' partitions of topic are disjoint and cover 0..partitions-1.
 func kgoConverged(b *testBroker, group, topic string, partitions int32, members ...*kgoMember) string {
@@ -389,6 +390,14 @@ func kgoConverged(b *testBroker, group, topic string, partitions int32, members 
 		}
 		if gen != v.Generation {
 			return fmt.Sprintf("%s holds generation %d, group is at %d", m.Name, gen, v.Generation)
+		}
+		// kgo takes the generation from the JoinGroup response, before
+		// its SyncGroup, and calls OnPartitionsAssigned (always, even
+		// with nothing assigned) only once the sync is done: until that
+		// callback a member holding the group's generation may still be
+		// between join and sync, and its callbacks are not over.
+		if ev := m.Events(); len(ev) == 0 || ev[len(ev)-1].Kind != "assigned" || ev[len(ev)-1].Generation != v.Generation {
+			return fmt.Sprintf("%s has not finished its session's setup at generation %d: callbacks %v", m.Name, v.Generation, ev)
 		}
 		want := map[string][]int32{}
 		for _, tp := range mv.Assignment {
