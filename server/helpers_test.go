@@ -219,6 +219,25 @@ func (e *env) consumerJoin(group, member string, topics ...string) *kmsg.Consume
 	return resp
 }
 
+// serveBench serves srv on a loopback listener until the benchmark ends.
+func serveBench(b *testing.B, srv *Server) string {
+	b.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(b, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ctx, ln) }()
+	b.Cleanup(func() {
+		cancel()
+		select {
+		case <-done:
+		case <-time.After(testTimeout):
+			b.Errorf("Serve did not return %v after cancel", testTimeout)
+		}
+	})
+	return ln.Addr().String()
+}
+
 // benchServer serves a Server over an in-memory log holding topic
 // "bench" with partitions partitions, on a loopback socket, for
 // benchmarks of the connection and the records handlers without a disk.
@@ -228,16 +247,7 @@ func benchServer(b *testing.B, partitions int32) (addr string, log *records.Log)
 	log = core.Log
 	srv, err := New(Config{Coordinator: core.Coordinator, Catalog: core.Catalog, Log: log})
 	require.NoError(b, err)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(b, err)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ctx, ln) }()
-	b.Cleanup(func() {
-		cancel()
-		<-done
-	})
-	return ln.Addr().String(), log
+	return serveBench(b, srv), log
 }
 
 // benchBatch is an uncompressed batch of 100-byte records, about size

@@ -3,10 +3,8 @@ package server
 import (
 	"context"
 	"fmt"
-	"net"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -116,23 +114,4 @@ func commitBenchMember(b *testing.B, srv *Server, group string) *kmsg.OffsetComm
 		b.Errorf("join %s: code %d", group, join.ErrorCode)
 	}
 	return commitRequest(8, group, join.MemberID, join.Generation, commitPart{"bench", 0, 0, nil})
-}
-
-// serveBench serves srv on a loopback listener until the benchmark ends.
-func serveBench(b *testing.B, srv *Server) string {
-	b.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(b, err)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ctx, ln) }()
-	b.Cleanup(func() {
-		cancel()
-		select {
-		case <-done:
-		case <-time.After(testTimeout):
-			b.Errorf("Serve did not return %v after cancel", testTimeout)
-		}
-	})
-	return ln.Addr().String()
 }
