@@ -14,9 +14,12 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/minibroker/minibroker/broker"
 	"github.com/minibroker/minibroker/internal/testutil"
+	"github.com/minibroker/minibroker/records"
+	"github.com/minibroker/minibroker/wireclient"
 )
 
 // The test's group and topic: two partitions, one per instance.
@@ -149,36 +152,40 @@ func waitLog(t *testing.T, in *instance, line string) {
 	})
 }
 
-// produce puts r<p>-<i> for i in [from, to) in each partition p, one batch
-// per partition (one produce request, lingering until the flush).
+// produce appends records from..to-1 to both partitions in one Produce
+// request (acks all), one batch per partition, as the test's story
+// needs: each round reaches a consumer in one fetch. A kgo producer
+// cannot promise that: when the topic's metadata arrives after Flush, it
+// sends the first record it re-buffers at once, in a batch of its own.
 func produce(t *testing.T, b *broker.Broker, from, to int) {
 	t.Helper()
-	cl, err := kgo.NewClient(kgo.SeedBrokers(b.Addr()), kgo.DefaultProduceTopic(testTopic),
-		kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.ProducerLinger(time.Minute))
-	require.NoError(t, err)
-	defer cl.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), waitFor)
 	defer cancel()
-	var wg sync.WaitGroup
-	errs := make(chan error, 2*(to-from))
+	c, err := wireclient.Dial(ctx, b.Addr(), "produce")
+	require.NoError(t, err)
+	defer c.Close()
+	req := kmsg.NewPtrProduceRequest()
+	req.Version, req.Acks, req.TimeoutMillis = 7, -1, int32(waitFor.Milliseconds())
+	topic := kmsg.NewProduceRequestTopic()
+	topic.Topic = testTopic
 	for p := range int32(2) {
+		var recs []records.Record
 		for i := from; i < to; i++ {
-			wg.Add(1)
-			r := &kgo.Record{Partition: p, Value: fmt.Appendf(nil, "r%d-%d", p, i)}
-			cl.Produce(ctx, r, func(r *kgo.Record, err error) {
-				defer wg.Done()
-				if err == nil && r.Offset != int64(i) {
-					err = fmt.Errorf("r%d-%d landed at offset %d", p, i, r.Offset)
-				}
-				errs <- err
-			})
+			recs = append(recs, records.Record{Value: fmt.Appendf(nil, "r%d-%d", p, i)})
 		}
+		part := kmsg.NewProduceRequestTopicPartition()
+		part.Partition = p
+		part.Records = records.EncodeBatch(records.BatchSpec{Records: recs, FirstTimestamp: time.Now().UnixMilli()})
+		topic.Partitions = append(topic.Partitions, part)
 	}
-	require.NoError(t, cl.Flush(ctx))
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		require.NoError(t, err)
+	req.Topics = append(req.Topics, topic)
+	resp, err := c.Request(ctx, req)
+	require.NoError(t, err)
+	parts := resp.(*kmsg.ProduceResponse).Topics[0].Partitions
+	require.Len(t, parts, 2)
+	for _, pr := range parts {
+		require.Zero(t, pr.ErrorCode, "partition %d", pr.Partition)
+		require.Equal(t, int64(from), pr.BaseOffset, "partition %d: the round lands after the last", pr.Partition)
 	}
 }
 
