@@ -18,7 +18,7 @@ func TestFindCoordinator(t *testing.T) {
 		assert.Zero(t, resp.ErrorCode, "v%d", v)
 		assert.Equal(t, int32(0), resp.NodeID, "v%d", v)
 		assert.Equal(t, "127.0.0.1", resp.Host, "v%d", v)
-		assert.Equal(t, int32(9092), resp.Port, "v%d", v)
+		assert.Equal(t, int32(envPort), resp.Port, "v%d", v)
 		assert.Empty(t, resp.Coordinators, "v%d", v)
 	}
 	for v := int16(4); v <= 6; v++ {
@@ -27,7 +27,7 @@ func TestFindCoordinator(t *testing.T) {
 		resp := call[*kmsg.FindCoordinatorResponse](e, "c", req)
 		require.Len(t, resp.Coordinators, 4, "v%d: one entry per key, duplicates included", v)
 		for i, key := range req.CoordinatorKeys {
-			assert.Equal(t, kmsg.FindCoordinatorResponseCoordinator{Key: key, NodeID: 0, Host: "127.0.0.1", Port: 9092},
+			assert.Equal(t, kmsg.FindCoordinatorResponseCoordinator{Key: key, NodeID: 0, Host: "127.0.0.1", Port: envPort},
 				resp.Coordinators[i], "v%d: keys echoed in order", v)
 		}
 	}

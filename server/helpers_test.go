@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"encoding/binary"
+	"fmt"
 	"net"
 	"strings"
 	"testing"
@@ -86,9 +87,14 @@ func newEnvWith(t *testing.T, opts envOptions) *env {
 	srv, err := New(cfg)
 	require.NoError(t, err)
 	e.srv = srv
-	require.NoError(t, srv.setAddress("127.0.0.1:9092")) // what Serve would record
+	require.NoError(t, srv.setAddress(fmt.Sprintf("127.0.0.1:%d", envPort))) // what Serve would record
 	return e
 }
+
+// envPort is the port an env's server says it listens on (it binds
+// nothing): one no default could be, so an answer naming it can only
+// come from the recorded address.
+const envPort = 39092
 
 // req returns the per-request context a connection would build.
 func (e *env) req(clientID string, version int16) *request {

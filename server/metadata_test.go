@@ -58,7 +58,7 @@ func TestMetadataTopicSelection(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			resp := call[*kmsg.MetadataResponse](e, "c", metadataRequest(tc.version, tc.topics))
 			assert.Equal(t, tc.want, topicSummary(resp))
-			assert.Equal(t, []kmsg.MetadataResponseBroker{{NodeID: 0, Host: "127.0.0.1", Port: 9092}}, resp.Brokers)
+			assert.Equal(t, []kmsg.MetadataResponseBroker{{NodeID: 0, Host: "127.0.0.1", Port: envPort}}, resp.Brokers)
 			assert.Equal(t, int32(0), resp.ControllerID)
 			require.NotNil(t, resp.ClusterID)
 			assert.Equal(t, "minibroker", *resp.ClusterID)
