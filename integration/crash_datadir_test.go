@@ -1,6 +1,7 @@
 package integration
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -123,9 +124,18 @@ func TestDataDirCleanStopAfterCrashFoldsEverything(t *testing.T) {
 	}
 }
 
+// journalEnd returns where the records of a preallocated journal segment
+// end and its zeros begin. A commit record ends with its commit time, a
+// varint whose last byte is not zero.
+func journalEnd(data []byte) int {
+	return len(bytes.TrimRight(data, "\x00"))
+}
+
 // TestDataDirTornTailIsLoggedAndKept: a torn record at the end of the
-// newest journal segment is cut at start-up, logged at Warn with the file
-// and byte range, and kept beside the segment.
+// newest journal segment (written over the zeros filled ahead of the
+// records and lost from a sector boundary on, as a power cut leaves it)
+// is cut at start-up, logged at Warn with the file and byte range, and
+// kept beside the segment.
 func TestDataDirTornTailIsLoggedAndKept(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
@@ -136,18 +146,33 @@ func TestDataDirTornTailIsLoggedAndKept(t *testing.T) {
 	segs, err := filepath.Glob(filepath.Join(dir, "offsets.journal.*"))
 	require.NoError(t, err)
 	require.Len(t, segs, 1)
-	f, err := os.OpenFile(segs[0], os.O_APPEND|os.O_WRONLY, 0)
+	data, err := os.ReadFile(segs[0])
 	require.NoError(t, err)
-	_, err = f.Write([]byte{0, 0, 1, 0, 9, 9, 9}) // a record cut short by the crash
+	end := journalEnd(data)
+	require.Less(t, end, 512, "the commit's record is in the first sector")
+	// A record of 512 bytes of payload whose bytes from the sector
+	// boundary at 512 on never reached the disk.
+	torn := make([]byte, 8+512)
+	copy(torn, []byte{0, 0, 2, 0, 0xde, 0xad, 0xbe, 0xef})
+	for i := 8; i < 512-end; i++ {
+		torn[i] = 9
+	}
+	f, err := os.OpenFile(segs[0], os.O_WRONLY, 0)
+	require.NoError(t, err)
+	_, err = f.WriteAt(torn[:512-end], int64(end))
 	require.NoError(t, err)
 	require.NoError(t, f.Close())
 
 	p = startProcess(t, "--data-dir", dir)
 	logs := p.logs.String()
-	require.Regexp(t, regexp.MustCompile(`level=WARN msg="cut torn journal tail" path=`+regexp.QuoteMeta(segs[0])+` from=\d+ to=\d+ bytes=7 saved=\S+\.cut-1`), logs)
+	require.Regexp(t, regexp.MustCompile(`level=WARN msg="cut torn journal tail" path=`+regexp.QuoteMeta(segs[0])+
+		fmt.Sprintf(` from=%d to=%d bytes=520 saved=\S+\.cut-1`, end, end+520)), logs)
 	kept, err := os.ReadFile(segs[0] + ".cut-1")
 	require.NoError(t, err)
-	require.Equal(t, []byte{0, 0, 1, 0, 9, 9, 9}, kept)
+	require.Equal(t, torn, kept, "the torn record, without the zeros after it")
+	cut, err := os.ReadFile(segs[0])
+	require.NoError(t, err)
+	require.Equal(t, data[:end], cut, "the segment is cut back to its records")
 	require.Equal(t, map[string]int64{"orders-0": 7}, fetchedOffsets(t, p, "g", "orders", 0))
 	require.Equal(t, 0, p.signal(t, syscall.SIGTERM, waitTimeout))
 }
@@ -178,7 +203,7 @@ func TestDataDirBitRotStopsStartup(t *testing.T) {
 	require.Len(t, segs, 1)
 	data, err := os.ReadFile(segs[0])
 	require.NoError(t, err)
-	data[len(data)-1] ^= 0x40
+	data[journalEnd(data)-1] ^= 0x40 // the record's last byte, before the zeros filled ahead
 	require.NoError(t, os.WriteFile(segs[0], data, 0o644))
 
 	code, out := runServe(t, "--listen", "127.0.0.1:0", "--data-dir", dir)

@@ -11,7 +11,9 @@
 // grows with the number of offsets stored, a commit here appends one
 // record to a journal beside it (offsets.journal.<n>: length, CRC-32C,
 // compact binary batch; journal.go) with one write and one fsync, whatever
-// the number of offsets stored. offsets.json stays the readable snapshot:
+// the number of offsets stored, written over zeros filled ahead of it so
+// that the fsync need not write the file's size too (journal_writer.go).
+// offsets.json stays the readable snapshot:
 // Open replays the journal over it (open.go); a background fold rewrites
 // it once the journal has grown as large as the snapshot (or
 // Config.CompactBytes), the way Kafka compacts __consumer_offsets, and

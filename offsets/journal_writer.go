@@ -3,6 +3,7 @@ package offsets
 import (
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"time"
 
@@ -25,6 +26,68 @@ type journalWriter struct {
 	nextSeq   uint64 // sequence number of the next segment
 	buf       []byte // the record being written, reused
 	broken    error  // a failed write could not be cut off: refuse ops
+
+	// preallocBytes is how far ahead of its records the active segment is
+	// filled with zeros (0: not at all), and allocated where the zeros
+	// end: the file's size on disk.
+	preallocBytes int64
+	allocated     int64
+}
+
+// Preallocation. An fdatasync after an append must write the file's new
+// size as well as its data; after an overwrite of bytes the file already
+// has, only the data. So the writer fills the active segment with zeros a
+// chunk ahead of its records and writes each record over them: one
+// fdatasync in a chunk's worth of records carries the new size (the one
+// that writes the zeros, with the record after them), every other only
+// its record. On ext4 here that cut an 800-byte fdatasync from about
+// 235 to 135 µs and its system CPU from 120 to 70 µs (docs/performance.md).
+// The zeros are written, not fallocated: an unwritten extent turns into a
+// written one at the first write into it, and that is metadata again.
+//
+// Replay reads zeros from a record boundary to the end of a segment as
+// space not yet written (segment.go): a record never starts with zeros.
+const (
+	maxPreallocBytes = 1 << 20
+	minPreallocBytes = 64 << 10
+)
+
+// preallocFor is the chunk of zeros for a store that folds its journal at
+// compactBytes: a segment is sealed at about that size, so more would be
+// written for nothing.
+func preallocFor(compactBytes int64) int64 {
+	if compactBytes < 0 {
+		return maxPreallocBytes
+	}
+	return min(max(compactBytes, minPreallocBytes), maxPreallocBytes)
+}
+
+// zeros is what preallocate writes, a piece at a time.
+var zeros = make([]byte, 64<<10)
+
+// preallocate makes sure the active segment has room for n more bytes of
+// records: if not, it writes zeros from where they end up to a chunk past
+// the record. Only a real file (*os.File) is preallocated; a test's wrapper
+// gets plain appends, as do files whose zeros could not be written, so a
+// failure here costs only the speed: the record is then appended.
+func (w *journalWriter) preallocate(n int64) {
+	need := w.activeSeg.size + n
+	if w.preallocBytes <= 0 || need <= w.allocated {
+		return
+	}
+	f, ok := w.active.(*os.File)
+	if !ok {
+		return
+	}
+	end := need + w.preallocBytes
+	for at := w.allocated; at < end; {
+		k := min(int64(len(zeros)), end-at)
+		if _, err := f.WriteAt(zeros[:k], at); err != nil {
+			return
+		}
+		at += k
+		w.allocated = at
+	}
 }
 
 // append writes ops as one record at the end of the active segment and
@@ -53,6 +116,7 @@ func (w *journalWriter) append(ops []*op) (n int, opened bool, err error) {
 	if w.observeSync != nil {
 		start = time.Now()
 	}
+	w.preallocate(int64(len(w.buf)))
 	if _, err := w.active.Write(w.buf); err != nil {
 		return 0, opened, fmt.Errorf("%w: %w", ErrStorage, w.rewind(fmt.Errorf("write %s: %w", w.activeSeg.path, err)))
 	}
@@ -63,6 +127,7 @@ func (w *journalWriter) append(ops []*op) (n int, opened bool, err error) {
 		w.observeSync(time.Since(start))
 	}
 	w.activeSeg.size += int64(len(w.buf))
+	w.allocated = max(w.allocated, w.activeSeg.size)
 	return len(w.buf), opened, nil
 }
 
@@ -89,6 +154,7 @@ func (w *journalWriter) rewind(cause error) error {
 		return cause
 	}
 	err := rw.Truncate(w.activeSeg.size)
+	w.allocated = w.activeSeg.size // the zeros went too
 	if err == nil {
 		_, err = rw.Seek(w.activeSeg.size, io.SeekStart)
 	}
@@ -124,7 +190,7 @@ func (w *journalWriter) openSegment() error {
 		_ = w.fs.Remove(path)
 		return fmt.Errorf("%w: %s: %w", atomicfile.ErrDirSync, w.dir, err)
 	}
-	w.active, w.activeSeg = f, segment{seq: seq, path: path}
+	w.active, w.activeSeg, w.allocated = f, segment{seq: seq, path: path}, 0
 	return nil
 }
 

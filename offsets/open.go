@@ -57,8 +57,9 @@ func open(cfg Config, runFold func(fold func())) (*Store, error) {
 	s := &Store{
 		path: path, dir: cfg.Dir, fs: cfg.FS, committed: t,
 		compactBytes: cfg.CompactBytes,
-		w:            &journalWriter{dir: cfg.Dir, fs: cfg.FS, observeSync: cfg.ObserveSync, nextSeq: 1},
-		log:          cfg.Logger, events: newRateLog(cfg.Logger, LogInterval, time.Now),
+		w: &journalWriter{dir: cfg.Dir, fs: cfg.FS, observeSync: cfg.ObserveSync, nextSeq: 1,
+			preallocBytes: preallocFor(cfg.CompactBytes)},
+		log: cfg.Logger, events: newRateLog(cfg.Logger, LogInterval, time.Now),
 		runFold: runFold, snapshotBytes: size,
 	}
 	if s.runFold == nil {

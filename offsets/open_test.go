@@ -122,26 +122,35 @@ func must[T any](v T, err error) T {
 }
 
 // TestOpenCutsTornTail: bytes at the end of the newest segment that do not
-// form a whole record (a record cut short, or zeros) were never
-// acknowledged; Open cuts them off, keeps them beside the segment as
-// .cut-1, logs it at Warn with the byte range, counts it, and the store
-// goes on appending.
+// form a whole record (a record cut short, or one whose bytes are zeros
+// from a sector boundary on) were never acknowledged; Open cuts them off,
+// keeps the torn write's bytes beside the segment as .cut-1, logs it at
+// Warn with the byte range, counts it, and the store goes on appending.
 func TestOpenCutsTornTail(t *testing.T) {
 	t.Parallel()
 	first := rec(commitOf("billing", ent("orders", 0, 6)))
 	second := rec(commitOf("billing", ent("orders", 0, 7)), commitOf("shipping", ent("orders", 1, 2)))
-	tests := map[string][]byte{
-		"header cut short":     second[:5],
-		"payload cut short":    second[:len(second)-2],
-		"zeros after a record": make([]byte, 64),
-		"garbage tail":         []byte("\x00\x00\x10\x00partial"),
+	// spanning spans the sector boundary at 512 when it starts after
+	// first; torn at the boundary, with preallocated zeros after it.
+	spanning := rec(commitOf("billing", Entry{Topic: "orders", Offset: 7, Metadata: strings.Repeat("m", 600), LeaderEpoch: 1}))
+	tornSpanning := bytes.Clone(spanning)
+	clear(tornSpanning[sectorBytes-len(first):])
+	tests := map[string]struct{ tail, saved []byte }{
+		"header cut short":  {tail: second[:5]},
+		"payload cut short": {tail: second[:len(second)-2]},
+		"garbage tail":      {tail: []byte("\x00\x00\x10\x00partial")},
+		"torn at a sector boundary, preallocated zeros after": {
+			tail: append(bytes.Clone(tornSpanning), make([]byte, 4096)...), saved: tornSpanning},
 	}
-	for name, tail := range tests {
+	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
+			if tc.saved == nil {
+				tc.saved = tc.tail
+			}
 			dir := t.TempDir()
 			writeOffsets(t, dir, []byte(emptyFile))
-			path := writeSegment(t, dir, 1, append(bytes.Clone(first), tail...))
+			path := writeSegment(t, dir, 1, append(bytes.Clone(first), tc.tail...))
 			logger, logs := newLogger()
 
 			s, err := Open(Config{Dir: dir, Logger: logger})
@@ -149,15 +158,42 @@ func TestOpenCutsTornTail(t *testing.T) {
 			t.Cleanup(func() { require.NoError(t, s.Close()) })
 			require.Equal(t, map[string][]Entry{"billing": {ent("orders", 0, 6)}}, snapshot(s))
 			require.Equal(t, first, must(os.ReadFile(path)), "the torn record is cut off")
-			require.Equal(t, tail, must(os.ReadFile(path+".cut-1")), "and kept beside the segment")
+			require.Equal(t, tc.saved, must(os.ReadFile(path+".cut-1")), "and kept beside the segment")
 			require.Equal(t, int64(1), s.Stats().CutTails)
 			require.Contains(t, logs.String(), fmt.Sprintf(`level=WARN msg="cut torn journal tail" path=%s from=%d to=%d bytes=%d saved=%s.cut-1`,
-				path, len(first), len(first)+len(tail), len(tail), path))
+				path, len(first), len(first)+len(tc.saved), len(tc.saved), path))
 
 			require.NoError(t, s.Commit("billing", []Entry{ent("orders", 0, 8)}))
 			require.Equal(t, map[string][]Entry{"billing": {ent("orders", 0, 8)}}, reopen(t, dir))
 		})
 	}
+}
+
+// TestZerosEndASegment: zeros from a record boundary to the end of a
+// segment, newest or sealed, are space the writer filled ahead of its
+// records: Open replays the records before them, cuts nothing, logs
+// nothing at Warn and leaves every file as it was.
+func TestZerosEndASegment(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	writeOffsets(t, dir, []byte(emptyFile))
+	sealed := append(rec(commitOf("billing", ent("orders", 0, 6))), make([]byte, 8192)...)
+	newest := append(rec(commitOf("billing", ent("orders", 0, 7)), commitOf("shipping", ent("orders", 1, 2))), make([]byte, 100)...)
+	paths := []string{writeSegment(t, dir, 1, sealed), writeSegment(t, dir, 2, newest)}
+	logger, logs := newLogger()
+
+	s, err := Open(Config{Dir: dir, Logger: logger})
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, s.Close()) })
+	require.Equal(t, map[string][]Entry{
+		"billing":  {ent("orders", 0, 7)},
+		"shipping": {ent("orders", 1, 2)},
+	}, snapshot(s))
+	require.Equal(t, sealed, must(os.ReadFile(paths[0])), "nothing is cut")
+	require.Equal(t, newest, must(os.ReadFile(paths[1])), "nothing is cut")
+	require.Zero(t, s.Stats().CutTails)
+	require.Equal(t, int64(len(sealed)-8192+len(newest)-100), s.Stats().JournalBytes, "only the records count")
+	require.NotContains(t, logs.String(), "level=WARN")
 }
 
 // TestOpenRefusesBitRotInTheLastRecord: a record that is all there but

@@ -16,15 +16,19 @@ const readAttempts = 5
 // them now, sorted by group, topic and partition: offsets.json with the
 // journal replayed over it. It takes no lock and changes nothing, so it
 // may run beside a broker that owns dir (`minibroker offsets`): the
-// newest segment's unfinished last record is skipped, not cut, and a read
-// that a concurrent fold raced with is retried. A corrupt file is an
+// newest segment's torn last record is skipped, not cut, and a read that
+// a concurrent fold or write raced with is retried. A corrupt file is an
 // error, as for Open.
 func Read(dir string) (map[string][]Entry, error) {
 	var lastErr error
 	for range readAttempts {
 		t, stable, err := readOnce(dir)
-		if err != nil {
+		if err != nil && stable {
 			return nil, err
+		}
+		if err != nil {
+			lastErr = err
+			continue
 		}
 		if stable {
 			out := make(map[string][]Entry, len(t))
@@ -40,7 +44,11 @@ func Read(dir string) (map[string][]Entry, error) {
 
 // readOnce reads dir once. stable is false when a segment it listed
 // vanished before it was read (a fold removed it): the snapshot it loaded
-// may then be older or newer than the segments it replayed.
+// may then be older or newer than the segments it replayed. It is false
+// with an error when the newest segment does not replay: the writer may
+// have been copying a record over the zeros filled ahead of it (the
+// reader saw its first bytes and not the rest), which a second read
+// finds whole.
 func readOnce(dir string) (t table, stable bool, err error) {
 	scan, err := scanDir(dir)
 	if err != nil {
@@ -56,7 +64,7 @@ func readOnce(dir string) (t table, stable bool, err error) {
 			return nil, false, nil
 		}
 		if err != nil {
-			return nil, false, fmt.Errorf("offsets: %w", err)
+			return nil, i < len(scan.segments)-1 || !errors.Is(err, ErrCorrupt), fmt.Errorf("offsets: %w", err)
 		}
 	}
 	after, err := scanDir(dir)

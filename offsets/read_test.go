@@ -3,14 +3,15 @@ package offsets
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 )
 
 // TestReadBesideARunningStore: Read sees what an open store acknowledged,
-// journal included, skips an unfinished last record without cutting it,
-// and changes no file.
+// journal included, skips a torn last record without cutting it, and
+// changes no file.
 func TestReadBesideARunningStore(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
@@ -25,9 +26,13 @@ func TestReadBesideARunningStore(t *testing.T) {
 	segs, err := filepath.Glob(filepath.Join(dir, "offsets.journal.*"))
 	require.NoError(t, err)
 	require.Len(t, segs, 1, "the commits are in the journal, not yet in offsets.json")
-	f, err := os.OpenFile(segs[0], os.O_APPEND|os.O_WRONLY, 0)
+	// A record torn at the first sector boundary, over the zeros filled
+	// ahead of the records.
+	end := s.Stats().JournalBytes
+	torn := rec(commitOf("app", Entry{Topic: "orders", Offset: 9, Metadata: strings.Repeat("m", 600), LeaderEpoch: NoLeaderEpoch}))
+	f, err := os.OpenFile(segs[0], os.O_WRONLY, 0)
 	require.NoError(t, err)
-	_, err = f.Write([]byte{0, 0, 0, 40, 1, 2}) // a record still being written
+	_, err = f.WriteAt(torn[:sectorBytes-end], end)
 	require.NoError(t, err)
 	require.NoError(t, f.Close())
 	before, err := os.ReadFile(segs[0])

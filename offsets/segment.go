@@ -99,13 +99,15 @@ func scanDir(dir string) (dirScan, error) {
 const sectorBytes = 512
 
 // replaySegment applies every intact record of the segment at path, in
-// order, and returns the length of its intact prefix. When newest is true,
-// bytes at the end that a torn write explains (tornTail) end the prefix
-// and are returned as tail, for the caller to cut off: that write was
-// never acknowledged. Anything else that is not a whole, intact record is
-// an error wrapping ErrCorrupt that names the file, the byte offset and
-// what to do: data that was durable is damaged, and we never drop it
-// silently.
+// order, and returns the length of its intact prefix. Zeros from a record
+// boundary to the end of the file are space the writer filled ahead of
+// its records (journal_writer.go) and end the prefix in any segment. When
+// newest is true, bytes at the end that a torn write explains (isTorn)
+// end the prefix and are returned as tail (the part the write meant to
+// fill, tornBytes), for the caller to cut off: that write was never
+// acknowledged. Anything else that is not a whole, intact record is an
+// error wrapping ErrCorrupt that names the file, the byte offset and what
+// to do: data that was durable is damaged, and we never drop it silently.
 func replaySegment(path string, newest bool, apply func(*op)) (valid int64, tail []byte, err error) {
 	data, err := datadir.ReadFile(path)
 	if err != nil {
@@ -116,8 +118,11 @@ func replaySegment(path string, newest bool, apply func(*op)) (valid int64, tail
 		at := int64(len(data) - len(rest))
 		payload, next, err := nextRecord(rest)
 		if err != nil {
-			if newest && tornTail(rest, at, err) {
-				return at, rest, nil
+			if allZero(rest) {
+				return at, nil, nil
+			}
+			if newest && isTorn(rest, at, err) {
+				return at, tornBytes(rest, err), nil
 			}
 			if errors.Is(err, errChecksum) {
 				err = fmt.Errorf("%w: the whole record is there, so this is damage to durable data, not a torn write", err)
@@ -139,29 +144,27 @@ func corruptAt(path string, at int64, err error) error {
 		"or move the segment out of the data directory to drop all of it", ErrCorrupt, path, at, err, at, at, path)
 }
 
-// tornTail reports whether tail, the bytes of the newest segment from
-// byte at (which does not start a whole, intact record, for the reason
-// why) to the end of the file, is what a write cut short by a crash
-// leaves, and so may be cut off:
+// isTorn reports whether tail, the bytes of the newest segment from byte
+// at (which does not start a whole, intact record, for the reason why,
+// and is not all zeros) to the end of the file, is what a write cut short
+// by a crash leaves, and so may be cut off:
 //
 //   - a record cut short: fewer bytes than its header, or than its length;
-//   - zeros to the end of the file, where a record would start;
 //   - a whole record failing its checksum whose bytes are zero from a
-//     sector boundary inside it to the end of the file.
+//     sector boundary inside it to the end of the file (in a preallocated
+//     segment, the zeros run on past the record to the end).
 //
 // A whole record failing its checksum otherwise (bit rot), an impossible
 // length that is not zeros, or any intact record after the damage is not
 // a torn write: a crash damages only the last record, the one nobody was
 // told is durable.
-func tornTail(tail []byte, at int64, why error) bool {
+func isTorn(tail []byte, at int64, why error) bool {
 	if validRecordAfter(tail) {
 		return false
 	}
 	switch {
 	case errors.Is(why, errShort):
 		return true
-	case errors.Is(why, errLength):
-		return allZero(tail)
 	case errors.Is(why, errChecksum):
 		end := at + recordHeaderBytes + int64(binary.BigEndian.Uint32(tail))
 		zeros := at + int64(len(bytes.TrimRight(tail, "\x00"))) // first byte of the zero run
@@ -172,6 +175,16 @@ func tornTail(tail []byte, at int64, why error) bool {
 }
 
 func allZero(b []byte) bool { return len(bytes.TrimLeft(b, "\x00")) == 0 }
+
+// tornBytes is the part of a torn tail (isTorn) the torn write was
+// meant to fill: for a whole record failing its checksum, the record; the
+// zeros after it are space filled ahead, and nothing was written there.
+func tornBytes(tail []byte, why error) []byte {
+	if errors.Is(why, errChecksum) {
+		return tail[:min(len(tail), recordHeaderBytes+int(binary.BigEndian.Uint32(tail)))]
+	}
+	return tail
+}
 
 // validRecordAfter reports whether any intact record starts after the
 // first byte of data.
