@@ -18,12 +18,12 @@ func BenchmarkHeartbeatFrame(b *testing.B) {
 	commit := commitBenchMember(b, srv, "bench")
 	req := wiretest.HeartbeatRequest(4, commit.Group, commit.MemberID, commit.Generation)
 	from := &peer{remote: "127.0.0.1:40000", host: "/127.0.0.1", clientID: "bench"}
-	acct := &account{mem: srv.mem, wait: srv.frameTimeout}
+	r := &request{ctx: b.Context(), logger: srv.logger, peer: from, acct: &account{mem: srv.mem, wait: srv.frameTimeout}}
 	frame := rawRequest(req, 7, "bench")[4:]
 	var out []byte
 	b.ReportAllocs()
 	for b.Loop() {
-		resp, corr, r, err := srv.handleFrame(b.Context(), srv.logger, from, acct, frame)
+		resp, corr, err := srv.handleFrame(r, frame)
 		if err != nil || r.code != 0 {
 			b.Fatalf("heartbeat: %v, code %d", err, r.code)
 		}
