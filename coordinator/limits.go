@@ -118,8 +118,23 @@ func (c *Coordinator) checkClientID(id string) error {
 // validText reports whether s is valid UTF-8 without control characters
 // (C0, DEL, C1). offsets.json can hold only UTF-8, and a control character
 // in an id would garble the logs and the admin page; no client generates
-// either.
+// either. Every Heartbeat, SyncGroup and OffsetCommit checks its ids, which
+// are ASCII in practice: printable ASCII is answered byte by byte, in one
+// pass, and only what follows the first non-ASCII byte is decoded.
 func validText(s string) bool {
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c >= utf8.RuneSelf:
+			return validUTF8Text(s[i:])
+		case c < ' ' || c == 0x7f: // C0, DEL
+			return false
+		}
+	}
+	return true
+}
+
+// validUTF8Text is validText for any s, decoding it rune by rune.
+func validUTF8Text(s string) bool {
 	if !utf8.ValidString(s) {
 		return false
 	}

@@ -198,6 +198,43 @@ func TestIDLimits(t *testing.T) {
 	}
 }
 
+// TestValidText: printable ASCII, and UTF-8 text after it, is text; a C0
+// control, DEL, a C1 control or a byte that is not UTF-8 anywhere in the
+// id is not. The ASCII pass answers as the rune-by-rune rule does for
+// every string of up to two bytes, alone and after an ASCII prefix.
+func TestValidText(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		id   string
+		want bool
+	}{
+		{"", true},
+		{"kgo-000001", true},
+		{"~ !", true},
+		{"gruppe-\u00e4\u4e2d", true},
+		{"\u00e4-after", true},
+		{"a\x00", false},
+		{"\x1fa", false},
+		{"a\x7f", false},
+		{"a\u0085", false},
+		{"a\u00e4\n", false},
+		{"a\xff", false},
+		{"a\xc3", false},
+		{"a\xed\xa0\x80", false}, // a surrogate half
+	} {
+		require.Equal(t, tc.want, validText(tc.id), "%q", tc.id)
+	}
+	for _, prefix := range []string{"", "member-"} {
+		for i := range 1 << 16 {
+			for _, id := range []string{string([]byte{byte(i)}), string([]byte{byte(i >> 8), byte(i)})} {
+				if validText(prefix+id) != validUTF8Text(prefix+id) {
+					t.Fatalf("validText(%q) = %v, the rune-by-rune rule says %v", prefix+id, validText(prefix+id), validUTF8Text(prefix+id))
+				}
+			}
+		}
+	}
+}
+
 // TestJoinSubscriptionToInvalidTopicName: a name Kafka would refuse as a
 // topic is INVALID_TOPIC_EXCEPTION's error, not merely unknown.
 func TestJoinSubscriptionToInvalidTopicName(t *testing.T) {

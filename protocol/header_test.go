@@ -148,6 +148,23 @@ func TestDecodeRequest(t *testing.T) {
 	}
 }
 
+// TestDecodeRequestAllocations: decoding a flexible request allocates the
+// request and what kmsg copies out of the frame (a Heartbeat's group and
+// member ids), and nothing for the header's tagged fields.
+func TestDecodeRequestAllocations(t *testing.T) {
+	req := frametest.Heartbeat(4, 9)
+	req.Group, req.MemberID = "group-1", "member-1"
+	frame := frametest.HeaderBytes(12, 4, 1, ptr("c"), append([]byte{1, 0, 1, 'a'}, req.AppendTo(nil)...))
+	h, body, err := ParseHeader(frame)
+	require.NoError(t, err)
+	allocs := testing.AllocsPerRun(20, func() {
+		if _, err := DecodeRequest(h, body); err != nil {
+			t.Fatal(err)
+		}
+	})
+	assert.Equal(t, 3.0, allocs)
+}
+
 func TestDecodeRequestErrors(t *testing.T) {
 	t.Parallel()
 	hb4 := frametest.Formatted(frametest.Heartbeat(4, 9), 1, "c")

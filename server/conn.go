@@ -44,7 +44,8 @@ var (
 )
 
 // request is what a handler knows about the request beyond its body. It is
-// owned by the connection goroutine.
+// owned by the connection goroutine, which handles each frame in the same
+// one (handleFrame): nothing keeps it once the answer is written.
 type request struct {
 	*peer // who sent it: one per connection, shared by its requests
 
@@ -153,6 +154,7 @@ func (s *Server) serveConn(ctx context.Context, conn net.Conn, remote string) {
 	br := bufio.NewReaderSize(conn, connReadBufferBytes)
 	acct := &account{mem: s.mem, wait: s.frameTimeout}
 	defer acct.settle()
+	r := &request{ctx: ctx, logger: logger, peer: from, acct: acct}
 	var out []byte // answers not yet written
 	for {
 		frame, pooled, err := s.readFrame(ctx, d, br, acct, s.frameLimit(from))
@@ -172,7 +174,7 @@ func (s *Server) serveConn(ctx context.Context, conn net.Conn, remote string) {
 			continue
 		}
 		start := s.started()
-		resp, corr, r, err := s.handleFrame(ctx, logger, from, acct, frame)
+		resp, corr, err := s.handleFrame(r, frame)
 		if err == nil {
 			err = r.failed
 		}
@@ -271,31 +273,35 @@ func isTimeout(err error) bool {
 	return errors.As(err, &ne) && ne.Timeout()
 }
 
-// handleFrame decodes one request and dispatches it. An error means the
-// connection must close (Kafka's SocketServer rules): an unparsable header
-// or body, an unknown API key, or an unsupported version of any API but
-// a version probe (the versionProbe trait: ApiVersions), which instead
-// gets KIP-511's v0 error answer.
-func (s *Server) handleFrame(ctx context.Context, logger *slog.Logger, from *peer, acct *account, frame []byte) (resp kmsg.Response, corr int32, r *request, err error) {
+// handleFrame decodes one request into r and dispatches it. r is the
+// connection's: its context, logger, peer and account stay, the rest is
+// the frame's own. An error means the connection must close (Kafka's
+// SocketServer rules): an unparsable header or body, an unknown API key,
+// or an unsupported version of any API but a version probe (the
+// versionProbe trait: ApiVersions), which instead gets KIP-511's v0 error
+// answer.
+func (s *Server) handleFrame(r *request, frame []byte) (resp kmsg.Response, corr int32, err error) {
+	ctx, logger, from := r.ctx, r.logger, r.peer
+	*r = request{ctx: ctx, logger: logger, peer: from, acct: r.acct}
 	h, body, err := protocol.ParseHeaderReusing(frame, from.lastID)
 	if err != nil {
-		return nil, 0, nil, err
+		return nil, 0, err
 	}
 	if h.ClientID != nil {
 		from.lastID = h.ClientID
 	}
 	if err := s.admit(from, kmsg.Key(h.APIKey)); err != nil {
-		return nil, 0, nil, err
+		return nil, 0, err
 	}
-	r = &request{ctx: ctx, logger: logger, peer: from, key: kmsg.Key(h.APIKey), version: h.APIVersion, acct: acct}
+	r.key, r.version = kmsg.Key(h.APIKey), h.APIVersion
 	req, err := protocol.DecodeRequest(h, body)
 	if err != nil {
 		if s.traitsOf(h.APIKey)&versionProbe != 0 && errors.Is(err, protocol.ErrUnsupportedVersion) {
 			logger.Debug("unsupported version of a version probe", "api", kmsg.NameForKey(h.APIKey), "version", h.APIVersion, "corr", h.CorrelationID)
 			r.code = kerr.UnsupportedVersion.Code
-			return protocol.UnsupportedAPIVersionsResponse(), h.CorrelationID, r, nil
+			return protocol.UnsupportedAPIVersionsResponse(), h.CorrelationID, nil
 		}
-		return nil, 0, nil, err
+		return nil, 0, err
 	}
 	if h.ClientID != nil {
 		r.clientID = *h.ClientID
@@ -308,7 +314,7 @@ func (s *Server) handleFrame(ctx context.Context, logger *slog.Logger, from *pee
 		logger.Debug("request", "api", kmsg.NameForKey(h.APIKey), "version", h.APIVersion, "corr", h.CorrelationID)
 	}
 	resp = s.dispatch(r, req) // dispatch.go: where faults are applied
-	return resp, h.CorrelationID, r, nil
+	return resp, h.CorrelationID, nil
 }
 
 // frameBuffered reports whether br already holds the whole next frame and

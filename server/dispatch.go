@@ -120,10 +120,32 @@ func handlers() map[kmsg.Key]api {
 	return m
 }
 
+// apiTable is the dispatch table as the server reads it for every
+// request: the entry of API key k at index k, so that finding it is an
+// index rather than a map lookup. A key we do not serve has the zero
+// entry: no handler, no traits.
+type apiTable []api
+
+// newAPITable lays out the entries of m by key.
+func newAPITable(m map[kmsg.Key]api) apiTable {
+	var last kmsg.Key
+	for k := range m {
+		last = max(last, k)
+	}
+	t := make(apiTable, last+1)
+	for k, a := range m {
+		t[k] = a
+	}
+	return t
+}
+
 // traitsOf returns the traits of the API with key; an unknown key has
 // none (its request closes the connection once decoded).
 func (s *Server) traitsOf(key int16) traits {
-	return s.handlers[kmsg.Key(key)].traits
+	if key < 0 || int(key) >= len(s.handlers) {
+		return 0
+	}
+	return s.handlers[key].traits
 }
 
 // dispatch hands a decoded request to its handler: the one place every

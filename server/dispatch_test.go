@@ -274,7 +274,8 @@ func FuzzDispatch(f *testing.F) {
 
 		acct := &account{mem: e.srv.mem, wait: time.Second}
 		defer acct.settle()
-		resp, corr, r, err := e.srv.handleFrame(t.Context(), e.srv.logger, &peer{remote: "127.0.0.1:40000", host: "/127.0.0.1"}, acct, frame)
+		r := &request{ctx: t.Context(), logger: e.srv.logger, peer: &peer{remote: "127.0.0.1:40000", host: "/127.0.0.1"}, acct: acct}
+		resp, corr, err := e.srv.handleFrame(r, frame)
 		if err != nil {
 			for _, closing := range []error{protocol.ErrMalformedHeader, protocol.ErrUnknownAPIKey,
 				protocol.ErrUnsupportedVersion, protocol.ErrMalformedRequest} {

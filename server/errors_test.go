@@ -257,7 +257,7 @@ func TestCloseSentinelsCloseTheConnection(t *testing.T) {
 			// The input produces exactly this sentinel on the server's path.
 			frame, err := protocol.ReadFrame(strings.NewReader(string(tc.raw)), e.srv.maxFrame, nil)
 			if err == nil {
-				_, _, _, err = e.srv.handleFrame(t.Context(), e.srv.logger, &peer{remote: "127.0.0.1:40000", host: "/127.0.0.1"}, nil, frame)
+				_, _, err = e.srv.handleFrame(&request{ctx: t.Context(), logger: e.srv.logger, peer: &peer{remote: "127.0.0.1:40000", host: "/127.0.0.1"}}, frame)
 			}
 			require.ErrorIs(t, err, tc.err)
 

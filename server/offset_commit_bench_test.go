@@ -81,12 +81,12 @@ func BenchmarkOffsetCommitFrame(b *testing.B) {
 	srv := commitBenchServer(b, offsets.NewMemory())
 	req := commitBenchMember(b, srv, "bench")
 	from := &peer{remote: "127.0.0.1:40000", host: "/127.0.0.1", clientID: "bench"}
-	acct := &account{mem: srv.mem, wait: srv.frameTimeout}
+	r := &request{ctx: b.Context(), logger: srv.logger, peer: from, acct: &account{mem: srv.mem, wait: srv.frameTimeout}}
 	frame := rawRequest(req, 7, "bench")[4:] // the same offset each time: the store does not mind
 	var out []byte
 	b.ReportAllocs()
 	for b.Loop() {
-		resp, corr, r, err := srv.handleFrame(b.Context(), srv.logger, from, acct, frame)
+		resp, corr, err := srv.handleFrame(r, frame)
 		if err != nil || r.code != 0 {
 			b.Fatalf("commit: %v, code %d", err, r.code)
 		}

@@ -10,8 +10,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kmsg"
-
 	"github.com/minibroker/minibroker/catalog"
 	"github.com/minibroker/minibroker/clock"
 	"github.com/minibroker/minibroker/coordinator"
@@ -146,7 +144,7 @@ type Server struct {
 	maxFetchWait time.Duration
 	observer     Observer
 	timed        bool // an observer was configured: requests are timed for it
-	handlers     map[kmsg.Key]api
+	handlers     apiTable
 	maxConns     int
 	idleTimeout  time.Duration
 	frameTimeout time.Duration
@@ -216,7 +214,7 @@ func New(cfg Config) (*Server, error) {
 		cfg.Coordinator.OnExpire(func() { t.Expire() })
 		s.txns = t
 	}
-	s.handlers = handlers()
+	s.handlers = newAPITable(handlers())
 	s.faults = cfg.Faults
 	if s.faults == nil {
 		s.faults = NewFaults(s.logger)
