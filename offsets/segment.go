@@ -102,7 +102,7 @@ const sectorBytes = 512
 // order, and returns the length of its intact prefix. Zeros from a record
 // boundary to the end of the file are space the writer filled ahead of
 // its records (journal_writer.go) and end the prefix in any segment. When
-// newest is true, bytes at the end that a torn write explains (isTorn)
+// newest is true, bytes at the end that a torn write explains (tornTail)
 // end the prefix and are returned as tail (the part the write meant to
 // fill, tornBytes), for the caller to cut off: that write was never
 // acknowledged. Anything else that is not a whole, intact record is an
@@ -121,7 +121,7 @@ func replaySegment(path string, newest bool, apply func(*op)) (valid int64, tail
 			if allZero(rest) {
 				return at, nil, nil
 			}
-			if newest && isTorn(rest, at, err) {
+			if newest && tornTail(rest, at, err) {
 				return at, tornBytes(rest, err), nil
 			}
 			if errors.Is(err, errChecksum) {
@@ -144,7 +144,7 @@ func corruptAt(path string, at int64, err error) error {
 		"or move the segment out of the data directory to drop all of it", ErrCorrupt, path, at, err, at, at, path)
 }
 
-// isTorn reports whether tail, the bytes of the newest segment from byte
+// tornTail reports whether tail, the bytes of the newest segment from byte
 // at (which does not start a whole, intact record, for the reason why,
 // and is not all zeros) to the end of the file, is what a write cut short
 // by a crash leaves, and so may be cut off:
@@ -158,7 +158,7 @@ func corruptAt(path string, at int64, err error) error {
 // length that is not zeros, or any intact record after the damage is not
 // a torn write: a crash damages only the last record, the one nobody was
 // told is durable.
-func isTorn(tail []byte, at int64, why error) bool {
+func tornTail(tail []byte, at int64, why error) bool {
 	if validRecordAfter(tail) {
 		return false
 	}
@@ -176,7 +176,7 @@ func isTorn(tail []byte, at int64, why error) bool {
 
 func allZero(b []byte) bool { return len(bytes.TrimLeft(b, "\x00")) == 0 }
 
-// tornBytes is the part of a torn tail (isTorn) the torn write was
+// tornBytes is the part of a torn tail (tornTail) the torn write was
 // meant to fill: for a whole record failing its checksum, the record; the
 // zeros after it are space filled ahead, and nothing was written there.
 func tornBytes(tail []byte, why error) []byte {
@@ -187,9 +187,12 @@ func tornBytes(tail []byte, why error) []byte {
 }
 
 // validRecordAfter reports whether any intact record starts after the
-// first byte of data.
+// first byte of data. None starts in the zeros that end it (a record's
+// length is never zero), so a preallocated segment's zeros are not
+// searched.
 func validRecordAfter(data []byte) bool {
-	for i := 1; i+recordHeaderBytes <= len(data); i++ {
+	written := len(bytes.TrimRight(data, "\x00"))
+	for i := 1; i < written && i+recordHeaderBytes <= len(data); i++ {
 		if _, _, err := nextRecord(data[i:]); err == nil {
 			return true
 		}

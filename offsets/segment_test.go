@@ -130,7 +130,7 @@ func TestTornTail(t *testing.T) {
 			t.Parallel()
 			_, _, why := nextRecord(tc.tail)
 			require.Error(t, why)
-			require.Equal(t, tc.want, isTorn(tc.tail, tc.at, why))
+			require.Equal(t, tc.want, tornTail(tc.tail, tc.at, why))
 		})
 	}
 }
