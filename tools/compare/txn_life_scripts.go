@@ -102,7 +102,10 @@ const txnTimeoutMillisShort = 200
 // left alone; the scenario polls the partition's log end until the
 // broker writes a marker there, then reads it, and the producer tries
 // EndTxn commit at its epoch and InitProducerId naming that epoch
-// (KIP-588).
+// (KIP-588). The marker can be in the log before the abort is complete
+// (Kafka's PrepareAbort, until the markers are written and the completion
+// is logged); an InitProducerId then gets CONCURRENT_TRANSACTIONS, which
+// clients retry, and so does the scenario.
 func txnTimeout(ctx context.Context, s *Script) (string, error) {
 	tp := lab.TP(s.group, 0)
 	// The first InitProducerId sets the timeout: kfake keeps the timeout
@@ -142,6 +145,11 @@ func txnTimeout(ctx context.Context, s *Script) (string, error) {
 	}
 	epoch := p.epoch
 	init, err := p.initWith(ctx, txnTimeoutMillis, p.pid, p.epoch)
+	for err == nil && init == "CONCURRENT_TRANSACTIONS" {
+		if err = pause(ctx); err == nil {
+			init, err = p.initWith(ctx, txnTimeoutMillis, p.pid, p.epoch)
+		}
+	}
 	if err != nil {
 		return "", err
 	}
