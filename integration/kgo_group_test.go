@@ -109,9 +109,17 @@ func TestKgoGroupLifecycle(t *testing.T) {
 					return ""
 				})
 				kgoAssertCommitted(t, b, ma.Client, group, "orders", want)
-				for _, m := range []*kgoMember{ma, mb, mc} {
-					assert.True(t, kgoAutoCommitted(m, "orders", want), "%s's AutoCommitCallback saw no clean commit of %v: %+v", m.Name, m.Owned(), m.AutoCommits())
-				}
+				// kgo calls AutoCommitCallback once it has read the
+				// answer, which can be after the fetch above saw the
+				// commit.
+				testutil.Eventually(t, kgoWait, func() string {
+					for _, m := range []*kgoMember{ma, mb, mc} {
+						if !kgoAutoCommitted(m, "orders", want) {
+							return fmt.Sprintf("%s's AutoCommitCallback saw no clean commit of %v: %+v", m.Name, m.Owned(), m.AutoCommits())
+						}
+					}
+					return ""
+				})
 				assert.Equal(t, gen, b.describe(group).Generation, "commits do not rebalance")
 			})
 
