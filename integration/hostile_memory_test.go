@@ -38,8 +38,8 @@ import (
 const (
 	// abusePeakRSS bounds the broker's peak resident set during an abuse
 	// test. The budget (128 MiB of requests and answers in flight) is
-	// most of it; the Go heap may run to twice its live size between
-	// collections.
+	// most of it; the garbage between collections is capped by the soft
+	// memory limit serve keeps (340 MiB for an idle state, memlimit.go).
 	abusePeakRSS = 400 << 20
 	// abuseHeartbeatStall bounds the slowest of a well-behaved member's
 	// heartbeats during the abuse. It tells a bystander starved by the

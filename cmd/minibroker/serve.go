@@ -214,11 +214,13 @@ func (f *serveFlags) config(logger *slog.Logger) broker.Config {
 }
 
 // runServe starts a broker from cfg, serves until ctx is done, then stops
-// it, which flushes every acknowledged commit to disk.
+// it, which flushes every acknowledged commit to disk. Meanwhile it keeps
+// the process's soft memory limit (memlimit.go).
 func runServe(ctx context.Context, cfg broker.Config) error {
 	b, err := broker.Start(ctx, cfg)
 	if err != nil {
 		return err
 	}
+	defer governMemory(b.MemoryStats, cfg.Logger)() // memlimit.go
 	return b.Wait()
 }
