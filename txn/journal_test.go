@@ -1,9 +1,12 @@
 package txn
 
 import (
+	"bytes"
+	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"testing"
 
@@ -121,4 +124,60 @@ func TestJournalGroupCommit(t *testing.T) {
 		seen[e.PID] = true
 	}
 	require.Len(t, seen, 160)
+}
+
+// TestJournalPreallocates: the file runs a chunk of zeros ahead of its
+// records while the journal is open; a kill leaves them, and Open reads
+// them as space, keeping every record and logging nothing; a record torn
+// over them is cut and logged; a clean close leaves the records alone.
+func TestJournalPreallocates(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, JournalFile)
+	j, _, err := openJournal(dir, slog.New(slog.DiscardHandler))
+	require.NoError(t, err)
+	want := []entry{{Kind: kindInit, ID: "a", PID: 3, LastEpoch: -1}, {Kind: kindBegin, ID: "a", PID: 3}}
+	var records []byte
+	for i := range want {
+		require.NoError(t, j.append(want[i]))
+		records = want[i].encode(records)
+	}
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	require.Len(t, data, len(want[0].encode(nil))+preallocBytes, "the first record's chunk")
+	require.Equal(t, records, data[:len(records)])
+	require.Equal(t, make([]byte, len(data)-len(records)), data[len(records):], "zeros after the records")
+
+	// The file as a kill leaves it.
+	killed := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(killed, JournalFile), data, 0o644))
+	logs := &bytes.Buffer{}
+	k, es, err := openJournal(killed, slog.New(slog.NewTextHandler(logs, nil)))
+	require.NoError(t, err)
+	require.Equal(t, want, es)
+	require.Empty(t, logs.String(), "zeros are not a torn tail")
+	require.NoError(t, k.append(entry{Kind: kindBegin, ID: "b", PID: 4}))
+	require.NoError(t, k.close())
+	_, es, err = openJournal(killed, slog.New(slog.DiscardHandler))
+	require.NoError(t, err)
+	require.Equal(t, append(want, entry{Kind: kindBegin, ID: "b", PID: 4}), es, "a record written over the zeros follows the others")
+
+	// The last record torn over the zeros: its last 5 bytes never written.
+	torn := slices.Clone(data)
+	clear(torn[len(records)-5 : len(records)])
+	require.NoError(t, os.WriteFile(filepath.Join(killed, JournalFile), torn, 0o644))
+	logs.Reset()
+	k, es, err = openJournal(killed, slog.New(slog.NewTextHandler(logs, nil)))
+	require.NoError(t, err)
+	require.Equal(t, want[:1], es)
+	first := len(want[0].encode(nil))
+	require.Contains(t, logs.String(), fmt.Sprintf(`msg="torn tail cut off the transaction log" file=%s from=%d to=%d`, filepath.Join(killed, JournalFile), first, len(records)-5))
+	require.NoError(t, k.close())
+	st, err := os.Stat(filepath.Join(killed, JournalFile))
+	require.NoError(t, err)
+	require.Equal(t, int64(first), st.Size(), "cut to the sound record")
+
+	require.NoError(t, j.close())
+	data, err = os.ReadFile(path)
+	require.NoError(t, err)
+	require.Equal(t, records, data, "a clean close leaves only the records")
 }
