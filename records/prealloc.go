@@ -3,7 +3,6 @@ package records
 import (
 	"errors"
 	"fmt"
-	"time"
 )
 
 // Preallocation. The fdatasync after an append must write back the
@@ -92,26 +91,19 @@ func (s *segment) trim() error {
 	return nil
 }
 
-// trimActive truncates the active segment's file to its data and syncs
-// it, at Close after the last flush round: a clean shutdown leaves every
-// file exactly its batches, as without preallocation. A partition whose
-// rollback failed is left alone: its memory no longer says where its
-// file's batches end, and Open finds out.
+// trimActive truncates the active segment's file to its data, at Close
+// after the last flush round: a clean shutdown leaves every file exactly
+// its batches, as without preallocation. The cut is not synced: a crash
+// that undoes it leaves zeros past the batches, which Open truncates
+// (recover.go), and a sync per partition would make a stop with many
+// partitions slow. A partition whose rollback failed is left alone: its
+// memory no longer says where its file's batches end, and Open finds out.
 func (p *partition) trimActive() error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	a := p.active()
-	if p.broken != nil || a.f == nil || a.fileEnd <= a.size {
+	if p.broken != nil || a.f == nil {
 		return nil
 	}
-	if err := a.trim(); err != nil {
-		return err
-	}
-	start := time.Now()
-	err := a.f.Sync()
-	p.l.observeSync(time.Since(start))
-	if err != nil {
-		return fmt.Errorf("sync %s: %w", a.path, err)
-	}
-	return nil
+	return a.trim()
 }
