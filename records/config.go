@@ -89,6 +89,10 @@ type Config struct {
 
 	// fs replaces the file system; tests inject failures through it.
 	fs fileSystem
+	// preallocBytes is the chunk the active segment is allocated ahead by
+	// (partition.allocate): 0 is preallocChunkBytes, negative none.
+	// Tests and benchmarks set it; Kafka's log.preallocate is a switch.
+	preallocBytes int64
 }
 
 // withDefaults returns c with every zero field set to its default.
@@ -114,6 +118,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	if c.preallocBytes == 0 {
+		c.preallocBytes = preallocChunkBytes
 	}
 	if c.fs == nil {
 		if c.Dir == "" {

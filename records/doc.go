@@ -46,12 +46,29 @@
 // state) and checks the newest segment's batches whole. A torn or corrupt
 // tail of the newest segment is cut at the last whole valid batch and kept
 // beside it as <segment>.cut-<n>; damage anywhere else fails Open with
-// ErrCorrupt naming the file and byte. See recover.go. Open then holds
+// ErrCorrupt naming the file and byte. Zeros from a batch boundary to the
+// end of the newest segment are space allocated ahead (below) and are
+// truncated silently; a batch torn over them is a torn tail, its own
+// bytes kept. See recover.go. Open then holds
 // the logs against the checkpoint (checkpoint.go: every partition's log
 // start and high watermark, written periodically, before retention
 // deletes and at Close): a partition below it lost acknowledged records
 // while the broker was down, and Open fails with ErrDataLoss unless
 // Config.AcceptDataLoss.
+//
+// # Preallocation
+//
+// On Linux the active segment is allocated ahead of its writes with
+// fallocate(2) mode 0, in chunks of up to 1 MiB and never past
+// SegmentBytes, so that the fdatasync after a small append does not also
+// write back a new file size (prealloc.go; Kafka's counterpart,
+// log.preallocate, off by default, sizes whole segments up front). So the active segment's
+// length on disk may exceed its data until it is rolled or closed: the
+// data's end is segment.size, and every read stops there. A roll
+// truncates the segment it seals before the sync that seals it, and a
+// clean Close truncates the active one: sealed segments, and the files a
+// clean Close leaves, hold exactly their batches. A failed fallocate
+// costs only the speed: the segment is appended to plainly.
 //
 // # File descriptors
 //
@@ -88,7 +105,9 @@
 // files without partition.mu; writes (to the page cache) are made under
 // it, and so is the one sync of a segment being rolled (once per
 // SegmentBytes), which keeps every byte that is not durable in the newest
-// segment, the only place recovery cuts.
+// segment, the only place recovery cuts. So are the fallocate that
+// allocates the active segment ahead (once per chunk) and the truncate
+// that trims it at a roll.
 //
 // # Boundaries
 //

@@ -13,14 +13,20 @@ import (
 
 // segmentFile is what a partition needs of one file: positional reads and
 // writes (so readers never share a file offset with the writer), a data
-// sync, and a truncate to take a failed write back. osFile and memFile
-// implement it.
+// sync, a truncate to take a failed write back, and space allocated ahead
+// of the writes (partition.allocate). osFile and memFile implement it.
 type segmentFile interface {
 	io.ReaderAt
 	io.WriterAt
 	// Sync makes every byte written so far durable (fdatasync on Linux).
 	Sync() error
 	Truncate(size int64) error
+	// Allocate reserves disk blocks for bytes [off, off+n) and makes the
+	// file at least off+n long, the new bytes reading as zeros
+	// (fallocate(2) mode 0). It fails with errors.ErrUnsupported, the
+	// file unchanged, where there is no such call; after any other error
+	// the file may have grown part of the way.
+	Allocate(off, n int64) error
 	Close() error
 }
 
@@ -143,6 +149,10 @@ type osFile struct{ *os.File }
 // Sync flushes the data written so far and the metadata needed to read it
 // back (syncData: fdatasync on Linux).
 func (f osFile) Sync() error { return syncData(f.File) }
+
+// Allocate is fallocate(2) mode 0 on Linux (allocate); elsewhere
+// errors.ErrUnsupported.
+func (f osFile) Allocate(off, n int64) error { return allocate(f.File, off, n) }
 
 // isNotExist reports whether err says a file does not exist.
 func isNotExist(err error) bool { return errors.Is(err, fs.ErrNotExist) }

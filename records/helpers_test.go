@@ -320,6 +320,7 @@ type faultFS struct {
 	write    func(path string) error // before each WriteAt
 	sync     func(path string) error // before each Sync
 	truncate func(path string) error // before each Truncate
+	allocate func(path string) error // before each Allocate
 	syncDir  func(dir string) error  // before each SyncDir
 	atomic   func(path string) error // before each WriteFileAtomic
 	open     func(path string) error // before each OpenFile
@@ -415,6 +416,45 @@ func (f *faultFile) Truncate(size int64) error {
 		}
 	}
 	return f.segmentFile.Truncate(size)
+}
+
+func (f *faultFile) Allocate(off, n int64) error {
+	if h := f.fs.hook(&f.fs.allocate); h != nil {
+		if err := h(f.path); err != nil {
+			return err
+		}
+	}
+	return f.segmentFile.Allocate(off, n)
+}
+
+// crashCopy copies m's files and directories as they are, to open a Log
+// on what a process killed now would leave (a memFS loses nothing of a
+// killed process, as the page cache does not).
+func crashCopy(m *memFS) *memFS {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	c := newMemFS()
+	c.allocates = m.allocates
+	for p, d := range m.files {
+		d.mu.RLock()
+		c.files[p] = &memData{data: slices.Clone(d.data)}
+		d.mu.RUnlock()
+	}
+	for p := range m.dirs {
+		c.dirs[p] = true
+	}
+	return c
+}
+
+// logsAbout returns the messages logged at level that name file.
+func logsAbout(logs *testLogger, level slog.Level, file string) []string {
+	var out []string
+	for _, m := range logs.find(level, "") {
+		if strings.Contains(m, " file="+file+" ") || strings.HasSuffix(m, " file="+file) {
+			out = append(out, m)
+		}
+	}
+	return out
 }
 
 // segmentFiles lists the segment files of a partition directory.

@@ -37,6 +37,8 @@ type Log struct {
 	want       map[TopicPartition]checkpointEntry // the checkpoint Open found; nil if none
 	fresh      bool                               // Open made the directory
 
+	allocFailed atomic.Bool // an Allocate failed and was logged (prealloc.go)
+
 	// parts is replaced, never modified, so lookups take no lock.
 	parts    atomic.Pointer[map[TopicPartition]*partition]
 	scratch  sync.Pool // of *[]byte: windows for reads and lookups
@@ -377,7 +379,7 @@ func (l *Log) Close() error {
 		errs = append(errs, l.ckpt.write())
 	}
 	for _, p := range parts {
-		errs = append(errs, p.closeFiles())
+		errs = append(errs, p.trimActive(), p.closeFiles())
 		p.notify(-1)
 	}
 	for _, p := range parts {

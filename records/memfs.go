@@ -1,6 +1,7 @@
 package records
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -14,10 +15,16 @@ import (
 // memFS is a file system in memory, for a Log with Config.Dir "": the same
 // code paths as on disk, with syncs that cost nothing. A removed file stays
 // readable through the handles already open on it, as on Unix.
+//
+// Its files allocate no space ahead (Allocate is errors.ErrUnsupported),
+// unless allocates is set: then Allocate extends a file with zeros, as
+// fallocate does, so that tests see the zero tail of an active segment
+// without a Linux file system.
 type memFS struct {
-	mu    sync.Mutex
-	files map[string]*memData // guarded by mu
-	dirs  map[string]bool     // guarded by mu
+	mu        sync.Mutex
+	files     map[string]*memData // guarded by mu
+	dirs      map[string]bool     // guarded by mu
+	allocates bool                // guarded by mu: files opened from now on implement Allocate
 }
 
 func newMemFS() *memFS {
@@ -91,7 +98,7 @@ func (m *memFS) OpenFile(p string, create bool) (segmentFile, int64, error) {
 	d.mu.RLock()
 	size := int64(len(d.data))
 	d.mu.RUnlock()
-	return &memFile{d: d}, size, nil
+	return &memFile{d: d, allocates: m.allocates}, size, nil
 }
 
 func (m *memFS) Remove(p string) error {
@@ -187,9 +194,10 @@ func (m *memFS) WriteFileAtomic(p string, data []byte) error {
 
 // memFile is one open handle on a memData.
 type memFile struct {
-	d      *memData
-	mu     sync.Mutex
-	closed bool // guarded by mu
+	d         *memData
+	allocates bool // Allocate extends the file (memFS.allocates)
+	mu        sync.Mutex
+	closed    bool // guarded by mu
 }
 
 func (f *memFile) isClosed() bool {
@@ -250,6 +258,26 @@ func (f *memFile) Truncate(size int64) error {
 		f.d.data = f.d.data[:size]
 	} else {
 		f.d.data = slices.Grow(f.d.data, int(size)-len(f.d.data))[:size]
+	}
+	return nil
+}
+
+// Allocate extends the file with zeros to off+n, if it is shorter and
+// the memFS allocates; there are no blocks to reserve.
+func (f *memFile) Allocate(off, n int64) error {
+	if f.isClosed() {
+		return os.ErrClosed
+	}
+	if !f.allocates {
+		return errors.ErrUnsupported
+	}
+	if off < 0 || n <= 0 {
+		return fmt.Errorf("allocate %d bytes at %d: %w", n, off, fs.ErrInvalid)
+	}
+	f.d.mu.Lock()
+	defer f.d.mu.Unlock()
+	if end := off + n; end > int64(len(f.d.data)) {
+		f.d.data = slices.Grow(f.d.data, int(end)-len(f.d.data))[:end]
 	}
 	return nil
 }

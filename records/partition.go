@@ -114,7 +114,8 @@ func (p *partition) append(b Batch) (*Pending, error) {
 	h.baseOffset = base
 	size := int64(len(b.raw))
 	seg := p.active()
-	if !seg.fits(size, h.lastOffset(), p.l.Settings(p.tp.Topic).SegmentBytes) {
+	segmentBytes := p.l.Settings(p.tp.Topic).SegmentBytes
+	if !seg.fits(size, h.lastOffset(), segmentBytes) {
 		var err error
 		if seg, err = p.roll(base); err != nil {
 			p.l.stats.storageErrors.Add(1)
@@ -123,6 +124,7 @@ func (p *partition) append(b Batch) (*Pending, error) {
 	}
 	setBaseOffset(b.raw, base)
 	pos := seg.size
+	p.allocate(seg, pos+size, segmentBytes)
 	if _, err := seg.f.WriteAt(b.raw, pos); err != nil {
 		return nil, p.writeFailed(fmt.Errorf("write %s at %d: %w", seg.path, pos, err))
 	}
@@ -171,9 +173,15 @@ func (p *partition) duplicate(orig *batchMeta) *Pending {
 // closes, so that only the newest segment ever holds bytes that are not
 // durable: recovery cuts a torn tail there and treats damage anywhere else
 // as corruption. That costs one sync per SegmentBytes, made under mu.
-// Called with mu held.
+// Before the sync it truncates the space allocated past the segment's
+// data (prealloc.go), so the sync seals a file of batches alone, and the
+// new segment is created only after: a sealed segment never ends in
+// zeros. Called with mu held.
 func (p *partition) roll(base int64) (*segment, error) {
 	old := p.active()
+	if err := old.trim(); err != nil {
+		return nil, err
+	}
 	start := time.Now()
 	err := old.f.Sync()
 	p.l.observeSync(time.Since(start))
@@ -241,11 +249,17 @@ func (p *partition) rollback(cause error) {
 		// The open failed: nothing to truncate with (errs says why).
 	} else if err := d.seg.f.Truncate(d.size); err != nil {
 		errs = append(errs, fmt.Errorf("truncate %s to %d: %w", d.seg.path, d.size, err))
-	} else if err := d.seg.f.Sync(); err != nil {
-		// Best effort: the next flush's sync covers the new size too.
-		// Until then a crash may bring the failed bytes back, as a batch
-		// nobody was told is durable (or a torn tail Open cuts).
-		p.l.cfg.Logger.Warn("cut-back not durable yet", "file", d.seg.path, "err", err)
+	} else {
+		// The space allocated ahead went with the cut: the next append
+		// allocates again from the durable end.
+		d.seg.fileEnd = d.size
+		if err := d.seg.f.Sync(); err != nil {
+			// Best effort: the next flush's sync covers the new size
+			// too. Until then a crash may bring the failed bytes back,
+			// as a batch nobody was told is durable (or a torn tail
+			// Open cuts).
+			p.l.cfg.Logger.Warn("cut-back not durable yet", "file", d.seg.path, "err", err)
+		}
 	}
 	d.seg.truncate(d.size, d.end)
 	d.seg.maxTS, d.seg.maxTSOffset = d.maxTS, d.maxTSOffset

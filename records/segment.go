@@ -62,6 +62,8 @@ type segment struct {
 	closeUnused bool // sealed: close f when users drops to 0
 
 	size        int64        // bytes written
+	fileEnd     int64        // how long the file may be, when allocation took it past size (prealloc.go); else <= size
+	noAlloc     bool         // an Allocate failed: append plainly to this segment
 	next        int64        // offset after the last batch written
 	index       []indexEntry // sparse: one entry per indexIntervalBytes
 	lastIndexed int64        // position of the last entry; 0 with none
