@@ -70,10 +70,12 @@ func TestBinaryGovernsItsMemoryLimit(t *testing.T) {
 	p := startBinary(t, "--data-dir", t.TempDir(), "--log-level", "debug", "--max-inflight-bytes", strconv.Itoa(32<<20))
 	line := regexp.MustCompile(`msg="soft memory limit set" limit=(\d+)`)
 	var m []string
-	require.Eventually(t, func() bool {
-		m = line.FindStringSubmatch(p.stderr.String())
-		return m != nil
-	}, 30*time.Second, 10*time.Millisecond, "no limit logged:\n%s", p.stderr.String())
+	testutil.Eventually(t, 30*time.Second, func() string {
+		if m = line.FindStringSubmatch(p.stderr.String()); m == nil {
+			return "no limit logged:\n" + p.stderr.String()
+		}
+		return ""
+	})
 	limit, err := strconv.ParseInt(m[1], 10, 64)
 	require.NoError(t, err)
 	floor := int64(2*32<<20 + memLimitSlack)
