@@ -36,7 +36,11 @@ import (
 
 func (s *Server) handleOffsetCommit(r *request, req *kmsg.OffsetCommitRequest) kmsg.Response {
 	resp := req.ResponseKind().(*kmsg.OffsetCommitResponse)
-	var entries []offsets.Entry
+	n := 0
+	for _, t := range req.Topics {
+		n += len(t.Partitions)
+	}
+	entries := make([]offsets.Entry, 0, n)
 	for _, t := range req.Topics {
 		for _, p := range t.Partitions {
 			entries = append(entries, commitEntry(t.Topic, p.Partition, p.Offset, p.Metadata, p.LeaderEpoch, req.Version >= 6))
@@ -56,14 +60,16 @@ func (s *Server) handleOffsetCommit(r *request, req *kmsg.OffsetCommitRequest) k
 	s.observer.CommitDone(req.Group, s.took(start), code)
 	// Only group commits can be fenced; a direct commit's codes never are.
 	s.fenced(r.logger, kmsg.OffsetCommit, req.Group, req.MemberID, req.Generation, err)
-	for _, t := range req.Topics {
-		rt := kmsg.OffsetCommitResponseTopic{Topic: t.Topic}
-		for _, p := range t.Partitions {
-			rp := kmsg.OffsetCommitResponseTopicPartition{Partition: p.Partition}
+	resp.Topics = make([]kmsg.OffsetCommitResponseTopic, len(req.Topics))
+	for i, t := range req.Topics {
+		rt := &resp.Topics[i]
+		rt.Topic = t.Topic
+		rt.Partitions = make([]kmsg.OffsetCommitResponseTopicPartition, len(t.Partitions))
+		for j, p := range t.Partitions {
+			rp := &rt.Partitions[j]
+			rp.Partition = p.Partition
 			r.setCode(&rp.ErrorCode, code)
-			rt.Partitions = append(rt.Partitions, rp)
 		}
-		resp.Topics = append(resp.Topics, rt)
 	}
 	return resp
 }

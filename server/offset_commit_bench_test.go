@@ -78,8 +78,19 @@ func BenchmarkOffsetCommit(b *testing.B) {
 // and the coordinator run against an in-memory store, and the answer
 // encoded into a reused buffer, as the connection loop does.
 func BenchmarkOffsetCommitFrame(b *testing.B) {
-	srv := commitBenchServer(b, offsets.NewMemory())
-	benchFrame(b, srv, commitBenchMember(b, srv, "bench")) // the same offset each time: the store does not mind
+	b.Run("partitions=1", func(b *testing.B) {
+		srv := commitBenchServer(b, offsets.NewMemory())
+		benchFrame(b, srv, commitBenchMember(b, srv, "bench")) // the same offset each time: the store does not mind
+	})
+	b.Run("partitions=16", func(b *testing.B) { // all of the member's, as kgo's autocommit sends them
+		srv := commitBenchServer(b, offsets.NewMemory())
+		req := commitBenchMember(b, srv, "bench")
+		t := &req.Topics[0]
+		for p := int32(1); p < 16; p++ {
+			t.Partitions = append(t.Partitions, kmsg.OffsetCommitRequestTopicPartition{Partition: p, LeaderEpoch: -1})
+		}
+		benchFrame(b, srv, req)
+	})
 }
 
 // benchFrame handles req's frame on srv over and over, as the connection
