@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"strconv"
 	"strings"
 	"time"
 
@@ -212,7 +213,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		fmt.Fprintf(stderr, "minibench run: %v\n", err)
 		return 1
 	}
-	meta := runMeta{start: time.Now(), loadStart: loadAvg(), args: args}
+	meta := runMeta{start: time.Now(), loadStart: loadAvg(), cpuStart: readCPUTimes(), args: args}
 	var outcomes []*outcome
 	for _, sc := range scenarios(cfg) {
 		if ctx.Err() != nil {
@@ -238,7 +239,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if cfg.inProcess {
 		inproc = measureInProcess(cfg, stderr)
 	}
-	meta.end, meta.loadEnd = time.Now(), loadAvg()
+	meta.end, meta.loadEnd, meta.cpuEnd = time.Now(), loadAvg(), readCPUTimes()
 	report := renderReport(cfg, meta, outcomes, inproc, disk)
 	fmt.Fprint(stdout, report)
 	if cfg.out != "" {
@@ -393,7 +394,63 @@ func measureInProcess(cfg *benchConfig, stderr io.Writer) *inProcessResults {
 type runMeta struct {
 	start, end         time.Time
 	loadStart, loadEnd string
+	cpuStart, cpuEnd   cpuTimes
 	args               []string
+}
+
+// cpuTimes is the first line of /proc/stat: the machine's CPU time since
+// boot, in clock ticks, by where it went.
+type cpuTimes struct {
+	busy, idle, steal uint64 // steal: time the hypervisor ran something else
+	ok                bool
+}
+
+func readCPUTimes() cpuTimes {
+	data, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return cpuTimes{}
+	}
+	line, _, _ := strings.Cut(string(data), "\n")
+	return parseCPUTimes(line)
+}
+
+// parseCPUTimes reads "cpu user nice system idle iowait irq softirq steal
+// ...": idle and iowait are idle, steal is steal, the rest is busy. The
+// guest columns are already inside user and nice.
+func parseCPUTimes(line string) cpuTimes {
+	f := strings.Fields(line)
+	if len(f) < 9 || f[0] != "cpu" {
+		return cpuTimes{}
+	}
+	var v [8]uint64
+	for i := range v {
+		n, err := strconv.ParseUint(f[i+1], 10, 64)
+		if err != nil {
+			return cpuTimes{}
+		}
+		v[i] = n
+	}
+	return cpuTimes{
+		busy:  v[0] + v[1] + v[2] + v[5] + v[6],
+		idle:  v[3] + v[4],
+		steal: v[7],
+		ok:    true,
+	}
+}
+
+// cpuShare describes the machine's CPU between two readings, for the
+// report: "CPUs 83% busy, 12% idle, 5% stolen by the hypervisor".
+func cpuShare(start, end cpuTimes) string {
+	if !start.ok || !end.ok || end.busy < start.busy || end.idle < start.idle || end.steal < start.steal {
+		return "CPU shares unknown (no /proc/stat)"
+	}
+	busy, idle, steal := end.busy-start.busy, end.idle-start.idle, end.steal-start.steal
+	total := busy + idle + steal
+	if total == 0 {
+		return "CPU shares unknown (no time passed)"
+	}
+	pct := func(n uint64) float64 { return 100 * float64(n) / float64(total) }
+	return fmt.Sprintf("the machine's CPUs %.0f%% busy, %.0f%% idle, %.0f%% stolen by the hypervisor (/proc/stat)", pct(busy), pct(idle), pct(steal))
 }
 
 func loadAvg() string {

@@ -32,9 +32,13 @@ func TestRenderCost(t *testing.T) {
 		}},
 	}
 	var b strings.Builder
-	renderCost(&b, runMeta{loadStart: "1.00 2.00 3.00", loadEnd: "4.00 5.00 6.00"}, outcomes)
+	meta := runMeta{loadStart: "1.00 2.00 3.00", loadEnd: "4.00 5.00 6.00",
+		cpuStart: cpuTimes{busy: 100, idle: 50, steal: 10, ok: true},
+		cpuEnd:   cpuTimes{busy: 900, idle: 150, steal: 110, ok: true}}
+	renderCost(&b, meta, outcomes)
 	got := b.String()
-	require.Contains(t, got, "Load average 1.00 2.00 3.00 at the start of the run, 4.00 5.00 6.00 at the end.")
+	require.Contains(t, got, "Load average 1.00 2.00 3.00 at the start of the run, 4.00 5.00 6.00 at the end; "+
+		"over the run, the machine's CPUs 80% busy, 10% idle, 10% stolen by the hypervisor (/proc/stat).")
 	rows := []string{
 		"| **commit-c64** | minibroker | 1,000 | 1,000 | 30.0µs | - |  |  |",
 		"|  | floor | 2,000 | 2,000 | 10.0µs | - | 3.00× |  |",
@@ -52,4 +56,23 @@ func TestRenderCost(t *testing.T) {
 	b.Reset()
 	renderCost(&b, runMeta{}, outcomes[1:2])
 	require.Empty(t, b.String(), "no cost scenario measured, no table")
+}
+
+func TestParseCPUTimes(t *testing.T) {
+	// user nice system idle iowait irq softirq steal guest guest_nice
+	got := parseCPUTimes("cpu  50923 7 39033 727420 2733 3 15939 1739 11 0")
+	require.Equal(t, cpuTimes{busy: 50923 + 7 + 39033 + 3 + 15939, idle: 727420 + 2733, steal: 1739, ok: true}, got)
+
+	for _, line := range []string{"", "cpu0 1 2 3 4 5 6 7 8", "cpu 1 2 3 4 5 6 7", "cpu 1 2 x 4 5 6 7 8"} {
+		require.Equal(t, cpuTimes{}, parseCPUTimes(line), "%q", line)
+	}
+}
+
+func TestCPUShare(t *testing.T) {
+	start := cpuTimes{busy: 1000, idle: 1000, steal: 0, ok: true}
+	require.Equal(t, "the machine's CPUs 75% busy, 20% idle, 5% stolen by the hypervisor (/proc/stat)",
+		cpuShare(start, cpuTimes{busy: 1150, idle: 1040, steal: 10, ok: true}))
+	require.Equal(t, "CPU shares unknown (no /proc/stat)", cpuShare(cpuTimes{}, start))
+	require.Equal(t, "CPU shares unknown (no /proc/stat)", cpuShare(start, cpuTimes{busy: 999, idle: 1000, ok: true}), "counters that went back")
+	require.Equal(t, "CPU shares unknown (no time passed)", cpuShare(start, start))
 }
