@@ -438,17 +438,27 @@ func parseCPUTimes(line string) cpuTimes {
 	}
 }
 
-// cpuShare describes the machine's CPU between two readings, for the
-// report: "CPUs 83% busy, 12% idle, 5% stolen by the hypervisor".
+// machine is the report's sentence on the machine during the run: the
+// load average at its start and end, and where the CPUs' time went
+// between the two /proc/stat readings.
+func (m runMeta) machine() string {
+	return fmt.Sprintf("Load average %s at the start of the run, %s at the end; over the run, %s.",
+		m.loadStart, m.loadEnd, cpuShare(m.cpuStart, m.cpuEnd))
+}
+
+// cpuShare describes the machine's CPU time between two readings:
+// "the machine's CPUs 83% busy, 12% idle, 5% stolen by the hypervisor".
 func cpuShare(start, end cpuTimes) string {
-	if !start.ok || !end.ok || end.busy < start.busy || end.idle < start.idle || end.steal < start.steal {
+	if !start.ok || !end.ok {
 		return "CPU shares unknown (no /proc/stat)"
 	}
-	busy, idle, steal := end.busy-start.busy, end.idle-start.idle, end.steal-start.steal
-	total := busy + idle + steal
-	if total == 0 {
+	// The counters only grow: no tick passed unless end's total is past start's.
+	was, now := start.busy+start.idle+start.steal, end.busy+end.idle+end.steal
+	if now <= was {
 		return "CPU shares unknown (no time passed)"
 	}
+	total := now - was
+	busy, idle, steal := end.busy-start.busy, end.idle-start.idle, end.steal-start.steal
 	pct := func(n uint64) float64 { return 100 * float64(n) / float64(total) }
 	return fmt.Sprintf("the machine's CPUs %.0f%% busy, %.0f%% idle, %.0f%% stolen by the hypervisor (/proc/stat)", pct(busy), pct(idle), pct(steal))
 }

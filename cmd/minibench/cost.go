@@ -27,7 +27,7 @@ func renderCost(b *strings.Builder, meta runMeta, outcomes []*outcome) {
 		return
 	}
 	b.WriteString("\n### Server CPU per request and per MB\n\n")
-	fmt.Fprintf(b, "Load average %s at the start of the run, %s at the end; over the run, %s. ", meta.loadStart, meta.loadEnd, cpuShare(meta.cpuStart, meta.cpuEnd))
+	b.WriteString(meta.machine() + " ")
 	b.WriteString("CPU/req is the server's user+system CPU in the windows over the requests it answered (for produce, the Produce requests the kgo client read answers to); CPU/MB is over the MB (10^6 bytes) of record values, `-` for scenarios that carry none. `mb ÷ this` divides minibroker's figure by the row's: below 1 means minibroker spends less.\n\n")
 	b.WriteString("| scenario | server | ops/s | req/s | CPU/req | CPU/MB | mb ÷ this CPU/req | mb ÷ this CPU/MB |\n")
 	b.WriteString("|---|---|--:|--:|--:|--:|--:|--:|\n")

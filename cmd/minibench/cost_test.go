@@ -73,6 +73,5 @@ func TestCPUShare(t *testing.T) {
 	require.Equal(t, "the machine's CPUs 75% busy, 20% idle, 5% stolen by the hypervisor (/proc/stat)",
 		cpuShare(start, cpuTimes{busy: 1150, idle: 1040, steal: 10, ok: true}))
 	require.Equal(t, "CPU shares unknown (no /proc/stat)", cpuShare(cpuTimes{}, start))
-	require.Equal(t, "CPU shares unknown (no /proc/stat)", cpuShare(start, cpuTimes{busy: 999, idle: 1000, ok: true}), "counters that went back")
 	require.Equal(t, "CPU shares unknown (no time passed)", cpuShare(start, start))
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -51,6 +52,9 @@ func TestRunQuick(t *testing.T) {
 		require.Contains(t, table, want)
 	}
 	require.NotContains(t, table, "ERROR")
+	if runtime.GOOS == "linux" { // the machine's shares come from /proc/stat, read at the start and the end
+		require.Regexp(t, `over the run, the machine's CPUs \d+% busy, \d+% idle, \d+% stolen by the hypervisor \(/proc/stat\)\. Each server`, table)
+	}
 	saved, err := os.ReadFile(report)
 	require.NoError(t, err)
 	require.Equal(t, table, string(saved), "the report file holds the printed table")

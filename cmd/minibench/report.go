@@ -15,9 +15,9 @@ import (
 func renderReport(cfg *benchConfig, meta runMeta, outcomes []*outcome, inproc *inProcessResults, disk *diskResults) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "## minibench results\n\n")
-	fmt.Fprintf(&b, "Run %s, %s, %d CPUs (GOMAXPROCS %d), %s/%s. Load average %s at the start, %s at the end; over the run, %s. ",
+	fmt.Fprintf(&b, "Run %s, %s, %d CPUs (GOMAXPROCS %d), %s/%s. %s ",
 		meta.start.UTC().Format("2006-01-02 15:04 MST"), runtime.Version(), cpus(), runtime.GOMAXPROCS(0), runtime.GOOS, runtime.GOARCH,
-		meta.loadStart, meta.loadEnd, cpuShare(meta.cpuStart, meta.cpuEnd))
+		meta.machine())
 	fmt.Fprintf(&b, "Each server is a fresh child process per scenario. Every scenario is measured in %d windows of %v (after %v of warmup each) per server, alternating between the servers and reversing their order each round; ops/s is the median window (the windows column shows the slowest and fastest), latencies come from all windows together. The load generator, and the kgo client of the records scenarios, run in the minibench process, apart from the servers but on the same %d CPUs. ",
 		cfg.rounds, cfg.duration, cfg.warmup, cpus())
 	fmt.Fprintf(&b, "Command: `minibench run %s` (%s).\n\n", strings.Join(meta.args, " "), meta.end.Sub(meta.start).Round(time.Second))
