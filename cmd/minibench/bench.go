@@ -42,6 +42,7 @@ type benchConfig struct {
 	partitions int
 	inProcess  bool   // run the in-process measurements
 	profile    string // minibroker writes pprof profiles under profile/<scenario>; "" for none
+	trace      string // minibroker writes an execution trace to trace/<scenario>.trace; "" for none
 }
 
 func parseRunFlags(args []string, stderr io.Writer) (*benchConfig, error) {
@@ -59,6 +60,7 @@ func parseRunFlags(args []string, stderr io.Writer) (*benchConfig, error) {
 	fs.Float64Var(&cfg.scale, "scale", 1, "scale the large scenarios (members, stored offsets) by `F`, for quick checks")
 	fs.IntVar(&cfg.partitions, "partitions", 16, "partitions of the bench topic")
 	fs.StringVar(&cfg.profile, "profile", "", "`DIR`: minibroker writes pprof profiles of each scenario to DIR/<scenario> (serve --profile-dir); read them with go tool pprof -top")
+	fs.StringVar(&cfg.trace, "trace", "", "`DIR`: minibroker writes the execution trace of each scenario to DIR/<scenario>.trace (serve --trace-file); read it with go tool trace")
 	fs.BoolVar(&cfg.inProcess, "in-process", true, "also run the in-process measurements (rebalance, idle member memory)")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
@@ -335,6 +337,30 @@ func runScenario(ctx context.Context, cfg *benchConfig, sc benchScenario) *outco
 	return o
 }
 
+// recording is what a minibroker child records of its scenario: pprof
+// profiles into profileDir, an execution trace into traceFile; "" for
+// none.
+type recording struct {
+	profileDir, traceFile string
+}
+
+// recording names the files -profile and -trace ask for the scenario
+// name; the trace's directory is made here, as serve creates only the
+// file.
+func (cfg *benchConfig) recording(name string) (recording, error) {
+	var rec recording
+	if cfg.profile != "" {
+		rec.profileDir = filepath.Join(cfg.profile, name)
+	}
+	if cfg.trace != "" {
+		if err := os.MkdirAll(cfg.trace, 0o755); err != nil {
+			return recording{}, fmt.Errorf("-trace: %w", err)
+		}
+		rec.traceFile = filepath.Join(cfg.trace, name+".trace")
+	}
+	return rec, nil
+}
+
 // startChild prepares a fresh data directory and starts server for sc.
 func startChild(ctx context.Context, cfg *benchConfig, server string, sc benchScenario) (*child, error) {
 	dataDir := filepath.Join(cfg.workDir, "data", sc.Name+"-"+server)
@@ -353,11 +379,15 @@ func startChild(ctx context.Context, cfg *benchConfig, server string, sc benchSc
 			return nil, err
 		}
 	}
-	profileDir := ""
-	if cfg.profile != "" && server == serverMinibroker {
-		profileDir = filepath.Join(cfg.profile, sc.Name)
+	var rec recording
+	if server == serverMinibroker {
+		r, err := cfg.recording(sc.Name)
+		if err != nil {
+			return nil, err
+		}
+		rec = r
 	}
-	ch, err := startServer(ctx, cfg, server, dataDir, profileDir, filepath.Join(cfg.workDir, "logs", sc.Name+"-"+server+".log"))
+	ch, err := startServer(ctx, cfg, server, dataDir, rec, filepath.Join(cfg.workDir, "logs", sc.Name+"-"+server+".log"))
 	if err != nil {
 		return nil, err
 	}

@@ -33,8 +33,8 @@ type child struct {
 
 // startServer starts server as a child process listening on a free
 // loopback port and waits until it accepts connections. A minibroker
-// given a profileDir writes its pprof profiles there when it stops.
-func startServer(ctx context.Context, cfg *benchConfig, server, dataDir, profileDir, logPath string) (*child, error) {
+// records what rec names.
+func startServer(ctx context.Context, cfg *benchConfig, server, dataDir string, rec recording, logPath string) (*child, error) {
 	port, err := loadgen.FreePort()
 	if err != nil {
 		return nil, err
@@ -45,8 +45,11 @@ func startServer(ctx context.Context, cfg *benchConfig, server, dataDir, profile
 	case serverMinibroker:
 		argv = []string{cfg.minibroker, "serve", "--listen", addr, "--data-dir", dataDir,
 			"--topic", "bench:" + strconv.Itoa(cfg.partitions), "--log-level", "warn"}
-		if profileDir != "" {
-			argv = append(argv, "--profile-dir", profileDir)
+		if rec.profileDir != "" {
+			argv = append(argv, "--profile-dir", rec.profileDir)
+		}
+		if rec.traceFile != "" {
+			argv = append(argv, "--trace-file", rec.traceFile)
 		}
 	case serverKfake:
 		argv = []string{cfg.self, "serve-kfake", "--port", strconv.Itoa(port), "--partitions", strconv.Itoa(cfg.partitions)}

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"io"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -43,7 +44,7 @@ func TestRunQuick(t *testing.T) {
 	code := run(context.Background(), []string{"run", "-minibroker", bin, "-work-dir", filepath.Join(dir, "work"), "-out", report,
 		"-duration", "150ms", "-warmup", "50ms", "-rounds", "2", "-scale", "0.001", "-in-process=false",
 		"-only", "^(hb-c4|hb-pipe8-c4|commit-c4|stored-.*|members-100k|produce-sync|consume-100B|e2e-1000)$",
-		"-profile", filepath.Join(dir, "prof")}, &stdout, &stderr)
+		"-profile", filepath.Join(dir, "prof"), "-trace", filepath.Join(dir, "traces")}, &stdout, &stderr)
 	require.Equal(t, 0, code, "stderr:\n%s\nstdout:\n%s", stderr.String(), stdout.String())
 	table := stdout.String()
 	for _, want := range []string{"| **hb-c4** | minibroker |", "| kfake |", "| kfake-fsync |", "| floor |", "**stored-1k**", "**members-100k**",
@@ -61,6 +62,22 @@ func TestRunQuick(t *testing.T) {
 	for _, name := range []string{"cpu", "allocs", "mutex", "heap"} {
 		require.FileExists(t, filepath.Join(dir, "prof", "produce-sync", name+".pprof"), "minibroker's profiles of each scenario")
 	}
+	traces, err := os.ReadDir(filepath.Join(dir, "traces"))
+	require.NoError(t, err)
+	var names []string
+	for _, e := range traces {
+		names = append(names, e.Name())
+	}
+	require.Equal(t, []string{"commit-c4.trace", "consume-100B.trace", "e2e-1000.trace", "hb-c4.trace", "hb-pipe8-c4.trace",
+		"members-100k.trace", "produce-sync.trace", "stored-10k.trace", "stored-1k.trace"}, names,
+		"one execution trace per scenario, of minibroker alone")
+	head := make([]byte, 16)
+	f, err := os.Open(filepath.Join(dir, "traces", "commit-c4.trace"))
+	require.NoError(t, err)
+	_, err = io.ReadFull(f, head)
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
+	require.Regexp(t, `^go 1\.\d+ trace\x00+$`, string(head), "a trace go tool trace reads")
 }
 
 func TestRunFlags(t *testing.T) {

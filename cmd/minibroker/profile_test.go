@@ -17,7 +17,7 @@ func TestProfileWritesEveryProfile(t *testing.T) {
 	f, err := parseServeFlags([]string{"--profile-dir", dir}, io.Discard)
 	require.NoError(t, err)
 	require.Equal(t, dir, f.profileDir)
-	p, err := startProfile(f.profileDir)
+	p, err := startProfile(f.profileDir, f.traceFile)
 	require.NoError(t, err)
 	require.NoError(t, p.stop())
 	for _, name := range []string{"cpu", "allocs", "mutex", "heap"} {
@@ -32,9 +32,44 @@ func TestProfileWritesEveryProfile(t *testing.T) {
 	}
 }
 
-// TestProfileOff: without --profile-dir nothing is started or written.
+// TestTraceFile: --trace-file alone writes an execution trace that go
+// tool trace reads (its header, then the run's events) and no pprof
+// profile.
+func TestTraceFile(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "run.trace")
+	f, err := parseServeFlags([]string{"--trace-file", path}, io.Discard)
+	require.NoError(t, err)
+	require.Equal(t, path, f.traceFile)
+	p, err := startProfile(f.profileDir, f.traceFile)
+	require.NoError(t, err)
+	done := make(chan struct{})
+	go func() { close(done) }() // something for the trace to hold
+	<-done
+	require.NoError(t, p.stop())
+	body, err := os.ReadFile(path)
+	require.NoError(t, err)
+	require.Regexp(t, `^go 1\.\d+ trace\x00+$`, string(body[:16]), "the trace format's header")
+	require.Greater(t, len(body), 16, "events after the header")
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	require.Len(t, entries, 1, "the trace and nothing else")
+}
+
+// TestTraceFileNotCreatable: a trace file that cannot be created is an
+// error naming the flag, and nothing is left running.
+func TestTraceFileNotCreatable(t *testing.T) {
+	_, err := startProfile("", filepath.Join(t.TempDir(), "missing", "run.trace"))
+	require.ErrorContains(t, err, "--trace-file: ")
+	p, err := startProfile("", filepath.Join(t.TempDir(), "run.trace"))
+	require.NoError(t, err, "a failed start leaves no trace running")
+	require.NoError(t, p.stop())
+}
+
+// TestProfileOff: without --profile-dir or --trace-file nothing is
+// started or written.
 func TestProfileOff(t *testing.T) {
-	p, err := startProfile("")
+	p, err := startProfile("", "")
 	require.NoError(t, err)
 	require.Nil(t, p)
 	require.NoError(t, p.stop())
@@ -45,6 +80,12 @@ func TestProfileOff(t *testing.T) {
 func TestProfileDirNotCreatable(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "file")
 	require.NoError(t, os.WriteFile(file, nil, 0o644))
-	_, err := startProfile(filepath.Join(file, "prof"))
+	_, err := startProfile(filepath.Join(file, "prof"), "")
 	require.ErrorContains(t, err, "--profile-dir: ")
+	trace := filepath.Join(t.TempDir(), "run.trace")
+	_, err = startProfile(filepath.Join(file, "prof"), trace)
+	require.ErrorContains(t, err, "--profile-dir: ")
+	p, err := startProfile("", trace)
+	require.NoError(t, err, "the failed start stopped its trace")
+	require.NoError(t, p.stop())
 }

@@ -37,8 +37,9 @@ type serveFlags struct {
 	// SASL users, from repeated --sasl-user NAME:PASSWORD (none: SASL off).
 	saslUsers saslUserFlags
 
-	// pprof profiles of the run (profile.go); not a broker setting.
-	profileDir string
+	// pprof profiles and the execution trace of the run (profile.go);
+	// not broker settings.
+	profileDir, traceFile string
 }
 
 // The command's defaults where they differ from an embedded broker's:
@@ -106,6 +107,7 @@ func newServeFlags() (*serveFlags, *flag.FlagSet) {
 	fs.StringVar(&f.clock, "clock", "real", "real|manual; with manual, time and expiry move only on request")
 	fs.TextVar(&f.logLevel, "log-level", slog.LevelInfo, "debug|info|warn|error")
 	fs.StringVar(&f.profileDir, "profile-dir", "", "`DIR` to write pprof profiles of the run to when it stops: cpu, allocs, mutex, heap (default: off)")
+	fs.StringVar(&f.traceFile, "trace-file", "", "`FILE` to write the Go execution trace of the run to, for go tool trace (default: off)")
 	fs.StringVar(&f.tlsCert, "tls-cert", "", "`FILE` with the PEM server certificate chain; with --tls-key, serve TLS only (default: plaintext)")
 	fs.StringVar(&f.tlsKey, "tls-key", "", "`FILE` with the PEM private key of --tls-cert")
 	fs.StringVar(&f.tlsClientCA, "tls-client-ca", "", "`FILE` with PEM CA certificates; clients must present a certificate they signed (needs --tls-cert)")
@@ -192,7 +194,7 @@ func serve(ctx context.Context, args []string, stderr io.Writer) int {
 	}
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: f.logLevel}))
 	cfg := f.config(logger)
-	prof, err := startProfile(f.profileDir)
+	prof, err := startProfile(f.profileDir, f.traceFile)
 	if err != nil {
 		fmt.Fprintf(stderr, "minibroker serve: %v\n", err)
 		return 1
