@@ -193,7 +193,8 @@ func TestServeHelpListsEveryTaggedField(t *testing.T) {
 	for name := range tagged {
 		require.Contains(t, names, name)
 	}
-	require.Len(t, names, len(tagged)+8, "and --topic, --clock, --log-level, --tls-cert, --tls-key, --tls-client-ca, --sasl-user, --profile-dir")
+	require.Len(t, names, len(tagged)+9, "and --topic, --clock, --log-level, --tls-cert, --tls-key, --tls-client-ca, --sasl-user, --profile-dir, --trace-file")
+	require.Contains(t, help.String(), "  -trace-file FILE\n    \tFILE to write the Go execution trace of the run to, for go tool trace (default: off)\n")
 	require.Contains(t, help.String(), "  -max-fetch-wait duration\n    \tlongest a Fetch waits for records, whatever it asks for (default 5s)\n")
 	require.Contains(t, help.String(), "  -segment-bytes int\n    \tsize at which a partition's active segment file rolls, in bytes (Kafka's log.segment.bytes) (default 67108864)\n")
 	require.Contains(t, help.String(), "  -listen ADDR\n    \tADDR to listen on (default \"127.0.0.1:9092\")\n")
