@@ -42,7 +42,7 @@ type benchConfig struct {
 	partitions int
 	inProcess  bool   // run the in-process measurements
 	profile    string // minibroker writes pprof profiles under profile/<scenario>; "" for none
-	trace      string // minibroker writes an execution trace to trace/<scenario>.trace; "" for none
+	trace      string // minibroker writes execution traces to trace/<scenario>.trace; "" for none
 }
 
 func parseRunFlags(args []string, stderr io.Writer) (*benchConfig, error) {
@@ -345,20 +345,16 @@ type recording struct {
 }
 
 // recording names the files -profile and -trace ask for the scenario
-// name; the trace's directory is made here, as serve creates only the
-// file.
-func (cfg *benchConfig) recording(name string) (recording, error) {
+// name; serve makes their directories.
+func (cfg *benchConfig) recording(name string) recording {
 	var rec recording
 	if cfg.profile != "" {
 		rec.profileDir = filepath.Join(cfg.profile, name)
 	}
 	if cfg.trace != "" {
-		if err := os.MkdirAll(cfg.trace, 0o755); err != nil {
-			return recording{}, fmt.Errorf("-trace: %w", err)
-		}
 		rec.traceFile = filepath.Join(cfg.trace, name+".trace")
 	}
-	return rec, nil
+	return rec
 }
 
 // startChild prepares a fresh data directory and starts server for sc.
@@ -381,11 +377,7 @@ func startChild(ctx context.Context, cfg *benchConfig, server string, sc benchSc
 	}
 	var rec recording
 	if server == serverMinibroker {
-		r, err := cfg.recording(sc.Name)
-		if err != nil {
-			return nil, err
-		}
-		rec = r
+		rec = cfg.recording(sc.Name)
 	}
 	ch, err := startServer(ctx, cfg, server, dataDir, rec, filepath.Join(cfg.workDir, "logs", sc.Name+"-"+server+".log"))
 	if err != nil {

@@ -29,23 +29,17 @@ type profiler struct {
 }
 
 // startProfile creates dir if needed and starts the CPU profile, and
-// starts the execution trace into traceFile; either may be "". A nil
-// profiler (both "") does nothing.
+// starts the execution trace into traceFile, creating its directory if
+// needed; either may be "". A nil profiler (both "") does nothing.
 func startProfile(dir, traceFile string) (*profiler, error) {
 	if dir == "" && traceFile == "" {
 		return nil, nil
 	}
 	p := &profiler{dir: dir}
 	if traceFile != "" {
-		f, err := os.Create(traceFile)
-		if err != nil {
+		if err := p.startTrace(traceFile); err != nil {
 			return nil, fmt.Errorf("--trace-file: %w", err)
 		}
-		if err := trace.Start(f); err != nil {
-			f.Close()
-			return nil, fmt.Errorf("--trace-file: %w", err)
-		}
-		p.trace = f
 	}
 	if dir != "" {
 		if err := p.startCPU(); err != nil {
@@ -54,6 +48,22 @@ func startProfile(dir, traceFile string) (*profiler, error) {
 		runtime.SetMutexProfileFraction(profileMutexFraction)
 	}
 	return p, nil
+}
+
+func (p *profiler) startTrace(path string) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := trace.Start(f); err != nil {
+		f.Close()
+		return err
+	}
+	p.trace = f
+	return nil
 }
 
 func (p *profiler) startCPU() error {

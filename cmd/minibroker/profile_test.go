@@ -43,9 +43,6 @@ func TestTraceFile(t *testing.T) {
 	require.Equal(t, path, f.traceFile)
 	p, err := startProfile(f.profileDir, f.traceFile)
 	require.NoError(t, err)
-	done := make(chan struct{})
-	go func() { close(done) }() // something for the trace to hold
-	<-done
 	require.NoError(t, p.stop())
 	body, err := os.ReadFile(path)
 	require.NoError(t, err)
@@ -56,14 +53,20 @@ func TestTraceFile(t *testing.T) {
 	require.Len(t, entries, 1, "the trace and nothing else")
 }
 
-// TestTraceFileNotCreatable: a trace file that cannot be created is an
-// error naming the flag, and nothing is left running.
-func TestTraceFileNotCreatable(t *testing.T) {
-	_, err := startProfile("", filepath.Join(t.TempDir(), "missing", "run.trace"))
-	require.ErrorContains(t, err, "--trace-file: ")
-	p, err := startProfile("", filepath.Join(t.TempDir(), "run.trace"))
-	require.NoError(t, err, "a failed start leaves no trace running")
+// TestTraceFileDirectory: the trace file's directory is made if missing,
+// as --profile-dir's is; one that cannot be made is an error naming the
+// flag.
+func TestTraceFileDirectory(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "traces", "run.trace")
+	p, err := startProfile("", path)
+	require.NoError(t, err)
 	require.NoError(t, p.stop())
+	require.FileExists(t, path)
+
+	file := filepath.Join(t.TempDir(), "file")
+	require.NoError(t, os.WriteFile(file, nil, 0o644))
+	_, err = startProfile("", filepath.Join(file, "run.trace"))
+	require.ErrorContains(t, err, "--trace-file: ")
 }
 
 // TestProfileOff: without --profile-dir or --trace-file nothing is
