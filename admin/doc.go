@@ -17,7 +17,7 @@
 //
 // Endpoints (net/http, Go 1.22 patterns):
 //
-//	GET    /                                       the live page (static/index.html, polling)
+//	GET    /                                       the live page (static/, inlined into one document; polling)
 //	GET    /v1/groups                              every group, in detail, with its partitions
 //	GET    /v1/groups/{group}                      one group; 404 when it does not exist
 //	GET    /v1/events                              recent rebalances and fencing rejections, with reasons, and topics clients named that did not exist

@@ -4,7 +4,8 @@ package admin
 // demand (server/fault.go) over HTTP, behind the guard like every
 // state-changing call. A fault matches requests by API key, group,
 // member id, client id, topic and partitions, and answers them an error
-// code, holds them, drops them or closes their connection.
+// code, holds them, drops them or closes their connection. A fault whose
+// member is gone says so (fault_members.go).
 
 import (
 	"encoding/json"
@@ -38,9 +39,12 @@ type faultJSON struct {
 	Drop       bool    `json:"drop,omitempty"`
 	Close      bool    `json:"close,omitempty"`
 	Count      int     `json:"count"`
-	// Hits and Remaining are answered, never read.
+	// Hits, Remaining and MemberGone are answered, never read.
 	Hits      *int64 `json:"hits,omitempty"`
 	Remaining *int   `json:"remaining,omitempty"`
+	// MemberGone is set when the fault names a member that is in no
+	// group the fault can match (fault_members.go).
+	MemberGone *memberGoneJSON `json:"member_gone,omitempty"`
 }
 
 // faultsJSON answers GET /v1/faults.
@@ -101,8 +105,8 @@ func (s *Server) handleInjectFault(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "want one fault: unexpected data after the object")
 		return
 	}
-	if req.ID != "" || req.Hits != nil || req.Remaining != nil {
-		writeError(w, http.StatusBadRequest, "id, hits and remaining are the broker's to give")
+	if req.ID != "" || req.Hits != nil || req.Remaining != nil || req.MemberGone != nil {
+		writeError(w, http.StatusBadRequest, "id, hits, remaining and member_gone are the broker's to give")
 		return
 	}
 	f, err := req.toFault()
@@ -119,14 +123,21 @@ func (s *Server) handleInjectFault(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, err.Error())
 		return
 	}
-	writeJSON(w, http.StatusOK, statusJSON(server.FaultStatus{ID: h.ID(), Fault: h.Fault(), Hits: h.Hits(), Remaining: h.Remaining()}))
+	st := server.FaultStatus{ID: h.ID(), Fault: h.Fault(), Hits: h.Hits(), Remaining: h.Remaining()}
+	j := statusJSON(st)
+	j.MemberGone = s.membersGone([]server.FaultStatus{st})[st.ID]
+	writeJSON(w, http.StatusOK, j)
 }
 
 func (s *Server) handleFaults(w http.ResponseWriter, _ *http.Request) {
 	out := faultsJSON{Faults: []faultJSON{}}
 	if s.faults != nil {
-		for _, st := range s.faults.List() {
-			out.Faults = append(out.Faults, statusJSON(st))
+		list := s.faults.List()
+		gone := s.membersGone(list)
+		for _, st := range list {
+			j := statusJSON(st)
+			j.MemberGone = gone[st.ID]
+			out.Faults = append(out.Faults, j)
 		}
 	}
 	writeJSON(w, http.StatusOK, out)

@@ -19,7 +19,7 @@ func TestFaultsAPI(t *testing.T) {
 	f := newFixture(t)
 	code, body := f.do(t, "POST", "/v1/faults", `{"keys":[12],"group":"g","member":"m-1","drop":true,"count":-1}`)
 	require.Equal(t, http.StatusOK, code, body)
-	requireJSON(t, `{"id":"1","keys":[12],"group":"g","member":"m-1","drop":true,"count":-1,"hits":0,"remaining":-1}`, body)
+	requireJSON(t, `{"id":"1","keys":[12],"group":"g","member":"m-1","drop":true,"count":-1,"hits":0,"remaining":-1,"member_gone":{"reason":"not seen"}}`, body)
 	code, body = f.do(t, "POST", "/v1/faults", `{"keys":[8],"clientId":"c","topic":"orders","partitions":[0,2],"err":16,"count":2}`)
 	require.Equal(t, http.StatusOK, code, body)
 	requireJSON(t, `{"id":"2","keys":[8],"clientId":"c","topic":"orders","partitions":[0,2],"err":16,"count":2,"hits":0,"remaining":2}`, body)
@@ -41,7 +41,7 @@ func TestFaultsAPI(t *testing.T) {
 	code, body = f.do(t, "GET", "/v1/faults", "")
 	require.Equal(t, http.StatusOK, code)
 	requireJSON(t, `{"faults":[
-		{"id":"1","keys":[12],"group":"g","member":"m-1","drop":true,"count":-1,"hits":0,"remaining":-1},
+		{"id":"1","keys":[12],"group":"g","member":"m-1","drop":true,"count":-1,"hits":0,"remaining":-1,"member_gone":{"reason":"not seen"}},
 		{"id":"2","keys":[8],"clientId":"c","topic":"orders","partitions":[0,2],"err":16,"count":2,"hits":0,"remaining":2}]}`, body)
 }
 
@@ -65,7 +65,8 @@ func TestFaultsAPIBadInput(t *testing.T) {
 		{`{"drop":true,"close":true}`, "exactly one action"},
 		{`{}`, "exactly one action"},
 		{`{"keys":[3],"err":15}`, "Metadata has no error code of its own"},
-		{`{"id":"7","drop":true}`, "id, hits and remaining are the broker's to give"},
+		{`{"id":"7","drop":true}`, "id, hits, remaining and member_gone are the broker's to give"},
+		{`{"member_gone":{"reason":"leave"},"drop":true}`, "id, hits, remaining and member_gone are the broker's to give"},
 		{`{"group":"` + strings.Repeat("g", maxFaultBodyBytes) + `","drop":true}`, "request body too large"},
 	} {
 		code, body := f.do(t, "POST", "/v1/faults", tc.body)

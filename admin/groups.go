@@ -64,6 +64,11 @@ type groupJSON struct {
 	// Partitions is every partition of every topic a member subscribes
 	// to or the group has committed offsets for, sorted, with its state.
 	Partitions []partitionJSON `json:"partitions"`
+	// TotalLag is the group's lag, the sum of its partitions' lags: the
+	// figure minibroker_group_lag reports (a commit past the log end
+	// counts negative, a reset sentinel not at all); null when no
+	// partition has a lag.
+	TotalLag *int64 `json:"total_lag"`
 	// LastActivity is the group's latest rebalance, fencing rejection or
 	// commit since the broker started; null when none is known.
 	LastActivity *activityJSON `json:"last_activity"`
@@ -227,8 +232,23 @@ func (s *Server) group(v coordinator.GroupView, snap *snapshot) groupJSON {
 		})
 	}
 	g.Partitions = s.partitions(v, subscribed, committed, owner, target, snap)
+	g.TotalLag = totalLag(g.Partitions)
 	g.DoubleOwnership = doubleOwnership(v, g.Partitions)
 	return g
+}
+
+// totalLag sums the lags of parts, or returns nil when none has one.
+func totalLag(parts []partitionJSON) *int64 {
+	var sum *int64
+	for _, p := range parts {
+		if p.Lag != nil {
+			if sum == nil {
+				sum = new(int64)
+			}
+			*sum += *p.Lag
+		}
+	}
+	return sum
 }
 
 // subscription is a member's subscribed topics, sorted: the names it sent

@@ -47,6 +47,7 @@ const appGroup = `
 		{"topic": "payments", "partition": 0, "log_start_offset": 0, "log_end_offset": 0, "owner": "b",
 		 "fetch_positions": [], "committed": null, "lag": null}
 	],
+	"total_lag": 4,
 	"last_activity": {"kind": "rebalance", "seq": 2, "time": "1970-01-01T00:00:00.04Z", "time_ms": 40},
 	"double_ownership": {"partitions": null, "by": "", "reason": "no connection with a member's client id fetched the group's partitions in the last 10s", "window_ms": 10000, "doubly_owned": []},
 	"generations": [
@@ -103,6 +104,7 @@ func TestGroupsListsEveryGroupInDetail(t *testing.T) {
 			{"topic": "orders", "partition": 3, "log_start_offset": 0, "log_end_offset": 0, "owner": "",
 			 "fetch_positions": [], "committed": null, "lag": null}
 		 ],
+		 "total_lag": -1,
 		 "last_activity": null, "double_ownership": {"partitions": 0, "by": "member", "window_ms": 10000, "doubly_owned": []}, "generations": []}
 	]}`, body)
 }
@@ -141,6 +143,7 @@ func TestGroupAfterExpiry(t *testing.T) {
 			{"topic": "orders", "partition": 3, "log_start_offset": 0, "log_end_offset": 0, "owner": "",
 			 "fetch_positions": [], "committed": null, "lag": null}
 		],
+		"total_lag": 4,
 		"last_activity": {"kind": "rebalance", "seq": 3, "time": "1970-01-01T00:00:01.04Z", "time_ms": 1040},
 		"double_ownership": {"partitions": 0, "by": "member", "window_ms": 10000, "doubly_owned": []},
 		"generations": [
@@ -211,6 +214,7 @@ func TestGroupConsumerProtocol(t *testing.T) {
 			{"topic": "orders", "partition": 3, "log_start_offset": 0, "log_end_offset": 0, "owner": "", "target": "a",
 			 "fetch_positions": [], "committed": null, "lag": null}
 		],
+		"total_lag": null,
 		"last_activity": {"kind": "rebalance", "seq": 3, "time": "1970-01-01T00:00:00Z", "time_ms": 0},
 		"double_ownership": {"partitions": null, "by": "", "reason": "no connection with a member's client id fetched the group's partitions in the last 10s", "window_ms": 10000, "doubly_owned": []},
 		"generations": [
@@ -336,4 +340,36 @@ func TestGroupStaticMemberRestart(t *testing.T) {
 		{Generation: 1, Reason: "static member restarted", Seq: 2, Time: zero, Replaced: "app-1-000001", ReplacedBy: "app-1-000002"},
 	}, g.Generations)
 	require.Equal(t, 1.0, value(scrape(t, f.srv.Handler()), "minibroker_rebalances_total", "group", "app"))
+}
+
+// TestGroupTotalLag: total_lag sums the partitions' lags as
+// minibroker_group_lag does: a commit past the log end counts negative, a
+// reset sentinel not at all, a partition without a commit not at all;
+// null while no partition has a lag.
+func TestGroupTotalLag(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	f.produce(t, "orders", 0, 10)
+	f.produce(t, "orders", 1, 2)
+	res := f.join(t, "app", "a", time.Minute, "orders")
+	totalLag := func() *int64 {
+		t.Helper()
+		code, body := f.do(t, "GET", "/v1/groups/app", "")
+		require.Equal(t, http.StatusOK, code, body)
+		var g struct {
+			TotalLag *int64 `json:"total_lag"`
+		}
+		require.NoError(t, json.Unmarshal([]byte(body), &g))
+		return g.TotalLag
+	}
+	require.Nil(t, totalLag(), "nothing committed: no lag at all, not 0")
+	require.NoError(t, f.coord.Commit("app", "a", res.Generation, []offsets.Entry{
+		{Topic: "orders", Partition: 0, Offset: 6, LeaderEpoch: offsets.NoLeaderEpoch},
+		{Topic: "orders", Partition: 1, Offset: 5, LeaderEpoch: offsets.NoLeaderEpoch},
+		{Topic: "orders", Partition: 2, Offset: offsets.ResetEarliest, LeaderEpoch: offsets.NoLeaderEpoch},
+	}))
+	lag := totalLag()
+	require.NotNil(t, lag)
+	require.Equal(t, int64(1), *lag, "(10-6) + (2-5)")
+	require.Equal(t, 1.0, value(scrape(t, f.srv.Handler()), "minibroker_group_lag", "group", "app"), "the metric's figure")
 }

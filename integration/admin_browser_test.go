@@ -242,6 +242,13 @@ const clicker = setInterval(() => {
 // without the proxy.
 func adminPageWithScript(t *testing.T, b *testBroker, script string) string {
 	t.Helper()
+	return adminProxy(t, b, script, nil)
+}
+
+// adminProxy is adminPageWithScript with wrap, when not nil, around the
+// proxy: a handler that sees each of the page's requests first.
+func adminProxy(t *testing.T, b *testBroker, script string, wrap func(http.Handler) http.Handler) string {
+	t.Helper()
 	proxy := httputil.NewSingleHostReverseProxy(&url.URL{Scheme: "http", Host: b.AdminAddr()})
 	proxy.ModifyResponse = func(resp *http.Response) error {
 		if resp.Request.Method != "GET" || resp.Request.URL.Path != "/" {
@@ -258,7 +265,11 @@ func adminPageWithScript(t *testing.T, b *testBroker, script string) string {
 		resp.Header.Set("Content-Length", strconv.Itoa(len(page)))
 		return nil
 	}
-	front := httptest.NewServer(proxy)
+	var h http.Handler = proxy
+	if wrap != nil {
+		h = wrap(proxy)
+	}
+	front := httptest.NewServer(h)
 	t.Cleanup(front.Close)
 	return front.URL + "/"
 }

@@ -60,8 +60,8 @@ func TestAdminBrowserShowsConnections(t *testing.T) {
 
 	html := adminChromium(t, "--virtual-time-budget=1500", "--dump-dom", b.adminURL()+"/")
 	for _, want := range []string{
-		`<tr data-remote="` + authed.LocalAddr() + `"><td class="mono">` + authed.LocalAddr() + `</td><td class="mono">orders-app</td><td data-user="alice">alice (PLAIN)</td></tr>`,
-		`<tr data-remote="` + anon.LocalAddr() + `"><td class="mono">` + anon.LocalAddr() + `</td><td class="mono">not-yet</td><td data-user=""></td></tr>`,
+		`<tr data-remote="` + authed.LocalAddr() + `"><td><div class="mono">orders-app</div><div class="mono meta">` + authed.LocalAddr() + `</div></td><td data-user="alice">alice (PLAIN)</td></tr>`,
+		`<tr data-remote="` + anon.LocalAddr() + `"><td><div class="mono">not-yet</div><div class="mono meta">` + anon.LocalAddr() + `</div></td><td data-user=""></td></tr>`,
 	} {
 		require.Contains(t, html, want, "page:\n%s", adminTail(html, 8000))
 	}
