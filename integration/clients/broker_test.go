@@ -30,10 +30,9 @@ func startBroker(t *testing.T, topics map[string]int32) (addr string) {
 
 // startBrokerWith is startBroker with cfg's other fields; the KIP-848
 // heartbeat interval is 500 ms unless cfg sets one, and the logger is the
-// test's. The broker logs at Info: its
-// rebalances, fencing rejections and faults are the account of what a
-// client did where the client's own log is silent (librdkafka's ends when
-// Close begins, see rdkafkaConfig).
+// test's. The broker logs at Info: its rebalances, fencing rejections and
+// faults tell what a client did where the client's own log is silent
+// (librdkafka's ends where Close begins, see rdkafkaConfig).
 func startBrokerWith(t *testing.T, cfg broker.Config) (addr string) {
 	t.Helper()
 	log := newClientLog(t, "minibroker")
@@ -117,21 +116,21 @@ func groupGeneration(addr, group string) int32 {
 	return view.Generation
 }
 
-// consumerMember is one member of a consumer-protocol group as the broker
-// has it.
-type consumerMember struct {
+// brokerMember is one member of a group as the broker has it.
+type brokerMember struct {
 	MemberID string
-	// Epoch is the member's epoch and GroupEpoch the group's: a member
-	// lags until its next heartbeat moves it to the group epoch.
+	// Epoch is the member's epoch (of a classic member, the generation it
+	// was last told) and GroupEpoch the group's: a member lags until its
+	// next heartbeat moves it to the group epoch.
 	Epoch, GroupEpoch int32
 	// Assigned is what it holds at Epoch: topic -> sorted partitions.
 	Assigned map[string][]int32
 }
 
-// consumerMemberOf returns the member of consumer group group whose client
-// id is clientID, on the minibroker at addr; ok is false when the group
-// has no such member, or addr is not a minibroker.
-func consumerMemberOf(addr, group, clientID string) (m consumerMember, ok bool) {
+// brokerMemberOf returns the member of group whose client id is
+// clientID, on the minibroker at addr; ok is false when the group has no
+// such member, or addr is not a minibroker.
+func brokerMemberOf(addr, group, clientID string) (m brokerMember, ok bool) {
 	v, found := brokers.Load(addr)
 	if !found {
 		return m, false
@@ -141,7 +140,7 @@ func consumerMemberOf(addr, group, clientID string) (m consumerMember, ok bool) 
 		if mv.ClientID != clientID {
 			continue
 		}
-		m = consumerMember{MemberID: mv.MemberID, Epoch: mv.MemberEpoch, GroupEpoch: view.Generation, Assigned: map[string][]int32{}}
+		m = brokerMember{MemberID: mv.MemberID, Epoch: mv.KnownGeneration, GroupEpoch: view.Generation, Assigned: map[string][]int32{}}
 		for _, tp := range mv.Assignment {
 			m.Assigned[tp.Topic] = append(m.Assigned[tp.Topic], tp.Partition)
 		}

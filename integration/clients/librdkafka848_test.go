@@ -56,7 +56,7 @@ func rdkafka848Client() client {
 func rdkafkaCaughtUp(t *testing.T, addr, group, id string, c *kafka.Consumer) {
 	t.Helper()
 	why, ok := await(context.Background(), func(context.Context) (bool, string) {
-		m, member := consumerMemberOf(addr, group, id)
+		m, member := brokerMemberOf(addr, group, id)
 		if !member {
 			return true, "" // gone, or not a minibroker: nothing to catch up with
 		}
@@ -100,11 +100,11 @@ const (
 // partition), and b is closed while that heartbeat, whose answer moves b
 // to the new epoch, is held. b's leave waits for the answer
 // (rdkafkaCaughtUp), then Close commits at the new epoch and leaves: Close
-// returns, the group is Empty with no member, and the committed offsets
-// are the last consumed offset + 1 of every partition b consumed. Closed
-// at once, librdkafka 2.11.1 would throw the answer away and retry its
-// close commit at the old epoch (STALE_MEMBER_EPOCH) for 45 s before it
-// left, past the test's wait.
+// returns, the group is Empty with no member, b consumed every record
+// once, and the committed offsets are the last consumed offset + 1 of
+// every partition. Closed at once, librdkafka 2.11.1 would throw the
+// answer away and retry its close commit at the old epoch
+// (STALE_MEMBER_EPOCH) for 45 s before it left, past the test's wait.
 func TestLibrdkafka848CloseWhileAHeartbeatMovesItsEpoch(t *testing.T) {
 	t.Parallel()
 	cfg := broker.Config{Topics: map[string]int32{topic: partitions}}
@@ -136,14 +136,14 @@ func TestLibrdkafka848CloseWhileAHeartbeatMovesItsEpoch(t *testing.T) {
 	checkStored(t, st, mine)
 	l.wait(t, len(mine))
 
-	before, _ := consumerMemberOf(addr, group, b)
+	before, _ := brokerMemberOf(addr, group, b)
 	held := injectFault(t, addr, broker.Fault{Keys: []int16{int16(kmsg.ConsumerGroupHeartbeat)}, Group: group,
 		Member: before.MemberID, Delay: heldHeartbeat, Count: 1})
 	poll(t, b+"'s next heartbeat held", func(context.Context) (bool, string) {
 		return held.Hits() == 1, "no heartbeat from it yet"
 	})
 	leaveRaw()
-	if now, _ := consumerMemberOf(addr, group, b); now.Epoch != before.Epoch || now.GroupEpoch != before.GroupEpoch+1 {
+	if now, _ := brokerMemberOf(addr, group, b); now.Epoch != before.Epoch || now.GroupEpoch != before.GroupEpoch+1 {
 		t.Fatalf("as %s begins to close: member epoch %d, group epoch %d; want %d and %d (its heartbeat held, the raw member gone)",
 			b, now.Epoch, now.GroupEpoch, before.Epoch, before.GroupEpoch+1)
 	}

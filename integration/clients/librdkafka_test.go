@@ -10,6 +10,7 @@ package clients
 
 import (
 	"context"
+	"fmt"
 	"hash/crc32"
 	"maps"
 	"slices"
@@ -161,8 +162,11 @@ func rdkafkaJoin(extra kafka.ConfigMap) func(t *testing.T, addr, group, topic, i
 			case <-time.After(waitTimeout):
 				// Leave the client and its log forwarder running: the
 				// test fails with the logs instead of hanging.
-				m, in := consumerMemberOf(addr, group, id)
-				t.Errorf("librdkafka %s Close: not closed within %v (still a member: %v %+v)", id, waitTimeout, in, m)
+				state := "the broker has no member of that client id"
+				if m, in := brokerMemberOf(addr, group, id); in {
+					state = fmt.Sprintf("the broker still has it at epoch %d (group epoch %d) holding %v", m.Epoch, m.GroupEpoch, m.Assigned)
+				}
+				t.Errorf("librdkafka %s Close: not closed within %v; %s", id, waitTimeout, state)
 			}
 		})
 		t.Cleanup(leave)
