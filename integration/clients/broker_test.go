@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -27,13 +28,18 @@ func startBroker(t *testing.T, topics map[string]int32) (addr string) {
 	return startBrokerWith(t, broker.Config{Topics: topics})
 }
 
-// startBrokerWith is startBroker with cfg's other fields (the heartbeat
-// interval and the logger are the test's).
+// startBrokerWith is startBroker with cfg's other fields; the KIP-848
+// heartbeat interval is 500 ms unless cfg sets one, and the logger is the
+// test's. The broker logs at Info: its rebalances, fencing rejections and
+// faults tell what a client did where the client's own log is silent
+// (librdkafka's ends where Close begins, see rdkafkaConfig).
 func startBrokerWith(t *testing.T, cfg broker.Config) (addr string) {
 	t.Helper()
 	log := newClientLog(t, "minibroker")
-	cfg.ConsumerHeartbeatInterval = 500 * time.Millisecond
-	cfg.Logger = slog.New(slog.NewTextHandler(log, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	if cfg.ConsumerHeartbeatInterval == 0 {
+		cfg.ConsumerHeartbeatInterval = 500 * time.Millisecond
+	}
+	cfg.Logger = slog.New(slog.NewTextHandler(log, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	b, err := broker.Start(context.Background(), cfg)
 	if err != nil {
 		t.Fatalf("broker.Start: %v", err)
@@ -108,4 +114,55 @@ func groupGeneration(addr, group string) int32 {
 	}
 	view, _ := v.(*broker.Broker).Coordinator().Describe(group)
 	return view.Generation
+}
+
+// brokerMember is one member of a group as the broker has it.
+type brokerMember struct {
+	MemberID string
+	// Epoch is the member's epoch (of a classic member, the generation it
+	// was last told) and GroupEpoch the group's: a member lags until its
+	// next heartbeat moves it to the group epoch.
+	Epoch, GroupEpoch int32
+	// Assigned is what it holds at Epoch: topic -> sorted partitions.
+	Assigned map[string][]int32
+}
+
+// brokerMemberOf returns the member of group whose client id is
+// clientID, on the minibroker at addr; ok is false when the group has no
+// such member, or addr is not a minibroker.
+func brokerMemberOf(addr, group, clientID string) (m brokerMember, ok bool) {
+	v, found := brokers.Load(addr)
+	if !found {
+		return m, false
+	}
+	view, _ := v.(*broker.Broker).Coordinator().Describe(group)
+	for _, mv := range view.Members {
+		if mv.ClientID != clientID {
+			continue
+		}
+		m = brokerMember{MemberID: mv.MemberID, Epoch: mv.KnownGeneration, GroupEpoch: view.Generation, Assigned: map[string][]int32{}}
+		for _, tp := range mv.Assignment {
+			m.Assigned[tp.Topic] = append(m.Assigned[tp.Topic], tp.Partition)
+		}
+		for _, ps := range m.Assigned {
+			slices.Sort(ps)
+		}
+		return m, true
+	}
+	return m, false
+}
+
+// injectFault puts f in force on the minibroker at addr, failing the test
+// if there is none or f is invalid.
+func injectFault(t *testing.T, addr string, f broker.Fault) *broker.InjectedFault {
+	t.Helper()
+	v, ok := brokers.Load(addr)
+	if !ok {
+		t.Fatalf("injectFault: no minibroker at %s", addr)
+	}
+	h, err := v.(*broker.Broker).InjectFault(f)
+	if err != nil {
+		t.Fatalf("InjectFault %+v: %v", f, err)
+	}
+	return h
 }

@@ -119,7 +119,18 @@ func newAdmin(t *testing.T, addr string) *kadm.Client {
 // test with check's last explanation at waitTimeout.
 func poll(t *testing.T, what string, check func(ctx context.Context) (done bool, why string)) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), waitTimeout)
+	if why, done := await(t.Context(), check); !done {
+		t.Fatalf("%s: not within %v: %s", what, waitTimeout, why)
+	}
+}
+
+// await calls check every pollInterval until it reports done, or until
+// waitTimeout has passed or parent is done; then it returns false and
+// check's last explanation. poll is await for a test's own goroutine;
+// await serves where failing at once is not wanted (a cleanup, which runs
+// after t.Context is done, so parent is another context there).
+func await(parent context.Context, check func(ctx context.Context) (done bool, why string)) (string, bool) {
+	ctx, cancel := context.WithTimeout(parent, waitTimeout)
 	defer cancel()
 	tick := time.NewTicker(pollInterval)
 	defer tick.Stop()
@@ -127,14 +138,14 @@ func poll(t *testing.T, what string, check func(ctx context.Context) (done bool,
 	for {
 		done, why := check(ctx)
 		if done {
-			return
+			return "", true
 		}
 		if ctx.Err() == nil || last == "" {
 			last = why // not the deadline's own error
 		}
 		select {
 		case <-ctx.Done():
-			t.Fatalf("%s: not within %v: %s", what, waitTimeout, last)
+			return last, false
 		case <-tick.C:
 		}
 	}

@@ -10,6 +10,7 @@ package clients
 
 import (
 	"context"
+	"fmt"
 	"hash/crc32"
 	"maps"
 	"slices"
@@ -22,7 +23,9 @@ import (
 
 // rdkafkaConfig returns a config for addr whose log goes to a test log,
 // drained by a goroutine until the returned stop runs (after the client's
-// Close: librdkafka's forwarder blocks on a full channel).
+// Close: librdkafka's forwarder blocks on a full channel). The log ends
+// where Close begins: confluent-kafka-go stops forwarding it then, so what
+// a client does while it closes shows only in the broker's log.
 func rdkafkaConfig(t *testing.T, addr, id, debug string) (kafka.ConfigMap, *clientLog, func()) {
 	t.Helper()
 	log := newClientLog(t, "librdkafka "+id)
@@ -102,7 +105,9 @@ func rdkafkaProduce(extra kafka.ConfigMap) func(t *testing.T, addr, topic string
 // producer) and, on the classic protocol, the test's heartbeat interval;
 // auto commits run every 100 ms instead of 5 s so that the scenarios' waits
 // for commits are short, and fetches wait at most 100 ms instead of 500 ms
-// for data (Close waits for the fetch in flight). extra is added last.
+// for data (Close waits for the fetch in flight). extra is added last. On
+// the consumer protocol the returned leave closes the client only once it
+// holds what the broker gave it (rdkafkaCaughtUp).
 func rdkafkaJoin(extra kafka.ConfigMap) func(t *testing.T, addr, group, topic, id string, l *ledger) func() {
 	return func(t *testing.T, addr, group, topic, id string, l *ledger) func() {
 		t.Helper()
@@ -141,6 +146,9 @@ func rdkafkaJoin(extra kafka.ConfigMap) func(t *testing.T, addr, group, topic, i
 			}
 		}()
 		leave := sync.OnceFunc(func() {
+			if cfg["group.protocol"] == "consumer" && !t.Failed() {
+				rdkafkaCaughtUp(t, addr, group, id, c) // Poll still serves the assignment
+			}
 			cancel()
 			<-done
 			closed := make(chan error, 1)
@@ -154,7 +162,11 @@ func rdkafkaJoin(extra kafka.ConfigMap) func(t *testing.T, addr, group, topic, i
 			case <-time.After(waitTimeout):
 				// Leave the client and its log forwarder running: the
 				// test fails with the logs instead of hanging.
-				t.Errorf("librdkafka %s Close: not closed within %v", id, waitTimeout)
+				state := "the broker has no member of that client id"
+				if m, in := brokerMemberOf(addr, group, id); in {
+					state = fmt.Sprintf("the broker still has it at epoch %d (group epoch %d) holding %v", m.Epoch, m.GroupEpoch, m.Assigned)
+				}
+				t.Errorf("librdkafka %s Close: not closed within %v; %s", id, waitTimeout, state)
 			}
 		})
 		t.Cleanup(leave)
@@ -238,19 +250,6 @@ func TestLibrdkafkaRebalance(t *testing.T) {
 		t.Parallel()
 		testGroupRebalance(t, rdkafka848Client())
 	})
-}
-
-// rdkafka848Client is librdkafka on KIP-848's consumer protocol: the broker
-// assigns, and heartbeat and session settings are the broker's.
-func rdkafka848Client() client {
-	kip848 := kafka.ConfigMap{"group.protocol": "consumer"}
-	return client{
-		name:             "rdkafka848",
-		produce:          rdkafkaProduce(nil),
-		join:             rdkafkaJoin(kip848),
-		reset:            rdkafkaReset(kip848),
-		consumerProtocol: true,
-	}
 }
 
 // TestLibrdkafkaStaticMemberRestart: a librdkafka consumer with

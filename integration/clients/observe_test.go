@@ -194,17 +194,25 @@ func observeOutOfRange(t *testing.T, oc observedClient, rec *recorder, adm *kadm
 
 	// Stalled: nothing consumed, and some partition asked about (fetched at
 	// the bad offset, or listed) stallAttempts times since the position
-	// went out of range.
+	// went out of range, and never fetched where the reset puts it (the
+	// new log start under earliest, the end under latest). A client that
+	// resets retries more on a loaded machine (kafka-go lists offsets
+	// again after each fetch that times out), but it gets there.
+	resetTo := ends
+	if cs.policy == "earliest" {
+		resetTo = newStarts
+	}
 	stalled := func() bool {
 		if len(l.all()) > 0 {
 			return false
 		}
+		reset := rec.fetched(phase, func(p int32, o int64) bool { return o == resetTo[p] })
 		n := rec.asked(phase, "ListOffsets", func(int32, int64) bool { return true })
 		for p, c := range rec.fetched(phase, func(p int32, o int64) bool { return o == res.bad[p] }) {
 			n[p] += c
 		}
-		for _, c := range n {
-			if c >= stallAttempts {
+		for p, c := range n {
+			if c >= stallAttempts && reset[p] == 0 {
 				return true
 			}
 		}

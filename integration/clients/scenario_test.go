@@ -46,8 +46,9 @@ type joinFunc func(t *testing.T, addr, group, topic, id string, l *ledger) (leav
 // either leaves: a's leave completes a rebalance at once, so b's commit on
 // close carries a generation that is no longer current and is fenced
 // (ILLEGAL_GENERATION; matrix row no-join-barrier). With the consumer
-// protocol a leave changes no other member's epoch, and both close
-// commits land.
+// protocol a leave moves the other member to a new epoch only at its next
+// heartbeat, whose answer the member takes in before it closes (the
+// client's join sees to it: rdkafkaCaughtUp), and both close commits land.
 func testGroupOnce(t *testing.T, c client) {
 	addr := startBroker(t, map[string]int32{topic: partitions})
 	adm := newAdmin(t, addr)
