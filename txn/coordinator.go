@@ -180,9 +180,16 @@ func (c *Coordinator) checkID(id string) error {
 // known one keeps its producer id at epoch + 1 (a new producer id once
 // the epoch is exhausted), which fences every older epoch. An open
 // transaction is aborted first, at a bumped epoch, so the answer is then
-// epoch + 2. With expectPID >= 0 (KIP-360) the caller must hold the
-// current producer id and the current or the last epoch, else ErrFenced.
-// The answer is given once the new epoch is durable.
+// epoch + 2. With expectPID >= 0 (KIP-360) the caller names the producer
+// id and epoch it holds, and Kafka's rules apply
+// (TransactionMetadata.prepareIncrementProducerEpoch): the current epoch
+// is bumped; the last one, which only a bump asked for with the current
+// epoch (or one the broker made) leaves, is a retry of that bump and gets
+// the current epoch unbumped; any other, such as the epoch a new
+// instance's InitProducerId replaced (that bump names no epoch and
+// forgets the last one), is ErrFenced, so a zombie cannot fence the
+// instance that replaced it. The answer is given once the new epoch is
+// durable.
 func (c *Coordinator) InitProducerID(id string, timeout time.Duration, expectPID int64, expectEpoch int16) (int64, int16, error) {
 	if err := c.checkID(id); err != nil {
 		return -1, -1, err
@@ -201,10 +208,10 @@ func (c *Coordinator) InitProducerID(id string, timeout time.Duration, expectPID
 			defer c.mu.Unlock()
 			return c.initNew(id, timeout)
 		}
-		if expectPID >= 0 && (expectPID != t.pid || expectEpoch != t.epoch && expectEpoch != t.lastEpoch) {
+		if expectPID >= 0 && (expectPID != t.pid || expectEpoch != t.epoch && (expectEpoch != t.lastEpoch || t.lastEpoch < 0)) {
 			c.mu.Unlock()
-			return -1, -1, fmt.Errorf("%w: producer %d epoch %d, transactional id %q holds producer %d epoch %d",
-				ErrFenced, expectPID, expectEpoch, id, t.pid, t.epoch)
+			return -1, -1, fmt.Errorf("%w: producer %d epoch %d, transactional id %q holds producer %d epoch %d (last %d)",
+				ErrFenced, expectPID, expectEpoch, id, t.pid, t.epoch, t.lastEpoch)
 		}
 		switch {
 		case t.busy || t.state == PrepareCommit || t.state == PrepareAbort:
@@ -217,10 +224,21 @@ func (c *Coordinator) InitProducerID(id string, timeout time.Duration, expectPID
 			if err := c.finish(t, d, true); err != nil {
 				return -1, -1, err
 			}
+			// The abort's bump answers for the epoch the caller named: what
+			// follows is a bump from the epoch the abort made, unless
+			// another producer took the id in between.
+			expectEpoch = d.Epoch
 			continue
 		}
 		defer c.mu.Unlock()
-		return c.bumpLocked(t, timeout)
+		switch {
+		case expectPID < 0:
+			return c.bumpLocked(t, timeout, -1)
+		case expectEpoch == t.epoch:
+			return c.bumpLocked(t, timeout, t.epoch)
+		default: // the last epoch: a retry of the bump that replaced it
+			return c.renewLocked(t, timeout)
+		}
 	}
 }
 
@@ -234,20 +252,20 @@ func (c *Coordinator) initNew(id string, timeout time.Duration) (int64, int16, e
 	if err != nil {
 		return -1, -1, fmt.Errorf("%w: %w", ErrStorage, err)
 	}
-	e := entry{Kind: kindInit, ID: id, PID: pid, Epoch: 0, LastEpoch: -1, TimeoutMs: timeout.Milliseconds()}
+	now := c.cfg.Clock.Now()
+	e := entry{Kind: kindInit, ID: id, PID: pid, Epoch: 0, LastEpoch: -1, TimeoutMs: timeout.Milliseconds(), At: now.UnixMilli()}
 	if err := c.journal.append(e); err != nil {
 		return -1, -1, err
 	}
-	now := c.cfg.Clock.Now()
 	t := &txn{id: id, pid: pid, epoch: 0, lastEpoch: -1, timeout: timeout, state: Empty, updated: now}
 	c.txns[id], c.byPID[pid] = t, t
 	return pid, 0, nil
 }
 
-// bumpLocked gives a known transactional id its next epoch. Called with
-// mu held.
-func (c *Coordinator) bumpLocked(t *txn, timeout time.Duration) (int64, int16, error) {
-	pid, epoch, last := t.pid, t.epoch+1, t.epoch
+// bumpLocked gives a known transactional id its next epoch, remembering
+// last as the epoch a retry may name (-1: none). Called with mu held.
+func (c *Coordinator) bumpLocked(t *txn, timeout time.Duration, last int16) (int64, int16, error) {
+	pid, epoch := t.pid, t.epoch+1
 	if t.epoch >= math.MaxInt16-1 { // Kafka's isProducerEpochExhausted
 		var err error
 		if pid, _, err = c.cfg.Partitions.InitProducerID(); err != nil {
@@ -255,7 +273,21 @@ func (c *Coordinator) bumpLocked(t *txn, timeout time.Duration) (int64, int16, e
 		}
 		epoch, last = 0, -1
 	}
-	e := entry{Kind: kindInit, ID: t.id, PID: pid, Epoch: epoch, LastEpoch: last, TimeoutMs: timeout.Milliseconds()}
+	return c.setEpochLocked(t, pid, epoch, last, timeout)
+}
+
+// renewLocked answers a retried bump: the id keeps its producer id,
+// epoch and last epoch, with the timeout asked for now. Called with mu
+// held.
+func (c *Coordinator) renewLocked(t *txn, timeout time.Duration) (int64, int16, error) {
+	return c.setEpochLocked(t, t.pid, t.epoch, t.lastEpoch, timeout)
+}
+
+// setEpochLocked logs and applies an id's producer id, epoch, last epoch
+// and timeout; the id is then Empty. Called with mu held.
+func (c *Coordinator) setEpochLocked(t *txn, pid int64, epoch, last int16, timeout time.Duration) (int64, int16, error) {
+	now := c.cfg.Clock.Now()
+	e := entry{Kind: kindInit, ID: t.id, PID: pid, Epoch: epoch, LastEpoch: last, TimeoutMs: timeout.Milliseconds(), At: now.UnixMilli()}
 	if err := c.journal.append(e); err != nil {
 		return -1, -1, err
 	}
@@ -264,7 +296,7 @@ func (c *Coordinator) bumpLocked(t *txn, timeout time.Duration) (int64, int16, e
 		c.byPID[pid] = t
 	}
 	t.pid, t.epoch, t.lastEpoch, t.timeout = pid, epoch, last, timeout
-	t.state, t.updated = Empty, c.cfg.Clock.Now()
+	t.state, t.updated = Empty, now
 	t.reset()
 	return pid, epoch, nil
 }

@@ -56,6 +56,11 @@ type entry struct {
 	// that still holds that transaction open.
 	First   []int64                    `json:"first,omitempty"`
 	Offsets map[string][]offsets.Entry `json:"offsets,omitempty"`
+	// At is when the record was written, Unix milliseconds (Kafka's
+	// txnLastUpdateTimestamp): a restart keeps how long an id has been
+	// idle, which its expiration counts from. 0 in logs written before
+	// it: the restart's time then.
+	At int64 `json:"at,omitempty"`
 }
 
 const (
