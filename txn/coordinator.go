@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
+	"os"
 	"sync"
 	"time"
 	"unicode"
@@ -60,15 +61,20 @@ type Config struct {
 	// Settings are the user settings (settings.go).
 	Settings
 	// MaxTransactionalIDs caps the transactional ids held: a new one
-	// beyond it gets ErrTooManyTransactionalIDs. Kafka expires idle ids
-	// after transactional.id.expiration.ms instead. Default
-	// DefaultMaxTransactionalIDs.
+	// beyond it gets ErrTooManyTransactionalIDs. Kafka has no cap; idle
+	// ids expire here as there (Settings.TransactionalIDExpiration), and
+	// this bounds what a client inventing ids holds before they do.
+	// Default DefaultMaxTransactionalIDs.
 	MaxTransactionalIDs int
 	// MaxIDBytes bounds a transactional id, as group ids are bounded.
 	// Default 255.
 	MaxIDBytes int
 	// Logger receives one Info event per transaction the broker aborts.
 	Logger *slog.Logger
+
+	// syncData, if set, replaces the transaction log's fdatasync: a
+	// test's seam that counts or fails syncs.
+	syncData func(*os.File) error
 }
 
 // Defaults for Config's zero fields.
@@ -95,6 +101,9 @@ type Coordinator struct {
 	byPID  map[int64]*txn
 	closed bool
 	stats  Stats
+	// rewrites tracks the log rewrite the expiry step started
+	// (startCompaction); Close waits for it.
+	rewrites sync.WaitGroup
 	// recovering is set while New replays the log, before the
 	// coordinator is shared.
 	recovering bool
@@ -106,9 +115,14 @@ type Stats struct {
 	Committed int64 // transactions committed
 	Aborted   int64 // transactions aborted, for any reason
 	TimedOut  int64 // of those, aborted by the expiry step
+	// Expired counts the transactional ids forgotten for being idle
+	// (Settings.TransactionalIDExpiration).
+	Expired int64
 	// LogSyncs counts the transaction log's fdatasyncs (a group commit
-	// of concurrent writers is one).
+	// of concurrent writers is one, and so is a rewrite's).
 	LogSyncs int64
+	// LogRewrites counts the rewrites of the transaction log (compact.go).
+	LogRewrites int64
 }
 
 // New opens the coordinator: it replays the transaction log, completes
@@ -140,6 +154,9 @@ func New(cfg Config) (*Coordinator, error) {
 	if err != nil {
 		return nil, err
 	}
+	if cfg.syncData != nil {
+		j.sync = cfg.syncData
+	}
 	c := &Coordinator{cfg: cfg, journal: j, txns: map[string]*txn{}, byPID: map[int64]*txn{}}
 	if err := c.recover(entries); err != nil {
 		_ = j.close()
@@ -148,12 +165,36 @@ func New(cfg Config) (*Coordinator, error) {
 	return c, nil
 }
 
-// Close closes the transaction log.
+// Close waits for a rewrite of the log in progress, then closes the log.
 func (c *Coordinator) Close() error {
 	c.mu.Lock()
 	c.closed = true
 	c.mu.Unlock()
+	c.rewrites.Wait()
 	return c.journal.close()
+}
+
+// startCompaction starts a rewrite of the transaction log in the
+// background if one pays (compact.go): other requests go on while it
+// runs, and their records reach the new file. A failed rewrite is logged,
+// and tried again only once the log has grown by garbageRatio again.
+func (c *Coordinator) startCompaction() {
+	if !c.journal.shouldCompact() {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return
+	}
+	c.rewrites.Add(1)
+	go func() {
+		defer c.rewrites.Done()
+		if _, err := c.journal.compact(); err != nil {
+			c.journal.postpone()
+			c.cfg.Logger.Error("transaction log not rewritten", "err", err)
+		}
+	}()
 }
 
 // checkID applies the group id rules to a transactional id, and Kafka's

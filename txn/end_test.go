@@ -65,6 +65,9 @@ func TestEndTxnFailureIsRetried(t *testing.T) {
 	require.ErrorIs(t, f.c.EndTxn("a", a.pid, a.epoch, false), ErrStorage)
 	f.offs.fail = nil
 	require.Empty(t, f.c.Expire())
+	require.Equal(t, PrepareAbort, f.c.Views()[0].State, "the retry waits out its backoff")
+	f.clock.Advance(retryBackoffMin)
+	require.Empty(t, f.c.Expire())
 	require.Equal(t, CompleteAbort, f.c.Views()[0].State)
 }
 
