@@ -28,6 +28,7 @@ type txnIDsConfig struct {
 	idle       time.Duration
 	bystanders int
 	workers    int
+	openOnly   bool
 }
 
 // runTxnIDs measures what a minibroker holding many transactional ids
@@ -48,6 +49,7 @@ func runTxnIDs(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	fs.DurationVar(&cfg.idle, "idle", time.Minute, "idle window measured")
 	fs.IntVar(&cfg.bystanders, "bystanders", 20, "new transactional ids whose first transaction is timed")
 	fs.IntVar(&cfg.workers, "workers", 32, "concurrent connections creating ids")
+	fs.BoolVar(&cfg.openOnly, "open-only", false, "only open a transaction on each id, kill and time the restart")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -82,6 +84,33 @@ func txnIDs(ctx context.Context, cfg txnIDsConfig, out io.Writer) error {
 		return err
 	}
 	defer cl.Close()
+	if !cfg.openOnly {
+		if err := idleAndBystanders(ctx, cfg, cl, srv, dataDir, out); err != nil {
+			return err
+		}
+	}
+	start := time.Now()
+	if err := forEachID(ctx, cfg, "txn-", func(id string) error { return openTxn(ctx, cl, id) }); err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "opened a transaction on each of %d ids in %v\n", cfg.ids, time.Since(start).Round(time.Millisecond))
+	cl.Close()
+	_ = srv.cmd.Process.Signal(syscall.SIGKILL)
+	<-srv.exited
+	srv.log.Close()
+	srv = nil
+	start = time.Now()
+	srv, err = startServer(ctx, bc, serverMinibroker, dataDir, recording{}, logPath+".restart")
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "restart after SIGKILL with %d open transactions: ready in %v\n", cfg.ids, time.Since(start).Round(time.Millisecond))
+	return nil
+}
+
+// idleAndBystanders creates the ids, each with a committed transaction,
+// measures the idle server and times the bystanders' first transactions.
+func idleAndBystanders(ctx context.Context, cfg txnIDsConfig, cl *kgo.Client, srv *child, dataDir string, out io.Writer) error {
 	start := time.Now()
 	if err := forEachID(ctx, cfg, "txn-", func(id string) error { return oneTxn(ctx, cl, id, true) }); err != nil {
 		return err
@@ -121,22 +150,6 @@ func txnIDs(ctx context.Context, cfg txnIDsConfig, out io.Writer) error {
 	slices.Sort(lat)
 	fmt.Fprintf(out, "bystander first transaction (InitProducerId, AddPartitionsToTxn, EndTxn), %d ids: p50 %v, max %v\n",
 		len(lat), lat[len(lat)/2].Round(time.Microsecond), lat[len(lat)-1].Round(time.Microsecond))
-	start = time.Now()
-	if err := forEachID(ctx, cfg, "txn-", func(id string) error { return openTxn(ctx, cl, id) }); err != nil {
-		return err
-	}
-	fmt.Fprintf(out, "opened a transaction on each of %d ids in %v\n", cfg.ids, time.Since(start).Round(time.Millisecond))
-	cl.Close()
-	_ = srv.cmd.Process.Signal(syscall.SIGKILL)
-	<-srv.exited
-	srv.log.Close()
-	srv = nil
-	start = time.Now()
-	srv, err = startServer(ctx, bc, serverMinibroker, dataDir, recording{}, logPath+".restart")
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(out, "restart after SIGKILL with %d open transactions: ready in %v\n", cfg.ids, time.Since(start).Round(time.Millisecond))
 	return nil
 }
 
@@ -197,13 +210,22 @@ func oneTxn(ctx context.Context, cl *kgo.Client, id string, commit bool) error {
 	return kerr.ErrorForCode(resp.ErrorCode)
 }
 
-// openTxn bumps id's epoch and begins a transaction it leaves open.
+// openTxn bumps id's epoch and begins a transaction it leaves open. A
+// client's retry of an InitProducerId the server was slow to answer may
+// bump the epoch twice: PRODUCER_FENCED then starts over, a few times.
 func openTxn(ctx context.Context, cl *kgo.Client, id string) error {
-	pid, epoch, err := initID(ctx, cl, id)
-	if err != nil {
-		return err
+	var err error
+	for range 5 {
+		var pid int64
+		var epoch int16
+		if pid, epoch, err = initID(ctx, cl, id); err != nil {
+			return err
+		}
+		if err = addPartition(ctx, cl, id, pid, epoch); !errors.Is(err, kerr.ProducerFenced) {
+			return err
+		}
 	}
-	return addPartition(ctx, cl, id, pid, epoch)
+	return err
 }
 
 func initID(ctx context.Context, cl *kgo.Client, id string) (int64, int16, error) {
