@@ -104,6 +104,12 @@ type Coordinator struct {
 	// rewrites tracks the log rewrite the expiry step started
 	// (startCompaction); Close waits for it.
 	rewrites sync.WaitGroup
+	// active holds every id that may be Ongoing or in a Prepare state
+	// (it gains one as its transaction begins; the expiry step drops the
+	// others), so that the step's timeouts and retries do not walk every
+	// id; the idle ids are walked once per idleScanEvery (nextIdleScan).
+	active       map[*txn]struct{}
+	nextIdleScan time.Time
 	// recovering is set while New replays the log, before the
 	// coordinator is shared.
 	recovering bool
@@ -157,7 +163,7 @@ func New(cfg Config) (*Coordinator, error) {
 	if cfg.syncData != nil {
 		j.sync = cfg.syncData
 	}
-	c := &Coordinator{cfg: cfg, journal: j, txns: map[string]*txn{}, byPID: map[int64]*txn{}}
+	c := &Coordinator{cfg: cfg, journal: j, txns: map[string]*txn{}, byPID: map[int64]*txn{}, active: map[*txn]struct{}{}}
 	if err := c.recover(entries); err != nil {
 		_ = j.close()
 		return nil, err
@@ -380,6 +386,7 @@ func (c *Coordinator) beginLocked(t *txn) error {
 	}
 	now := c.cfg.Clock.Now()
 	t.state, t.started, t.updated = Ongoing, now, now
+	c.active[t] = struct{}{}
 	t.reset()
 	t.parts, t.groups = map[records.TopicPartition]struct{}{}, map[string]struct{}{}
 	return nil

@@ -56,6 +56,9 @@ func (c *Coordinator) recover(entries []entry) error {
 			t.updated = time.UnixMilli(at)
 		}
 		c.txns[id], c.byPID[t.pid] = t, t
+		if t.state == Ongoing || t.state == PrepareCommit || t.state == PrepareAbort {
+			c.active[t] = struct{}{}
+		}
 	}
 	// Decisions first: their markers close what the logs hold open.
 	for _, id := range slices.Sorted(maps.Keys(c.txns)) {
