@@ -381,10 +381,10 @@ func (c *Coordinator) beginLocked(t *txn) error {
 	}
 	// Not synced: a begin lost in a crash is repaired by the restart,
 	// which aborts whatever the partition logs hold open for the producer.
-	if err := c.journal.write(entry{Kind: kindBegin, ID: t.id, PID: t.pid, Epoch: t.epoch}); err != nil {
+	now := c.cfg.Clock.Now()
+	if err := c.journal.write(entry{Kind: kindBegin, ID: t.id, PID: t.pid, Epoch: t.epoch, At: now.UnixMilli()}); err != nil {
 		return err
 	}
-	now := c.cfg.Clock.Now()
 	t.state, t.started, t.updated = Ongoing, now, now
 	c.active[t] = struct{}{}
 	t.reset()

@@ -29,6 +29,7 @@ type txnIDsConfig struct {
 	bystanders int
 	workers    int
 	openOnly   bool
+	restartBin string
 }
 
 // runTxnIDs measures what a minibroker holding many transactional ids
@@ -50,6 +51,7 @@ func runTxnIDs(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	fs.IntVar(&cfg.bystanders, "bystanders", 20, "new transactional ids whose first transaction is timed")
 	fs.IntVar(&cfg.workers, "workers", 32, "concurrent connections creating ids")
 	fs.BoolVar(&cfg.openOnly, "open-only", false, "only open a transaction on each id, kill and time the restart")
+	fs.StringVar(&cfg.restartBin, "restart-minibroker", "", "`PATH` of the binary that restarts after the kill (default -minibroker): another build's restart, timed on the same data dir")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -99,12 +101,15 @@ func txnIDs(ctx context.Context, cfg txnIDsConfig, out io.Writer) error {
 	<-srv.exited
 	srv.log.Close()
 	srv = nil
+	if cfg.restartBin != "" {
+		bc.minibroker = cfg.restartBin
+	}
 	start = time.Now()
 	srv, err = startServer(ctx, bc, serverMinibroker, dataDir, recording{}, logPath+".restart")
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "restart after SIGKILL with %d open transactions: ready in %v\n", cfg.ids, time.Since(start).Round(time.Millisecond))
+	fmt.Fprintf(out, "restart (%s) after SIGKILL with %d open transactions: ready in %v\n", bc.minibroker, cfg.ids, time.Since(start).Round(time.Millisecond))
 	return nil
 }
 
