@@ -46,6 +46,15 @@ func (c *Coordinator) StageTxnCommit(producerID int64, req CommitRequest) error 
 	if err != nil {
 		return err
 	}
+	// The group limit is checked here, where the offsets are staged, and
+	// never when the transaction commits them: a decided transaction
+	// must complete (EndTxnOffsets admits the group whatever the count).
+	// After every other check, so a refused commit admits no group.
+	if len(req.Entries) > 0 {
+		if err := c.admitGroup(req.Group); err != nil {
+			return err
+		}
+	}
 	if c.staged == nil {
 		c.staged = txnStaged{}
 	}
@@ -79,24 +88,23 @@ func (c *Coordinator) TxnStaged(group string, producerID int64) []offsets.Entry 
 // EndTxnOffsets ends producerID's staged offsets for group: on commit,
 // entries (what the transaction coordinator logged with its decision)
 // become the group's committed offsets, durably, unfenced: the fence ran
-// when they were staged, as in Kafka. Then the staged offsets are
-// forgotten, so that OffsetFetch with RequireStable stops answering
-// UNSTABLE_OFFSET_COMMIT only once the commit is durable.
+// when they were staged, as in Kafka, and so did the group limit
+// (Config.MaxGroups), which the commit does not check again: the group
+// is admitted even past it (a group deleted since, or one a restart
+// replays), since a decided transaction must complete. Then the staged
+// offsets are forgotten, so that OffsetFetch with RequireStable stops
+// answering UNSTABLE_OFFSET_COMMIT only once the commit is durable.
 func (c *Coordinator) EndTxnOffsets(group string, producerID int64, entries []offsets.Entry, commit bool) error {
 	var err error
 	if commit && len(entries) > 0 {
 		c.mu.Lock()
-		var wait func() error
-		if err = c.admitGroup(group); err == nil {
-			if g := c.groups[group]; g == nil || len(g.members) == 0 {
-				c.retainAt(group, c.clock.Now().Add(c.retention))
-			}
-			wait = c.track(group, c.store.Enqueue(group, entries))
+		c.known[group] = struct{}{}
+		if g := c.groups[group]; g == nil || len(g.members) == 0 {
+			c.retainAt(group, c.clock.Now().Add(c.retention))
 		}
+		wait := c.track(group, c.store.Enqueue(group, entries))
 		c.mu.Unlock()
-		if wait != nil {
-			err = wait()
-		}
+		err = wait()
 	}
 	if err != nil {
 		return err

@@ -121,3 +121,24 @@ func TestTxnPendingKeys(t *testing.T) {
 	require.Equal(t, int64(20), e.Offset)
 	require.Equal(t, map[offsets.Key]bool{{Topic: "orders", Partition: 3}: true}, f.c.TxnPendingKeys("h"))
 }
+
+// TestStageTxnCommitChecksTheGroupLimit: a TxnOffsetCommit that would
+// create a group past MaxGroups is refused when it is staged, staging
+// nothing; the commit of offsets already staged (or replayed by a
+// restart) is never refused by the limit, even once the group count is
+// at it.
+func TestStageTxnCommitChecksTheGroupLimit(t *testing.T) {
+	f := newFixtureWith(t, Config{Settings: Settings{MaxGroups: 1}})
+	require.NoError(t, f.c.CommitDirect("full", entries("orders-0")))
+	err := f.c.StageTxnCommit(7, CommitRequest{Group: "new", Generation: -1, Entries: entries("orders-1")})
+	require.ErrorIs(t, err, ErrTooManyGroups)
+	require.Empty(t, f.c.TxnStaged("new", 7), "nothing staged")
+	require.NoError(t, f.c.StageTxnCommit(7, CommitRequest{Group: "full", Generation: -1, Entries: entries("orders-1")}), "a known group")
+
+	// A decided commit for a group the count no longer holds (deleted
+	// since, or replayed at a restart) completes.
+	require.NoError(t, f.c.EndTxnOffsets("replayed", 9, entries("orders-2"), true))
+	e, ok := f.c.CommittedOffset("replayed", "orders", 2)
+	require.True(t, ok)
+	require.Equal(t, int64(10), e.Offset)
+}

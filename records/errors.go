@@ -55,6 +55,14 @@ var ErrOutOfOrderSequence = errors.New("out of order sequence number")
 // Kafka: INVALID_PRODUCER_EPOCH (ProducerAppendInfo.checkProducerEpoch).
 var ErrInvalidProducerEpoch = errors.New("invalid producer epoch")
 
+// ErrInvalidTxnState is an idempotent, non-transactional batch from a
+// producer that holds a transaction open on the partition: its
+// transactional records and this one would share one sequence, and the
+// producer's next acknowledged record would be answered as a duplicate.
+// Kafka: INVALID_TXN_STATE (ProducerAppendInfo.appendDataBatch, "Expected
+// transactional write"). Nothing of the batch is stored.
+var ErrInvalidTxnState = errors.New("non-transactional batch during the producer's transaction")
+
 // ErrUnknownProducerID is an idempotent batch whose producer id this
 // broker never handed out (InitProducerId): at or above the durable
 // high-water mark of reserved ids. Kafka has no such check, since its ids

@@ -109,8 +109,13 @@ func (ts *txnState) retain(logStart int64) {
 }
 
 // lso is the last stable offset: the first offset of the oldest
-// transaction that is open or whose marker is not durable, else hw.
-func (ts *txnState) lso(hw int64) int64 {
+// transaction that is open or whose marker is not durable, else hw; never
+// below logStart. A transaction whose first records DeleteRecords or
+// retention removed holds the offset at the log start, as Kafka clamps
+// its first unstable offset (UnifiedLog.maybeIncrementFirstUnstableOffset:
+// max(firstUnstableOffset, logStartOffset)): an offset below the log
+// start is one no reader can fetch.
+func (ts *txnState) lso(hw, logStart int64) int64 {
 	lso := hw
 	for _, o := range ts.open {
 		lso = min(lso, o.FirstOffset)
@@ -118,7 +123,7 @@ func (ts *txnState) lso(hw int64) int64 {
 	for _, c := range ts.closing {
 		lso = min(lso, c.open.FirstOffset)
 	}
-	return lso
+	return max(lso, logStart)
 }
 
 // abortedIn returns the aborted transactions a read of [from, upTo)
@@ -145,7 +150,7 @@ func (l *Log) LastStableOffset(topic string, partition int32) (int64, error) {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return p.txns.lso(p.durable.end), nil
+	return p.txns.lso(p.durable.end, p.logStart.Load()), nil
 }
 
 // OpenTransactions returns every partition's open transactions (records

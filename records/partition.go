@@ -109,6 +109,10 @@ func (p *partition) append(b Batch) (*Pending, error) {
 		if dup != nil {
 			return p.duplicate(dup), nil
 		}
+		if o, open := p.txns.open[h.producerID]; open && !h.transactional() {
+			return nil, fmt.Errorf("partition %s: %w: producer %d holds a transaction open from offset %d",
+				p, ErrInvalidTxnState, h.producerID, o.FirstOffset)
+		}
 	}
 	base := p.logEnd
 	h.baseOffset = base

@@ -126,7 +126,7 @@ func (p *partition) plan(offset, stop int64) (rp readPlan, res ReadResult, ok bo
 		return rp, res, false, ErrClosed
 	}
 	res.HighWatermark, res.LogStartOffset = p.durable.end, p.logStart.Load()
-	res.LastStableOffset = p.txns.lso(res.HighWatermark)
+	res.LastStableOffset = p.txns.lso(res.HighWatermark, res.LogStartOffset)
 	if offset < res.LogStartOffset || offset > res.HighWatermark {
 		return rp, res, false, fmt.Errorf("%w: partition %s: offset %d outside [%d, %d]",
 			ErrOffsetOutOfRange, p, offset, res.LogStartOffset, res.HighWatermark)

@@ -83,7 +83,7 @@ func (l *Log) PartitionStats(topic string, partition int32) (PartitionStats, err
 	st := PartitionStats{
 		LogStartOffset: p.logStart.Load(), HighWatermark: p.hw.Load(), LogEndOffset: p.logEnd,
 		Bytes: p.bytes, Segments: len(p.segments), Producers: len(p.producers.m),
-		LastStableOffset: p.txns.lso(p.durable.end),
+		LastStableOffset: p.txns.lso(p.durable.end, p.logStart.Load()),
 	}
 	if p.broken != nil {
 		st.Broken = fmt.Sprint(p.broken)

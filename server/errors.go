@@ -69,6 +69,7 @@ var errorCodes = [...]struct {
 	{records.ErrOffsetOutOfRange, kerr.OffsetOutOfRange},
 	{records.ErrOutOfOrderSequence, kerr.OutOfOrderSequenceNumber},
 	{records.ErrInvalidProducerEpoch, kerr.InvalidProducerEpoch},
+	{records.ErrInvalidTxnState, kerr.InvalidTxnState},
 	{records.ErrInvalidTimestamp, kerr.InvalidTimestamp},
 	{records.ErrUnknownProducerID, kerr.InvalidProducerIDMapping},
 	// A transactional batch in a produce that names no transactional id,

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
+	"os"
 	"sync"
 	"time"
 	"unicode"
@@ -60,15 +61,20 @@ type Config struct {
 	// Settings are the user settings (settings.go).
 	Settings
 	// MaxTransactionalIDs caps the transactional ids held: a new one
-	// beyond it gets ErrTooManyTransactionalIDs. Kafka expires idle ids
-	// after transactional.id.expiration.ms instead. Default
-	// DefaultMaxTransactionalIDs.
+	// beyond it gets ErrTooManyTransactionalIDs. Kafka has no cap; idle
+	// ids expire here as there (Settings.TransactionalIDExpiration), and
+	// this bounds what a client inventing ids holds before they do.
+	// Default DefaultMaxTransactionalIDs.
 	MaxTransactionalIDs int
 	// MaxIDBytes bounds a transactional id, as group ids are bounded.
 	// Default 255.
 	MaxIDBytes int
 	// Logger receives one Info event per transaction the broker aborts.
 	Logger *slog.Logger
+
+	// syncData, if set, replaces the transaction log's fdatasync: a
+	// test's seam that counts or fails syncs.
+	syncData func(*os.File) error
 }
 
 // Defaults for Config's zero fields.
@@ -95,6 +101,15 @@ type Coordinator struct {
 	byPID  map[int64]*txn
 	closed bool
 	stats  Stats
+	// rewrites tracks the log rewrite the expiry step started
+	// (startCompaction); Close waits for it.
+	rewrites sync.WaitGroup
+	// active holds every id that may be Ongoing or in a Prepare state
+	// (it gains one as its transaction begins; the expiry step drops the
+	// others), so that the step's timeouts and retries do not walk every
+	// id; the idle ids are walked once per idleScanEvery (nextIdleScan).
+	active       map[*txn]struct{}
+	nextIdleScan time.Time
 	// recovering is set while New replays the log, before the
 	// coordinator is shared.
 	recovering bool
@@ -106,9 +121,14 @@ type Stats struct {
 	Committed int64 // transactions committed
 	Aborted   int64 // transactions aborted, for any reason
 	TimedOut  int64 // of those, aborted by the expiry step
+	// Expired counts the transactional ids forgotten for being idle
+	// (Settings.TransactionalIDExpiration).
+	Expired int64
 	// LogSyncs counts the transaction log's fdatasyncs (a group commit
-	// of concurrent writers is one).
+	// of concurrent writers is one, and so is a rewrite's).
 	LogSyncs int64
+	// LogRewrites counts the rewrites of the transaction log (compact.go).
+	LogRewrites int64
 }
 
 // New opens the coordinator: it replays the transaction log, completes
@@ -140,7 +160,10 @@ func New(cfg Config) (*Coordinator, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &Coordinator{cfg: cfg, journal: j, txns: map[string]*txn{}, byPID: map[int64]*txn{}}
+	if cfg.syncData != nil {
+		j.sync = cfg.syncData
+	}
+	c := &Coordinator{cfg: cfg, journal: j, txns: map[string]*txn{}, byPID: map[int64]*txn{}, active: map[*txn]struct{}{}}
 	if err := c.recover(entries); err != nil {
 		_ = j.close()
 		return nil, err
@@ -148,12 +171,36 @@ func New(cfg Config) (*Coordinator, error) {
 	return c, nil
 }
 
-// Close closes the transaction log.
+// Close waits for a rewrite of the log in progress, then closes the log.
 func (c *Coordinator) Close() error {
 	c.mu.Lock()
 	c.closed = true
 	c.mu.Unlock()
+	c.rewrites.Wait()
 	return c.journal.close()
+}
+
+// startCompaction starts a rewrite of the transaction log in the
+// background if one pays (compact.go): other requests go on while it
+// runs, and their records reach the new file. A failed rewrite is logged,
+// and tried again only once the log has grown by garbageRatio again.
+func (c *Coordinator) startCompaction() {
+	if !c.journal.shouldCompact() {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return
+	}
+	c.rewrites.Add(1)
+	go func() {
+		defer c.rewrites.Done()
+		if _, err := c.journal.compact(); err != nil {
+			c.journal.postpone()
+			c.cfg.Logger.Error("transaction log not rewritten", "err", err)
+		}
+	}()
 }
 
 // checkID applies the group id rules to a transactional id, and Kafka's
@@ -180,9 +227,16 @@ func (c *Coordinator) checkID(id string) error {
 // known one keeps its producer id at epoch + 1 (a new producer id once
 // the epoch is exhausted), which fences every older epoch. An open
 // transaction is aborted first, at a bumped epoch, so the answer is then
-// epoch + 2. With expectPID >= 0 (KIP-360) the caller must hold the
-// current producer id and the current or the last epoch, else ErrFenced.
-// The answer is given once the new epoch is durable.
+// epoch + 2. With expectPID >= 0 (KIP-360) the caller names the producer
+// id and epoch it holds, and Kafka's rules apply
+// (TransactionMetadata.prepareIncrementProducerEpoch): the current epoch
+// is bumped; the last one, which only a bump asked for with the current
+// epoch (or one the broker made) leaves, is a retry of that bump and gets
+// the current epoch unbumped; any other, such as the epoch a new
+// instance's InitProducerId replaced (that bump names no epoch and
+// forgets the last one), is ErrFenced, so a zombie cannot fence the
+// instance that replaced it. The answer is given once the new epoch is
+// durable.
 func (c *Coordinator) InitProducerID(id string, timeout time.Duration, expectPID int64, expectEpoch int16) (int64, int16, error) {
 	if err := c.checkID(id); err != nil {
 		return -1, -1, err
@@ -201,10 +255,10 @@ func (c *Coordinator) InitProducerID(id string, timeout time.Duration, expectPID
 			defer c.mu.Unlock()
 			return c.initNew(id, timeout)
 		}
-		if expectPID >= 0 && (expectPID != t.pid || expectEpoch != t.epoch && expectEpoch != t.lastEpoch) {
+		if expectPID >= 0 && (expectPID != t.pid || expectEpoch != t.epoch && (expectEpoch != t.lastEpoch || t.lastEpoch < 0)) {
 			c.mu.Unlock()
-			return -1, -1, fmt.Errorf("%w: producer %d epoch %d, transactional id %q holds producer %d epoch %d",
-				ErrFenced, expectPID, expectEpoch, id, t.pid, t.epoch)
+			return -1, -1, fmt.Errorf("%w: producer %d epoch %d, transactional id %q holds producer %d epoch %d (last %d)",
+				ErrFenced, expectPID, expectEpoch, id, t.pid, t.epoch, t.lastEpoch)
 		}
 		switch {
 		case t.busy || t.state == PrepareCommit || t.state == PrepareAbort:
@@ -217,10 +271,21 @@ func (c *Coordinator) InitProducerID(id string, timeout time.Duration, expectPID
 			if err := c.finish(t, d, true); err != nil {
 				return -1, -1, err
 			}
+			// The abort's bump answers for the epoch the caller named: what
+			// follows is a bump from the epoch the abort made, unless
+			// another producer took the id in between.
+			expectEpoch = d.Epoch
 			continue
 		}
 		defer c.mu.Unlock()
-		return c.bumpLocked(t, timeout)
+		switch {
+		case expectPID < 0:
+			return c.bumpLocked(t, timeout, -1)
+		case expectEpoch == t.epoch:
+			return c.bumpLocked(t, timeout, t.epoch)
+		default: // the last epoch: a retry of the bump that replaced it
+			return c.renewLocked(t, timeout)
+		}
 	}
 }
 
@@ -234,20 +299,20 @@ func (c *Coordinator) initNew(id string, timeout time.Duration) (int64, int16, e
 	if err != nil {
 		return -1, -1, fmt.Errorf("%w: %w", ErrStorage, err)
 	}
-	e := entry{Kind: kindInit, ID: id, PID: pid, Epoch: 0, LastEpoch: -1, TimeoutMs: timeout.Milliseconds()}
+	now := c.cfg.Clock.Now()
+	e := entry{Kind: kindInit, ID: id, PID: pid, Epoch: 0, LastEpoch: -1, TimeoutMs: timeout.Milliseconds(), At: now.UnixMilli()}
 	if err := c.journal.append(e); err != nil {
 		return -1, -1, err
 	}
-	now := c.cfg.Clock.Now()
 	t := &txn{id: id, pid: pid, epoch: 0, lastEpoch: -1, timeout: timeout, state: Empty, updated: now}
 	c.txns[id], c.byPID[pid] = t, t
 	return pid, 0, nil
 }
 
-// bumpLocked gives a known transactional id its next epoch. Called with
-// mu held.
-func (c *Coordinator) bumpLocked(t *txn, timeout time.Duration) (int64, int16, error) {
-	pid, epoch, last := t.pid, t.epoch+1, t.epoch
+// bumpLocked gives a known transactional id its next epoch, remembering
+// last as the epoch a retry may name (-1: none). Called with mu held.
+func (c *Coordinator) bumpLocked(t *txn, timeout time.Duration, last int16) (int64, int16, error) {
+	pid, epoch := t.pid, t.epoch+1
 	if t.epoch >= math.MaxInt16-1 { // Kafka's isProducerEpochExhausted
 		var err error
 		if pid, _, err = c.cfg.Partitions.InitProducerID(); err != nil {
@@ -255,7 +320,21 @@ func (c *Coordinator) bumpLocked(t *txn, timeout time.Duration) (int64, int16, e
 		}
 		epoch, last = 0, -1
 	}
-	e := entry{Kind: kindInit, ID: t.id, PID: pid, Epoch: epoch, LastEpoch: last, TimeoutMs: timeout.Milliseconds()}
+	return c.setEpochLocked(t, pid, epoch, last, timeout)
+}
+
+// renewLocked answers a retried bump: the id keeps its producer id,
+// epoch and last epoch, with the timeout asked for now. Called with mu
+// held.
+func (c *Coordinator) renewLocked(t *txn, timeout time.Duration) (int64, int16, error) {
+	return c.setEpochLocked(t, t.pid, t.epoch, t.lastEpoch, timeout)
+}
+
+// setEpochLocked logs and applies an id's producer id, epoch, last epoch
+// and timeout; the id is then Empty. Called with mu held.
+func (c *Coordinator) setEpochLocked(t *txn, pid int64, epoch, last int16, timeout time.Duration) (int64, int16, error) {
+	now := c.cfg.Clock.Now()
+	e := entry{Kind: kindInit, ID: t.id, PID: pid, Epoch: epoch, LastEpoch: last, TimeoutMs: timeout.Milliseconds(), At: now.UnixMilli()}
 	if err := c.journal.append(e); err != nil {
 		return -1, -1, err
 	}
@@ -264,7 +343,7 @@ func (c *Coordinator) bumpLocked(t *txn, timeout time.Duration) (int64, int16, e
 		c.byPID[pid] = t
 	}
 	t.pid, t.epoch, t.lastEpoch, t.timeout = pid, epoch, last, timeout
-	t.state, t.updated = Empty, c.cfg.Clock.Now()
+	t.state, t.updated = Empty, now
 	t.reset()
 	return pid, epoch, nil
 }
@@ -302,11 +381,12 @@ func (c *Coordinator) beginLocked(t *txn) error {
 	}
 	// Not synced: a begin lost in a crash is repaired by the restart,
 	// which aborts whatever the partition logs hold open for the producer.
-	if err := c.journal.write(entry{Kind: kindBegin, ID: t.id, PID: t.pid, Epoch: t.epoch}); err != nil {
+	now := c.cfg.Clock.Now()
+	if err := c.journal.write(entry{Kind: kindBegin, ID: t.id, PID: t.pid, Epoch: t.epoch, At: now.UnixMilli()}); err != nil {
 		return err
 	}
-	now := c.cfg.Clock.Now()
 	t.state, t.started, t.updated = Ongoing, now, now
+	c.active[t] = struct{}{}
 	t.reset()
 	t.parts, t.groups = map[records.TopicPartition]struct{}{}, map[string]struct{}{}
 	return nil

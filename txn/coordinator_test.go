@@ -22,9 +22,17 @@ func TestInitProducerIDBumpsTheEpoch(t *testing.T) {
 	b := f.init("b")
 	require.NotEqual(t, a.pid, b.pid)
 
-	// KIP-360: the current or the last epoch may ask for the next one.
-	pid, epoch, err := f.c.InitProducerID("a", time.Minute, a.pid, 0)
+	// KIP-360, as Kafka's prepareIncrementProducerEpoch: a bump that
+	// named no epoch (a new instance) leaves no last epoch, so the
+	// instance it replaced is fenced; the current epoch is bumped, and
+	// remembered as the last; the last is a retry, answered unbumped.
+	_, _, err := f.c.InitProducerID("a", time.Minute, a.pid, 0)
+	require.ErrorIs(t, err, ErrFenced, "epoch 0 was replaced by a new instance's epoch 1")
+	pid, epoch, err := f.c.InitProducerID("a", time.Minute, a.pid, 1)
 	require.NoError(t, err)
+	require.Equal(t, [2]int64{a.pid, 2}, [2]int64{pid, int64(epoch)})
+	pid, epoch, err = f.c.InitProducerID("a", time.Minute, a.pid, 1)
+	require.NoError(t, err, "a retry of the bump from epoch 1")
 	require.Equal(t, [2]int64{a.pid, 2}, [2]int64{pid, int64(epoch)})
 	_, _, err = f.c.InitProducerID("a", time.Minute, a.pid, 0)
 	require.ErrorIs(t, err, ErrFenced, "epoch 0 is neither the current (2) nor the last (1)")

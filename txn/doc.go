@@ -18,14 +18,19 @@
 //
 // # Durability
 //
-// The journal holds four kinds of record: init (an id's producer id,
+// The journal holds five kinds of record: init (an id's producer id,
 // epoch, timeout), begin (a transaction started), end (the decision, with
-// its partitions and the offsets it commits) and done (the decision is
-// applied everywhere). Each is synced before what it describes is
-// acknowledged. New replays it: a decision without its done is completed
-// again, a begin without a decision is aborted at a bumped epoch, and the
-// partition logs' open transactions that nobody owns get abort markers,
-// so no transaction stays half visible across a crash.
+// its partitions and the offsets it commits), done (the decision is
+// applied everywhere) and expire (an idle id is forgotten). Each is
+// synced before what it describes is acknowledged. New replays it: a
+// decision without its done is completed again, a begin without a
+// decision is aborted at a bumped epoch (all of them with one sync), and
+// the partition logs' open transactions that nobody owns get abort
+// markers, so no transaction stays half visible across a crash. A
+// decision the broker made never stops a start: one that cannot complete
+// is retried by the expiry step, with backoff. The journal is rewritten
+// from its own records once its garbage passes its live records
+// (compact.go), in the background.
 //
 // # Concurrency
 //
@@ -34,7 +39,8 @@
 // requests for it with ErrConcurrentTransactions. Lock order: the
 // coordinator's mutex, then the group coordinator's (StageOffsets), then a
 // partition's (Produce appends under the mutex, so no marker can slip
-// between a produce's check and its append).
+// between a produce's check and its append); the journal's mutex is
+// taken last, and a rewrite of the journal takes only it.
 //
 // # Boundaries
 //

@@ -6,6 +6,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/minibroker/minibroker/offsets"
 	"github.com/minibroker/minibroker/records"
@@ -56,7 +57,8 @@ func (c *Coordinator) EndTxn(id string, pid int64, epoch int16, commit bool) err
 // returns the decision to log: the partitions to mark, and for a commit
 // the offsets staged. Called with mu held.
 func (c *Coordinator) prepareLocked(t *txn, commit bool, epoch int16) *entry {
-	d := &entry{Kind: kindEnd, ID: t.id, PID: t.pid, Epoch: epoch, Commit: commit}
+	now := c.cfg.Clock.Now()
+	d := &entry{Kind: kindEnd, ID: t.id, PID: t.pid, Epoch: epoch, Commit: commit, At: now.UnixMilli()}
 	d.Partitions = slices.SortedFunc(maps.Keys(t.parts), func(a, b records.TopicPartition) int {
 		if c := strings.Compare(a.Topic, b.Topic); c != 0 {
 			return c
@@ -82,7 +84,7 @@ func (c *Coordinator) prepareLocked(t *txn, commit bool, epoch int16) *entry {
 	if commit {
 		t.state = PrepareCommit
 	}
-	t.decision, t.busy, t.applied, t.updated = d, true, false, c.cfg.Clock.Now()
+	t.decision, t.busy, t.applied, t.updated = d, true, false, now
 	return d
 }
 
@@ -175,7 +177,7 @@ func (c *Coordinator) complete(t *txn, d *entry) error {
 	}
 	err = errors.Join(err, <-markers)
 	if err == nil {
-		done := entry{Kind: kindDone, ID: d.ID, PID: d.PID, Epoch: d.Epoch, Commit: d.Commit}
+		done := entry{Kind: kindDone, ID: d.ID, PID: d.PID, Epoch: d.Epoch, Commit: d.Commit, At: c.cfg.Clock.Now().UnixMilli()}
 		if d.Commit && hasOffsets(d) {
 			err = c.journal.append(done)
 		} else {
@@ -186,8 +188,11 @@ func (c *Coordinator) complete(t *txn, d *entry) error {
 	defer c.mu.Unlock()
 	t.busy = false
 	if err != nil {
-		c.cfg.Logger.Error("transaction not completed; it will be retried", "transactional_id", t.id, "commit", d.Commit, "err", err)
+		c.failedLocked(t, err)
 		return err
+	}
+	if t.failures > 0 {
+		c.cfg.Logger.Info("transaction completed after failed attempts", "transactional_id", t.id, "commit", d.Commit, "attempts", t.failures+1)
 	}
 	t.state, t.updated = CompleteAbort, c.cfg.Clock.Now()
 	if d.Commit {
@@ -219,6 +224,10 @@ func (c *Coordinator) writeMarkers(d *entry) error {
 			}
 		}
 		p, err := c.cfg.Partitions.AppendMarker(tp.Topic, tp.Partition, m)
+		if errors.Is(err, records.ErrUnknownPartition) {
+			c.markerSkipped(d, tp)
+			continue
+		}
 		if err != nil {
 			errs = append(errs, err)
 			continue
@@ -226,7 +235,7 @@ func (c *Coordinator) writeMarkers(d *entry) error {
 		pending = append(pending, p)
 	}
 	for _, p := range pending {
-		if _, err := p.Wait(); err != nil {
+		if _, err := p.Wait(); err != nil && !errors.Is(err, records.ErrUnknownPartition) {
 			errs = append(errs, err)
 		}
 	}
@@ -234,6 +243,48 @@ func (c *Coordinator) writeMarkers(d *entry) error {
 		return fmt.Errorf("%w: markers: %w", ErrStorage, err)
 	}
 	return nil
+}
+
+// markerSkipped logs a marker not written because its partition no
+// longer exists (DeleteTopics, or a topic deleted while the transaction
+// was open): there is nothing left for it to decide, so the transaction
+// completes without it, as Kafka's TransactionMarkerChannelManager skips
+// partitions whose leader it cannot find ("likely deleted already").
+func (c *Coordinator) markerSkipped(d *entry, tp records.TopicPartition) {
+	c.cfg.Logger.Info("transaction marker skipped: the partition no longer exists",
+		"transactional_id", d.ID, "producer_id", d.PID, "topic", tp.Topic, "partition", tp.Partition)
+}
+
+// idleScanEvery is how often (on the clock) the expiry step looks for
+// idle transactional ids: an id expires at most this late. Kafka looks
+// every hour (transactions.remove.expired.transaction.cleanup.interval.ms);
+// a walk of 40,000 ids takes about 4 ms.
+const idleScanEvery = time.Second
+
+// Backoff of a decided transaction whose completion failed: the expiry
+// step retries it after retryBackoffMin, doubling up to retryBackoffMax.
+const (
+	retryBackoffMin = 100 * time.Millisecond
+	retryBackoffMax = 30 * time.Second
+)
+
+// failedLocked records a failed completion of t's decision: the expiry
+// step retries it after a backoff that doubles with each failure in a
+// row, and only the first failure is logged at Error (the rest at Debug).
+// Called with mu held, or before the coordinator is shared.
+func (c *Coordinator) failedLocked(t *txn, err error) {
+	t.failures++
+	backoff := retryBackoffMax
+	if t.failures <= 16 {
+		backoff = min(retryBackoffMin<<(t.failures-1), retryBackoffMax)
+	}
+	t.retryAt = c.cfg.Clock.Now().Add(backoff)
+	commit := t.state == PrepareCommit
+	if t.failures == 1 {
+		c.cfg.Logger.Error("transaction not completed; the expiry step retries it with backoff", "transactional_id", t.id, "commit", commit, "err", err)
+		return
+	}
+	c.cfg.Logger.Debug("transaction still not completed", "transactional_id", t.id, "commit", commit, "attempts", t.failures, "retry_in", backoff, "err", err)
 }
 
 // Expired is one transaction the expiry step aborted.
@@ -244,8 +295,14 @@ type Expired struct {
 }
 
 // Expire aborts every Ongoing transaction open longer than its timeout
-// (strictly, as sessions expire), bumping its producer's epoch, and
-// retries completions that failed; it returns the aborted transactions,
+// (strictly, as sessions expire), bumping its producer's epoch; retries
+// the completions that failed, each once its backoff is over; forgets the
+// ids idle for Settings.TransactionalIDExpiration, looked for once per
+// idleScanEvery (Kafka's
+// TransactionStateManager.removeExpiredTransactionalIds: only ids with no
+// transaction open or being completed, their last update at least that
+// long ago, each with a tombstone in the log); and starts a rewrite of
+// the log when it pays (compact.go). It returns the aborted transactions,
 // sorted by transactional id. Nothing times out except inside this step.
 func (c *Coordinator) Expire() []Expired {
 	now := c.cfg.Clock.Now()
@@ -255,13 +312,13 @@ func (c *Coordinator) Expire() []Expired {
 		fresh bool
 	}
 	var jobs []job
+	var gone []entry
 	c.mu.Lock()
 	if c.closed {
 		c.mu.Unlock()
 		return nil
 	}
-	for _, id := range slices.Sorted(maps.Keys(c.txns)) {
-		t := c.txns[id]
+	for t := range c.active {
 		switch {
 		case t.busy:
 		case t.state == Ongoing && now.Sub(t.started) > t.timeout:
@@ -269,25 +326,48 @@ func (c *Coordinator) Expire() []Expired {
 			c.stats.TimedOut++
 			jobs = append(jobs, job{t: t, d: d, fresh: true})
 		case t.state == PrepareCommit || t.state == PrepareAbort:
+			if now.Before(t.retryAt) {
+				continue
+			}
 			t.busy = true
 			jobs = append(jobs, job{t: t, d: t.decision})
+		case t.state != Ongoing:
+			delete(c.active, t)
 		}
+	}
+	if !now.Before(c.nextIdleScan) {
+		c.nextIdleScan = now.Add(idleScanEvery)
+		idle := now.Add(-c.cfg.TransactionalIDExpiration)
+		for id, t := range c.txns {
+			if t.expirable() && !t.updated.After(idle) {
+				gone = append(gone, entry{Kind: kindExpire, ID: id, PID: t.pid, Epoch: t.epoch, At: now.UnixMilli()})
+				delete(c.txns, id)
+				delete(c.byPID, t.pid)
+				c.stats.Expired++
+			}
+		}
+	}
+	if len(gone) > 0 {
+		// Under the lock, so that no init of a new id of the same name
+		// lands before its tombstone. Not synced: a tombstone a crash
+		// loses brings the id back, and the next step expires it again.
+		if err := c.journal.write(gone...); err != nil {
+			c.cfg.Logger.Warn("expired transactional ids not logged; a restart brings them back", "ids", len(gone), "err", err)
+		}
+		c.cfg.Logger.Info("transactional ids expired", "ids", len(gone), "idle_for", c.cfg.TransactionalIDExpiration)
 	}
 	c.mu.Unlock()
+	slices.SortFunc(jobs, func(a, b job) int { return strings.Compare(a.t.id, b.t.id) })
 	var out []Expired
 	for _, j := range jobs {
-		var err error
 		if j.fresh {
 			c.cfg.Logger.Info("transaction timed out; aborted", "transactional_id", j.t.id, "producer_id", j.d.PID, "epoch", j.d.Epoch)
-			err = c.finish(j.t, j.d, true)
+			_ = c.finish(j.t, j.d, true) // a failure is logged and retried (failedLocked)
 			out = append(out, Expired{TransactionalID: j.t.id, ProducerID: j.d.PID, Epoch: j.d.Epoch})
 		} else {
-			err = c.complete(j.t, j.d)
-		}
-		if err != nil {
-			c.cfg.Logger.Error("expiry step: transaction not completed", "transactional_id", j.t.id, "err", err)
+			_ = c.complete(j.t, j.d)
 		}
 	}
-	c.compact()
+	c.startCompaction()
 	return out
 }

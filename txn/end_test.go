@@ -65,6 +65,9 @@ func TestEndTxnFailureIsRetried(t *testing.T) {
 	require.ErrorIs(t, f.c.EndTxn("a", a.pid, a.epoch, false), ErrStorage)
 	f.offs.fail = nil
 	require.Empty(t, f.c.Expire())
+	require.Equal(t, PrepareAbort, f.c.Views()[0].State, "the retry waits out its backoff")
+	f.clock.Advance(retryBackoffMin)
+	require.Empty(t, f.c.Expire())
 	require.Equal(t, CompleteAbort, f.c.Views()[0].State)
 }
 
@@ -87,7 +90,8 @@ func TestExpireAbortsTimedOutTransactions(t *testing.T) {
 	require.ErrorIs(t, f.produce(slow, 0, 2, 1), ErrProduceFenced)
 	pid, epoch, err = f.c.InitProducerID("slow", time.Second, slow.pid, slow.epoch)
 	require.NoError(t, err, "KIP-588: the fenced producer re-initializes from its last epoch")
-	require.Equal(t, [2]int64{slow.pid, int64(slow.epoch) + 2}, [2]int64{pid, int64(epoch)})
+	require.Equal(t, [2]int64{slow.pid, int64(slow.epoch) + 1}, [2]int64{pid, int64(epoch)},
+		"the epoch the abort made, unbumped: the producer's epoch is the last one (prepareIncrementProducerEpoch)")
 	st := f.c.Stats()
 	require.Equal(t, Stats{Open: 1, Aborted: 1, TimedOut: 1}, st, "fast is still open (its minute is not over)")
 }

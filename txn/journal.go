@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"sync"
 
-	"github.com/minibroker/minibroker/internal/atomicfile"
 	"github.com/minibroker/minibroker/offsets"
 	"github.com/minibroker/minibroker/records"
 )
@@ -32,9 +31,8 @@ const JournalFile = "transactions.log"
 // before the next is written), so damage there is indistinguishable from
 // a torn tail and treated the same way.
 const (
-	frameBytes       = 8
-	maxPayloadBytes  = 64 << 20
-	compactOverBytes = 4 << 20 // the expiry step rewrites a journal larger than this
+	frameBytes      = 8
+	maxPayloadBytes = 64 << 20
 )
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
@@ -56,13 +54,19 @@ type entry struct {
 	// that still holds that transaction open.
 	First   []int64                    `json:"first,omitempty"`
 	Offsets map[string][]offsets.Entry `json:"offsets,omitempty"`
+	// At is when the record was written, Unix milliseconds (Kafka's
+	// txnLastUpdateTimestamp): a restart keeps how long an id has been
+	// idle, which its expiration counts from. 0 in logs written before
+	// it: the restart's time then.
+	At int64 `json:"at,omitempty"`
 }
 
 const (
-	kindInit  = "init"  // a transactional id's producer id, epoch and timeout
-	kindBegin = "begin" // a transaction started
-	kindEnd   = "end"   // its decision, with what completing it takes
-	kindDone  = "done"  // the decision is applied everywhere
+	kindInit   = "init"   // a transactional id's producer id, epoch and timeout
+	kindBegin  = "begin"  // a transaction started
+	kindEnd    = "end"    // its decision, with what completing it takes
+	kindDone   = "done"   // the decision is applied everywhere
+	kindExpire = "expire" // the id expired: forget it (Kafka's tombstone)
 )
 
 // journal is the durable transaction log. nil-file journals (in memory)
@@ -90,12 +94,31 @@ type journal struct {
 	syncs     int64 // fdatasyncs so far, for Stats
 	closed    bool
 	logger    *slog.Logger
+
+	// gen counts the files the journal has had: a rewrite (compact.go)
+	// swaps in a new one holding, synced, every record written before
+	// the swap, so a writer waiting for a sync of the old file is done.
+	gen int
+	// live is the size of the journal's records as a rewrite last left
+	// them (or as Open found them): the rewrite pays once the file holds
+	// garbageRatio times that again.
+	live       int64
+	rewriting  bool  // a rewrite is running
+	rewrites   int64 // rewrites done, for Stats
+	compactMin int64 // no rewrite below this size; compactMinBytes unless a test sets it
+	// sync makes the file's written bytes durable: syncData, or a test's
+	// seam that counts or fails syncs.
+	sync func(*os.File) error
+	// hold, if set, runs in a rewrite once the new file holds the
+	// records it folded, before the tail written meanwhile is copied: a
+	// test holds the rewrite there.
+	hold func()
 }
 
 // openJournal reads the journal under dir and returns it with its
 // records, cutting a torn tail. dir "" is a journal in memory.
 func openJournal(dir string, logger *slog.Logger) (*journal, []entry, error) {
-	j := &journal{logger: logger}
+	j := &journal{logger: logger, sync: syncData, compactMin: compactMinBytes}
 	j.synced = sync.NewCond(&j.mu)
 	if dir == "" {
 		return j, nil, nil
@@ -125,6 +148,7 @@ func openJournal(dir string, logger *slog.Logger) (*journal, []entry, error) {
 		}
 	}
 	j.f, j.size, j.durable, j.allocated = f, good, good, allocated
+	j.live = good
 	return j, entries, nil
 }
 
@@ -147,7 +171,7 @@ func tornEnd(data []byte, good int64) int64 {
 // zeros a chunk ahead of its records and writes each record over them.
 // Measured here, an 800-byte record's fdatasync took 230-240 µs appended
 // and 130-160 µs written over zeros (docs/performance.md). A chunk is
-// small beside compactOverBytes, the size the expiry step rewrites at.
+// small beside compactMinBytes, the least size a rewrite runs at.
 const preallocBytes = 256 << 10
 
 // zeros is what preallocate writes, a piece at a time.
@@ -206,7 +230,7 @@ func decodeJournal(data []byte) ([]entry, int64) {
 
 func (e *entry) valid() bool {
 	switch e.Kind {
-	case kindInit, kindBegin, kindEnd, kindDone:
+	case kindInit, kindBegin, kindEnd, kindDone, kindExpire:
 		return e.ID != "" && e.PID >= 0
 	}
 	return false
@@ -258,8 +282,11 @@ func (j *journal) put(wait bool, es []entry) error {
 	if !wait {
 		return nil
 	}
-	end, cuts := j.size, j.cuts
+	end, cuts, gen := j.size, j.cuts, j.gen
 	for j.durable < end {
+		if j.gen != gen {
+			return nil // a rewrite synced the record into the new file
+		}
 		if j.cuts != cuts {
 			return fmt.Errorf("%w: sync %s failed", ErrStorage, j.path)
 		}
@@ -273,7 +300,7 @@ func (j *journal) put(wait bool, es []entry) error {
 		j.syncing = true
 		upto := j.size
 		j.mu.Unlock()
-		err := syncData(j.f)
+		err := j.sync(j.f)
 		j.mu.Lock()
 		j.syncing = false
 		j.syncs++
@@ -291,51 +318,19 @@ func (j *journal) put(wait bool, es []entry) error {
 	return nil
 }
 
-// syncCount is the fdatasyncs the journal has made.
-func (j *journal) syncCount() int64 {
-	if j.f == nil {
-		return 0
-	}
+// counts is the fdatasyncs and the rewrites the journal has made.
+func (j *journal) counts() (syncs, rewrites int64) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	return j.syncs
+	return j.syncs, j.rewrites
 }
 
-// large reports whether the journal should be rewritten.
-func (j *journal) large() bool {
+// postpone puts the next rewrite off until the log has grown by
+// garbageRatio again, after one that failed.
+func (j *journal) postpone() {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	return j.f != nil && j.size > compactOverBytes
-}
-
-// rewrite replaces the journal with es, atomically (a new file, synced,
-// renamed over the old one, the directory synced).
-func (j *journal) rewrite(es []entry) error {
-	if j.f == nil {
-		return nil
-	}
-	var buf []byte
-	for i := range es {
-		buf = es[i].encode(buf)
-	}
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	for j.syncing {
-		j.synced.Wait()
-	}
-	if j.closed {
-		return ErrClosed
-	}
-	if err := atomicfile.Write(atomicfile.OS{}, j.path, buf); err != nil {
-		return fmt.Errorf("%w: rewrite %s: %w", ErrStorage, j.path, err)
-	}
-	f, err := os.OpenFile(j.path, os.O_RDWR, 0o644)
-	if err != nil {
-		return fmt.Errorf("%w: reopen %s: %w", ErrStorage, j.path, err)
-	}
-	_ = j.f.Close()
-	j.f, j.size, j.durable, j.allocated = f, int64(len(buf)), int64(len(buf)), int64(len(buf))
-	return nil
+	j.live = j.size
 }
 
 func (j *journal) close() error {
@@ -348,6 +343,7 @@ func (j *journal) close() error {
 		j.synced.Wait()
 	}
 	j.closed = true
+	j.synced.Broadcast()
 	if j.allocated > j.size {
 		j.cut(j.size) // a clean close leaves no zeros behind
 	}

@@ -1,6 +1,7 @@
 package txn
 
 import (
+	"fmt"
 	"maps"
 	"slices"
 	"time"
@@ -15,51 +16,48 @@ import (
 // decided, or whose producer has records in a partition the log has no
 // open transaction for (its begin record was not synced), is aborted at
 // a bumped epoch, with markers in every partition that holds its
-// records; and a transaction the
-// partition logs hold open for a producer no transactional id owns
-// (its id's log was lost) gets an abort marker at its own epoch. Then the
-// journal is rewritten to what it now says.
+// records; and a transaction the partition logs hold open for a producer
+// no transactional id owns (its id's log was lost) gets an abort marker
+// at its own epoch. Then the journal is rewritten if that pays.
+//
+// A decision the broker made is never a reason to refuse to start: one
+// whose completion fails now stays in its Prepare state, which the expiry
+// step retries (Kafka's coordinator loads such a transaction and sends its
+// markers again, TransactionStateManager.loadTransactionsForTxnTopicPartition).
 func (c *Coordinator) recover(entries []entry) error {
 	c.recovering = true
 	defer func() { c.recovering = false }()
 	now := c.cfg.Clock.Now()
-	for _, e := range entries {
-		t := c.txns[e.ID]
-		if e.Kind == kindInit {
-			if t == nil {
-				t = &txn{id: e.ID}
-				c.txns[e.ID] = t
-			} else {
-				delete(c.byPID, t.pid)
+	for id, f := range foldJournal(entries) {
+		e := f.init
+		t := &txn{id: id, pid: e.PID, epoch: e.Epoch, lastEpoch: e.LastEpoch,
+			timeout: time.Duration(e.TimeoutMs) * time.Millisecond, state: Empty, updated: now}
+		at := e.At
+		if s := f.state; s != nil {
+			at = max(at, s.At)
+			switch s.Kind {
+			case kindBegin:
+				t.state, t.started = Ongoing, now
+			case kindEnd:
+				d := *s
+				t.decision = &d
+				t.state = PrepareAbort
+				if s.Commit {
+					t.state = PrepareCommit
+				}
+			case kindDone:
+				t.state = CompleteAbort
+				if s.Commit {
+					t.state = CompleteCommit
+				}
 			}
-			t.pid, t.epoch, t.lastEpoch, t.timeout = e.PID, e.Epoch, e.LastEpoch, time.Duration(e.TimeoutMs)*time.Millisecond
-			t.state, t.updated = Empty, now
-			t.reset()
-			c.byPID[t.pid] = t
-			continue
 		}
-		if t == nil || t.pid != e.PID {
-			continue // a record of a producer id the id no longer holds
+		if at > 0 {
+			t.updated = time.UnixMilli(at)
 		}
-		switch e.Kind {
-		case kindBegin:
-			t.state, t.started = Ongoing, now
-		case kindEnd:
-			if e.Epoch != t.epoch {
-				t.lastEpoch, t.epoch = t.epoch, e.Epoch
-			}
-			d := e
-			t.decision = &d
-			t.state = PrepareAbort
-			if e.Commit {
-				t.state = PrepareCommit
-			}
-		case kindDone:
-			t.decision = nil
-			t.state = CompleteAbort
-			if e.Commit {
-				t.state = CompleteCommit
-			}
+		c.txns[id], c.byPID[t.pid] = t, t
+		if t.state == Ongoing || t.state == PrepareCommit || t.state == PrepareAbort {
+			c.active[t] = struct{}{}
 		}
 	}
 	// Decisions first: their markers close what the logs hold open.
@@ -70,9 +68,7 @@ func (c *Coordinator) recover(entries []entry) error {
 		}
 		c.cfg.Logger.Info("completing a transaction decided before the restart", "transactional_id", id, "commit", t.state == PrepareCommit)
 		t.busy = true
-		if err := c.complete(t, t.decision); err != nil {
-			return err
-		}
+		_ = c.complete(t, t.decision) // a failure stays Prepare, logged, for the expiry step (failedLocked)
 	}
 	open := map[int64][]records.TopicPartition{}
 	epochs := map[int64]int16{}
@@ -83,9 +79,15 @@ func (c *Coordinator) recover(entries []entry) error {
 		}
 	}
 	// A transaction begun, or one whose begin the crash lost (it is not
-	// synced) while the logs hold its records, is aborted.
+	// synced) while the logs hold its records, is aborted; all of them
+	// with one sync of the log.
+	var aborts []*txn
 	for _, id := range slices.Sorted(maps.Keys(c.txns)) {
 		t := c.txns[id]
+		if t.state == PrepareCommit || t.state == PrepareAbort {
+			delete(open, t.pid) // its own decision closes what it holds open
+			continue
+		}
 		if t.state != Ongoing && len(open[t.pid]) == 0 {
 			continue
 		}
@@ -95,10 +97,10 @@ func (c *Coordinator) recover(entries []entry) error {
 			t.parts[tp] = struct{}{}
 		}
 		delete(open, t.pid)
-		d := c.abortLocked(t)
-		if err := c.finish(t, d, true); err != nil {
-			return err
-		}
+		aborts = append(aborts, t)
+	}
+	if err := c.abortAll(aborts); err != nil {
+		return err
 	}
 	for _, pid := range slices.Sorted(maps.Keys(open)) {
 		if t := c.byPID[pid]; t != nil && t.epoch > epochs[pid] {
@@ -111,42 +113,71 @@ func (c *Coordinator) recover(entries []entry) error {
 		}
 		c.stats.Aborted++
 	}
-	return c.journal.rewrite(c.snapshotLocked())
-}
-
-// snapshotLocked is the journal that says what memory says, for a
-// coordinator with no transaction in a Prepare state: each id's init, and
-// its state if a transaction is open or ended. Called with mu held (or
-// before the coordinator is shared).
-func (c *Coordinator) snapshotLocked() []entry {
-	var out []entry
-	for _, id := range slices.Sorted(maps.Keys(c.txns)) {
-		t := c.txns[id]
-		out = append(out, entry{Kind: kindInit, ID: id, PID: t.pid, Epoch: t.epoch, LastEpoch: t.lastEpoch, TimeoutMs: t.timeout.Milliseconds()})
-		switch t.state {
-		case Ongoing:
-			out = append(out, entry{Kind: kindBegin, ID: id, PID: t.pid, Epoch: t.epoch})
-		case CompleteCommit, CompleteAbort:
-			out = append(out, entry{Kind: kindDone, ID: id, PID: t.pid, Epoch: t.epoch, Commit: t.state == CompleteCommit})
+	if c.journal.shouldCompact() {
+		if _, err := c.journal.compact(); err != nil {
+			c.cfg.Logger.Warn("transaction log not rewritten at start-up; the expiry step tries again", "err", err)
 		}
 	}
-	return out
+	return nil
 }
 
-// compact rewrites a large journal from memory, when no transaction is
-// being completed (so memory and the journal agree).
-func (c *Coordinator) compact() {
-	if !c.journal.large() {
-		return
+// abortAll aborts the transactions a restart found open, at bumped
+// epochs: their decisions are logged with one sync, then every marker is
+// written and awaited at once, then their done records are written (not
+// synced: a restart that finds a decision without its done writes only
+// the markers still missing). Before the coordinator is shared.
+func (c *Coordinator) abortAll(ts []*txn) error {
+	if len(ts) == 0 {
+		return nil
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for _, t := range c.txns {
-		if t.busy || t.state == PrepareCommit || t.state == PrepareAbort {
-			return
+	ds := make([]*entry, len(ts))
+	logged := make([]entry, len(ts))
+	for i, t := range ts {
+		ds[i] = c.abortLocked(t)
+		logged[i] = *ds[i]
+	}
+	if err := c.journal.append(logged...); err != nil {
+		return err
+	}
+	m := records.Marker{Timestamp: c.cfg.Clock.Now().UnixMilli()}
+	pending := make([][]*records.Pending, len(ds))
+	failed := make([]error, len(ds))
+	for i, d := range ds {
+		m.ProducerID, m.ProducerEpoch = d.PID, d.Epoch
+		for _, tp := range d.Partitions {
+			p, err := c.cfg.Partitions.AppendMarker(tp.Topic, tp.Partition, m)
+			if err != nil {
+				failed[i] = err
+				continue
+			}
+			pending[i] = append(pending[i], p)
 		}
 	}
-	if err := c.journal.rewrite(c.snapshotLocked()); err != nil {
-		c.cfg.Logger.Error("transaction log not compacted", "err", err)
+	now := c.cfg.Clock.Now()
+	var done []entry
+	for i, d := range ds {
+		for _, p := range pending[i] {
+			if _, err := p.Wait(); err != nil && failed[i] == nil {
+				failed[i] = err
+			}
+		}
+		if failed[i] == nil {
+			done = append(done, entry{Kind: kindDone, ID: d.ID, PID: d.PID, Epoch: d.Epoch, At: now.UnixMilli()})
+		}
 	}
+	if err := c.journal.write(done...); err != nil {
+		return err
+	}
+	for i, t := range ts {
+		t.busy = false
+		if failed[i] != nil {
+			// Decided and logged: the expiry step completes it.
+			c.failedLocked(t, fmt.Errorf("%w: markers: %w", ErrStorage, failed[i]))
+			continue
+		}
+		t.state, t.updated = CompleteAbort, now
+		t.reset()
+		c.stats.Aborted++
+	}
+	return nil
 }

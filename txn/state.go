@@ -53,10 +53,22 @@ type txn struct {
 	// applied: the decision's offsets were applied (or discarded), so a
 	// retry of its completion does not apply them again.
 	applied bool
+	// failures counts the completions of the decision that failed in a
+	// row; the expiry step retries it from retryAt on.
+	failures int
+	retryAt  time.Time
 }
 
 func (t *txn) reset() {
 	t.parts, t.groups, t.decision, t.applied = nil, nil, nil, false
+	t.failures, t.retryAt = 0, time.Time{}
+}
+
+// expirable reports whether the id may expire (Kafka's
+// TransactionState.isExpirationAllowed): no transaction open or being
+// completed.
+func (t *txn) expirable() bool {
+	return !t.busy && (t.state == Empty || t.state == CompleteCommit || t.state == CompleteAbort)
 }
 
 // fenced reports whether epoch is not the id's current epoch.

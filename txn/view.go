@@ -60,7 +60,7 @@ func (c *Coordinator) Stats() Stats {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	s := c.stats
-	s.LogSyncs = c.journal.syncCount()
+	s.LogSyncs, s.LogRewrites = c.journal.counts()
 	for _, t := range c.txns {
 		if t.state == Ongoing {
 			s.Open++

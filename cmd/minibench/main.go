@@ -4,6 +4,7 @@
 //	minibench run [flags]            every scenario against every server
 //	minibench serve-floor [flags]    the floor server (run as a child)
 //	minibench serve-kfake [flags]    kfake, optionally persistent (child)
+//	minibench txn-ids [flags]        idle cost and restart time of many transactional ids
 //
 // Each server runs as a child process, started fresh for each scenario, so
 // that its CPU time (from /proc) is the server's alone.
@@ -25,6 +26,7 @@ const usage = `usage:
   minibench run [flags]           run the scenarios, print the table (minibench run -h)
   minibench serve-floor [flags]   serve the floor server
   minibench serve-kfake [flags]   serve kfake
+  minibench txn-ids [flags]       idle cost and restart time of many transactional ids
 `
 
 func main() {
@@ -50,6 +52,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return serveFloor(ctx, args[1:], stderr)
 	case "serve-kfake":
 		return serveKfake(ctx, args[1:], stderr)
+	case "txn-ids":
+		return runTxnIDs(ctx, args[1:], stdout, stderr)
 	case "-h", "-help", "--help", "help":
 		fmt.Fprint(stdout, usage)
 		return 0

@@ -83,6 +83,7 @@ func TestServeFlagErrorsExitTwo(t *testing.T) {
 		{"member metadata past the group's", []string{"--max-member-metadata-bytes", "2000", "--max-group-metadata-bytes", "1000"}, "--max-member-metadata-bytes (2000) must be positive and at most --max-group-metadata-bytes (1000)"},
 		{"negative transaction timeout", []string{"--transaction-max-timeout", "-1m"}, "--transaction-max-timeout must be positive, got -1m0s"},
 		{"zero transaction timeout", []string{"--transaction-max-timeout", "0s"}, "--transaction-max-timeout must not be 0: leave it out for its default, 15m0s"},
+		{"negative id expiration", []string{"--transactional-id-expiration", "-1h"}, "--transactional-id-expiration must be positive, got -1h0m0s"},
 		{"cert without key", []string{"--tls-cert", "server.pem"}, "--tls-cert and --tls-key must be given together"},
 		{"key without cert", []string{"--tls-key", "server.key"}, "--tls-cert and --tls-key must be given together"},
 		{"client CA alone", []string{"--tls-client-ca", "ca.pem"}, "--tls-cert and --tls-key must be given together"},

@@ -325,7 +325,7 @@ func Scenarios() []Scenario {
 		},
 		{
 			Name: "txn-timeout", Row: "txn-timeout", Run: txnTimeout,
-			Minibroker: "log 0 abort at epoch +1; EndTxn commit PRODUCER_FENCED; InitProducerId from that epoch NONE epoch +2",
+			Minibroker: "log 0 abort at epoch +1; EndTxn commit PRODUCER_FENCED; InitProducerId from that epoch NONE epoch +1",
 			Kfake:      "log 0 abort at epoch +1; EndTxn commit PRODUCER_FENCED; InitProducerId from that epoch NONE epoch +2",
 			Records:    true,
 		},
