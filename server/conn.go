@@ -156,10 +156,13 @@ func (s *Server) serveConn(ctx context.Context, conn net.Conn, remote string) {
 	defer acct.settle()
 	r := &request{ctx: ctx, logger: logger, peer: from, acct: acct}
 	var out []byte // answers not yet written
-	for {
+	for first := true; ; first = false {
 		frame, pooled, err := s.readFrame(ctx, d, br, acct, s.frameLimit(from))
+		big, err := s.skimmable(err, from) // a frame over MaxFrameBytes to skim (oversize.go)
 		if err != nil {
-			s.logReadError(logger, err)
+			if !first || !s.answerHTTP(d, br, logger, err) { // http.go
+				s.logReadError(logger, err)
+			}
 			return
 		}
 		if from.sasl.raw { // after a SaslHandshake v0: a bare SASL token, not a request (sasl_raw.go)
@@ -174,7 +177,17 @@ func (s *Server) serveConn(ctx context.Context, conn net.Conn, remote string) {
 			continue
 		}
 		start := s.started()
-		resp, corr, err := s.handleFrame(r, frame)
+		var resp kmsg.Response
+		var corr int32
+		if big != nil {
+			resp, corr, err = s.serveOversized(r, br, big)
+		} else {
+			resp, corr, err = s.handleFrame(r, frame)
+		}
+		if errors.Is(err, errSkimmed) { // logged already
+			_ = s.write(d, out)
+			return
+		}
 		if err == nil {
 			err = r.failed
 		}

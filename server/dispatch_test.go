@@ -396,9 +396,10 @@ func TestReservingHandlersHaveTheirTraits(t *testing.T) {
 	}
 }
 
-// TestConnectionLoopNamesNoAPI: the connection loop (conn.go, frame.go)
-// and the memory budget (memory.go, bufpool.go) name no API key: what they
-// must know of an API they read from its traits in the dispatch table.
+// TestConnectionLoopNamesNoAPI: the connection loop (conn.go, frame.go,
+// oversize.go, http.go) and the memory budget (memory.go, bufpool.go)
+// name no API key: what they must know of an API they read from its
+// entry in the dispatch table.
 func TestConnectionLoopNamesNoAPI(t *testing.T) {
 	t.Parallel()
 	keys := map[string]bool{}
@@ -406,7 +407,7 @@ func TestConnectionLoopNamesNoAPI(t *testing.T) {
 		keys[kmsg.NameForKey(k)] = true
 	}
 	fset := token.NewFileSet()
-	for _, path := range []string{"conn.go", "frame.go", "memory.go", "bufpool.go"} {
+	for _, path := range []string{"conn.go", "frame.go", "oversize.go", "http.go", "memory.go", "bufpool.go"} {
 		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
 		require.NoError(t, err)
 		ast.Inspect(f, func(n ast.Node) bool {
