@@ -189,6 +189,7 @@ func Start(ctx context.Context, cfg Config) (_ *Broker, err error) {
 	b.srv = srv
 	if recorder != nil {
 		recorder.Metrics().WatchMemory(srv.MemoryStats)
+		recorder.Metrics().WatchAuthentication(srv.AuthStats)
 	}
 	var adm *admin.Server
 	if recorder != nil {

@@ -66,7 +66,8 @@ type request struct {
 	// failed, when set, closes the connection instead of answering.
 	failed error
 	// closeAfter, when set, closes the connection once the answer is
-	// written: a failed SASL authentication (sasl.go).
+	// written, which a failed SASL authentication holds back
+	// (sasl_failure.go).
 	closeAfter error
 }
 
@@ -160,13 +161,19 @@ func (s *Server) serveConn(ctx context.Context, conn net.Conn, remote string) {
 		frame, pooled, err := s.readFrame(ctx, d, br, acct, s.frameLimit(from))
 		big, err := s.skimmable(err, from) // a frame over MaxFrameBytes to skim (oversize.go)
 		if err != nil {
-			if !first || !s.answerHTTP(d, br, logger, err) { // http.go
+			switch {
+			case first && s.answerHTTP(d, br, logger, err): // http.go
+			case s.sasl != nil && !from.sasl.done.Load() && errors.Is(err, protocol.ErrFrameTooLarge):
+				// Over what is read before authentication: a failed
+				// authentication, as Kafka's SaslServerAuthenticator says.
+				s.authFailed(ctx, logger, from, fmt.Errorf("%w: %w", errUnauthenticated, err))
+			default:
 				s.logReadError(logger, err)
 			}
 			return
 		}
 		if from.sasl.raw { // after a SaslHandshake v0: a bare SASL token, not a request (sasl_raw.go)
-			if !s.serveRawToken(d, logger, from, frame, out) {
+			if !s.serveRawToken(ctx, d, logger, from, frame, out) {
 				return
 			}
 			if pooled {
@@ -197,13 +204,18 @@ func (s *Server) serveConn(ctx context.Context, conn net.Conn, remote string) {
 			return
 		}
 		if err != nil {
-			logger.Warn("closing connection", "err", err)
-			_ = s.write(d, out) // the answers before it are owed
+			_ = s.write(d, out)                     // the answers before it are owed
+			if errors.Is(err, errUnauthenticated) { // a request the SASL stage does not allow
+				s.authFailed(ctx, logger, from, err)
+			} else {
+				logger.Warn("closing connection", "err", err)
+			}
 			return
 		}
 		// Before the write, so a client that has read the response can
 		// count on the observer having seen it.
 		s.observer.RequestDone(int16(r.key), r.version, r.code, s.took(start))
+		owed := len(out) // the answers before this one
 		if resp != nil { // nil: a produce with acks 0, which is not answered
 			// A large answer was reserved: room for it at once, not by
 			// append's doubling copies.
@@ -216,9 +228,10 @@ func (s *Server) serveConn(ctx context.Context, conn net.Conn, remote string) {
 			s.mem.bufs.put(frame)
 		}
 		acct.encoded(int64(cap(out)))
-		if r.closeAfter != nil {
-			_ = s.write(d, out)
-			logger.Debug("closing connection after the answer", "err", r.closeAfter)
+		if r.closeAfter != nil { // a failed authentication: held back (sasl_failure.go)
+			_ = s.write(d, out[:owed])
+			s.authFailed(ctx, logger, from, r.closeAfter)
+			_ = s.write(d, out[owed:])
 			return
 		}
 		if len(out) < coalesceBytes && s.frameBuffered(br) {

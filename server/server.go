@@ -161,6 +161,10 @@ type Server struct {
 	adminAddr    string        // Config.AdminAddr
 	sasl         *saslUsers    // nil: SASL off
 	txns         *txn.Coordinator
+	authDelay    time.Duration // FailedAuthenticationDelay; <= 0: off
+	// authWait waits out authDelay, or until ctx is done: waitFor but in
+	// tests, which see when a delay begins and say when it ends.
+	authWait func(ctx context.Context, d time.Duration)
 
 	mu       sync.Mutex
 	conns    map[net.Conn]struct{} // guarded by mu
@@ -193,6 +197,8 @@ func New(cfg Config) (*Server, error) {
 		maxConns:     set.MaxConnections,
 		idleTimeout:  set.IdleTimeout,
 		frameTimeout: set.FrameReadTimeout,
+		authDelay:    set.FailedAuthenticationDelay,
+		authWait:     waitFor,
 		mem:          newMemory(set.MaxInFlightBytes),
 		conns:        make(map[net.Conn]struct{}),
 	}
