@@ -79,7 +79,8 @@ bench: build
 	.cache/bench/minibench run -minibroker $(BIN)/minibroker -work-dir .cache/bench -out $(BENCH_OUT) $(BENCH_FLAGS)
 	@echo "load average at the end: $$(cut -d' ' -f1-3 /proc/loadavg)"
 
-## fuzz: run every fuzz target for FUZZTIME (make fuzz FUZZTIME=60s).
+## fuzz: run every fuzz target in turn for FUZZTIME each (make fuzz
+## FUZZTIME=60s); scripts/fuzz.sh --list names them.
 fuzz:
 	@./scripts/fuzz.sh $(FUZZTIME)
 

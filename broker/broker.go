@@ -161,10 +161,23 @@ func Start(ctx context.Context, cfg Config) (_ *Broker, err error) {
 	if recorder != nil {
 		recorder.Metrics().WatchTransactions(b.txns.Stats)
 	}
+	// The admin listener is bound before the Kafka server is made, which
+	// names its address to a client that speaks HTTP to the Kafka port,
+	// and before the Kafka listener, so that a broker whose admin address
+	// is taken never accepts a Kafka connection.
+	var adminLn net.Listener
+	if recorder != nil {
+		if adminLn, err = net.Listen("tcp", cfg.Admin); err != nil {
+			return nil, fmt.Errorf("admin: %w", err)
+		}
+		cleanup = append(cleanup, adminLn.Close)
+		b.adminAddr = adminLn.Addr().String()
+	}
 	srvCfg := server.Config{
 		Coordinator: b.coord, Catalog: b.catalog, Log: b.log, Logger: b.logger, Settings: cfg.ServerSettings,
 		Advertise: cfg.Advertise, AutoCreateTopics: !cfg.NoAutoCreateTopics, ExpiryInterval: expiry,
 		TLS: cfg.TLS, Faults: b.faults, SASLUsers: cfg.SASLUsers, Transactions: b.txns, Topics: b.topics,
+		AdminAddr: b.adminAddr,
 	}
 	if recorder != nil {
 		srvCfg.Observer = recorder
@@ -176,6 +189,7 @@ func Start(ctx context.Context, cfg Config) (_ *Broker, err error) {
 	b.srv = srv
 	if recorder != nil {
 		recorder.Metrics().WatchMemory(srv.MemoryStats)
+		recorder.Metrics().WatchAuthentication(srv.AuthStats)
 	}
 	var adm *admin.Server
 	if recorder != nil {
@@ -187,25 +201,15 @@ func Start(ctx context.Context, cfg Config) (_ *Broker, err error) {
 			return nil, err
 		}
 	}
-	if err = b.serve(ctx, cfg, srv, adm, &cleanup); err != nil {
+	if err = b.serve(ctx, cfg, srv, adm, adminLn); err != nil {
 		return nil, err
 	}
 	return b, nil
 }
 
-// serve binds the listeners and starts serving. The admin listener is
-// bound first, so that a broker whose admin address is taken never
-// accepts a Kafka connection.
-func (b *Broker) serve(ctx context.Context, cfg Config, srv *server.Server, adm *admin.Server, cleanup *[]func() error) error {
-	var adminLn net.Listener
-	if adm != nil {
-		ln, err := net.Listen("tcp", cfg.Admin)
-		if err != nil {
-			return fmt.Errorf("admin: %w", err)
-		}
-		*cleanup = append(*cleanup, ln.Close)
-		adminLn, b.adminAddr = ln, ln.Addr().String()
-	}
+// serve binds the Kafka listener and starts serving it and, when adm is
+// set, the admin API on adminLn.
+func (b *Broker) serve(ctx context.Context, cfg Config, srv *server.Server, adm *admin.Server, adminLn net.Listener) error {
 	listen := cfg.Listen
 	if listen == "" {
 		listen = DefaultListen

@@ -1,22 +1,29 @@
 package integration
 
 import (
+	"context"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+	"github.com/twmb/franz-go/pkg/sasl"
+	"github.com/twmb/franz-go/pkg/sasl/plain"
+	"github.com/twmb/franz-go/pkg/sasl/scram"
 
+	"github.com/minibroker/minibroker/broker"
 	"github.com/minibroker/minibroker/testkit/wiretest"
 )
 
 // TestWireSASLOverTheBinary runs "minibroker serve --sasl-user": raw
-// requests see the codes of the exchange on the wire. An unauthenticated
-// Metadata closes the connection; a wrong PLAIN password is answered
-// SASL_AUTHENTICATION_FAILED, then closed, and logged with the user; the
-// right one opens the broker to Metadata.
+// requests see the codes of the exchange on the wire. A wrong PLAIN
+// password is answered SASL_AUTHENTICATION_FAILED, then closed, and
+// logged with the user; the right one opens the broker to Metadata; an
+// unauthenticated Metadata closes the connection.
 func TestWireSASLOverTheBinary(t *testing.T) {
 	t.Parallel()
 	p := startProcess(t, "--data-dir", t.TempDir(), "--topic", "orders:4", "--sasl-user", "alice:s3cr:et")
@@ -24,10 +31,6 @@ func TestWireSASLOverTheBinary(t *testing.T) {
 
 	metadata := kmsg.NewPtrMetadataRequest()
 	metadata.Version = 9
-
-	early := wiretest.Dial(t, p.Addr, "process-test")
-	require.NoError(t, early.Send(formatted(metadata, 1)))
-	wiretest.RequireClosed(t, early)
 
 	for _, tc := range []struct {
 		password string
@@ -56,4 +59,40 @@ func TestWireSASLOverTheBinary(t *testing.T) {
 		require.Len(t, md.Topics, 1)
 		assert.Equal(t, "orders", *md.Topics[0].Topic)
 	}
+
+	// After the refusal above, whose log line this one's may join within
+	// the same second (the refusals' log is rate-limited).
+	early := wiretest.Dial(t, p.Addr, "process-test")
+	require.NoError(t, early.Send(formatted(metadata, 1)))
+	wiretest.RequireClosed(t, early)
+}
+
+// TestWireSASLFailuresAreCounted: kgo with a wrong PLAIN and a wrong
+// SCRAM-SHA-256 password gets SASL_AUTHENTICATION_FAILED (held back by
+// the default 100 ms delay, not lost to it), and /metrics counts each
+// failure by its mechanism; the right password is served.
+func TestWireSASLFailuresAreCounted(t *testing.T) {
+	t.Parallel()
+	b := startBroker(t, adminConfig, func(cfg *broker.Config) { cfg.SASLUsers = map[string]string{"alice": "alice-secret"} })
+	for _, mech := range []sasl.Mechanism{plain.Auth{User: "alice", Pass: "nope"}.AsMechanism(), scram.Auth{User: "alice", Pass: "nope"}.AsSha256Mechanism()} {
+		cl, err := kgo.NewClient(kgo.SeedBrokers(b.Addr()), kgo.SASL(mech), kgo.RequestRetries(0))
+		require.NoError(t, err)
+		ctx, cancel := context.WithTimeout(t.Context(), waitTimeout)
+		_, err = kadm.NewClient(cl).ListTopics(ctx)
+		cancel()
+		cl.Close()
+		require.ErrorIs(t, err, kerr.SaslAuthenticationFailed, mech.Name())
+	}
+	fams := adminScrape(t, b.adminURL())
+	assert.Equal(t, 1.0, adminMetric(fams, "minibroker_failed_authentication_total", "mechanism", "PLAIN"))
+	assert.Equal(t, 1.0, adminMetric(fams, "minibroker_failed_authentication_total", "mechanism", "SCRAM-SHA-256"))
+	assert.Equal(t, 0.0, adminMetric(fams, "minibroker_failed_authentication_total", "mechanism", "SCRAM-SHA-512"))
+	assert.Equal(t, 0.0, adminMetric(fams, "minibroker_failed_authentication_total", "mechanism", "none"))
+
+	cl, err := kgo.NewClient(kgo.SeedBrokers(b.Addr()), kgo.SASL(plain.Auth{User: "alice", Pass: "alice-secret"}.AsMechanism()))
+	require.NoError(t, err)
+	defer cl.Close()
+	topics, err := kadm.NewClient(cl).ListTopics(t.Context())
+	require.NoError(t, err)
+	assert.True(t, topics.Has("orders"))
 }

@@ -2,7 +2,9 @@
 // frames under a size cap, decoding request headers (API key, version,
 // correlation id, client id, tagged fields), turning a header and body into a
 // kmsg.Request, encoding responses with the right response header, and the
-// one table of API versions we support, and the ConsumerMemberAssignment
+// one table of API versions we support, the Skimmer of a frame too large
+// to hold (its header and a Produce's topics and partitions decoded, the
+// rest read past unkept), and the ConsumerMemberAssignment
 // codec (EncodeAssignment, DecodeAssignment) that the server, the labs and
 // the tests share. It dials nothing: the raw client is wireclient/.
 //

@@ -66,7 +66,8 @@ type request struct {
 	// failed, when set, closes the connection instead of answering.
 	failed error
 	// closeAfter, when set, closes the connection once the answer is
-	// written: a failed SASL authentication (sasl.go).
+	// written, which a failed SASL authentication holds back
+	// (sasl_failure.go).
 	closeAfter error
 }
 
@@ -156,14 +157,23 @@ func (s *Server) serveConn(ctx context.Context, conn net.Conn, remote string) {
 	defer acct.settle()
 	r := &request{ctx: ctx, logger: logger, peer: from, acct: acct}
 	var out []byte // answers not yet written
-	for {
+	for first := true; ; first = false {
 		frame, pooled, err := s.readFrame(ctx, d, br, acct, s.frameLimit(from))
+		big, err := s.skimmable(err, from) // a frame over MaxFrameBytes to skim (oversize.go)
 		if err != nil {
-			s.logReadError(logger, err)
+			switch {
+			case first && s.answerHTTP(d, br, logger, err): // http.go
+			case s.sasl != nil && !from.sasl.done.Load() && errors.Is(err, protocol.ErrFrameTooLarge):
+				// Over what is read before authentication: a failed
+				// authentication, as Kafka's SaslServerAuthenticator says.
+				s.authFailed(ctx, logger, from, fmt.Errorf("%w: %w", errUnauthenticated, err))
+			default:
+				s.logReadError(logger, err)
+			}
 			return
 		}
 		if from.sasl.raw { // after a SaslHandshake v0: a bare SASL token, not a request (sasl_raw.go)
-			if !s.serveRawToken(d, logger, from, frame, out) {
+			if !s.serveRawToken(ctx, d, logger, from, frame, out) {
 				return
 			}
 			if pooled {
@@ -174,7 +184,17 @@ func (s *Server) serveConn(ctx context.Context, conn net.Conn, remote string) {
 			continue
 		}
 		start := s.started()
-		resp, corr, err := s.handleFrame(r, frame)
+		var resp kmsg.Response
+		var corr int32
+		if big != nil {
+			resp, corr, err = s.serveOversized(r, br, big)
+		} else {
+			resp, corr, err = s.handleFrame(r, frame)
+		}
+		if errors.Is(err, errSkimmed) { // logged already
+			_ = s.write(d, out)
+			return
+		}
 		if err == nil {
 			err = r.failed
 		}
@@ -184,13 +204,18 @@ func (s *Server) serveConn(ctx context.Context, conn net.Conn, remote string) {
 			return
 		}
 		if err != nil {
-			logger.Warn("closing connection", "err", err)
-			_ = s.write(d, out) // the answers before it are owed
+			_ = s.write(d, out)                     // the answers before it are owed
+			if errors.Is(err, errUnauthenticated) { // a request the SASL stage does not allow
+				s.authFailed(ctx, logger, from, err)
+			} else {
+				logger.Warn("closing connection", "err", err)
+			}
 			return
 		}
 		// Before the write, so a client that has read the response can
 		// count on the observer having seen it.
 		s.observer.RequestDone(int16(r.key), r.version, r.code, s.took(start))
+		owed := len(out) // the answers before this one
 		if resp != nil { // nil: a produce with acks 0, which is not answered
 			// A large answer was reserved: room for it at once, not by
 			// append's doubling copies.
@@ -203,9 +228,10 @@ func (s *Server) serveConn(ctx context.Context, conn net.Conn, remote string) {
 			s.mem.bufs.put(frame)
 		}
 		acct.encoded(int64(cap(out)))
-		if r.closeAfter != nil {
-			_ = s.write(d, out)
-			logger.Debug("closing connection after the answer", "err", r.closeAfter)
+		if r.closeAfter != nil { // a failed authentication: held back (sasl_failure.go)
+			_ = s.write(d, out[:owed])
+			s.authFailed(ctx, logger, from, r.closeAfter)
+			_ = s.write(d, out[owed:])
 			return
 		}
 		if len(out) < coalesceBytes && s.frameBuffered(br) {

@@ -20,12 +20,20 @@ func typed[Req kmsg.Request](fn func(*Server, *request, Req) kmsg.Response) hand
 	}
 }
 
+// oversizedHandler answers a request whose frame is over MaxFrameBytes
+// (oversize.go) from what it reads of the body through sk, which must
+// not keep the body's bulk; size is the frame's. An error closes the
+// connection.
+type oversizedHandler func(s *Server, r *request, sk *protocol.Skimmer, size int32) (kmsg.Response, error)
+
 // api is one entry of the dispatch table: the handler and what the
 // connection loop must know of it (its traits), so that the loop itself
-// knows no API.
+// knows no API, and for the one API whose frame may rightly pass
+// MaxFrameBytes, its answer to such a frame.
 type api struct {
-	handle handler
-	traits traits
+	handle    handler
+	traits    traits
+	oversized oversizedHandler
 }
 
 // traits are what an API asks of the connection loop and the memory
@@ -67,47 +75,47 @@ func (t traits) coalesces() bool { return t&(mayWait|largeAnswer) == 0 }
 // version table, and nothing else.
 func handlers() map[kmsg.Key]api {
 	m := map[kmsg.Key]api{
-		kmsg.ApiVersions:     {typed((*Server).handleApiVersions), versionProbe},
-		kmsg.Metadata:        {typed((*Server).handleMetadata), largeAnswer},
-		kmsg.FindCoordinator: {typed((*Server).handleFindCoordinator), 0},
-		kmsg.JoinGroup:       {typed((*Server).handleJoinGroup), largeAnswer},
-		kmsg.SyncGroup:       {typed((*Server).handleSyncGroup), 0},
-		kmsg.Heartbeat:       {typed((*Server).handleHeartbeat), 0},
-		kmsg.LeaveGroup:      {typed((*Server).handleLeaveGroup), 0},
-		kmsg.OffsetCommit:    {typed((*Server).handleOffsetCommit), 0},
-		kmsg.OffsetFetch:     {typed((*Server).handleOffsetFetch), 0},
-		kmsg.DescribeGroups:  {typed((*Server).handleDescribeGroups), largeAnswer},
-		kmsg.ListGroups:      {typed((*Server).handleListGroups), 0},
-		kmsg.CreateTopics:    {typed((*Server).handleCreateTopics), 0},
-		kmsg.DeleteTopics:    {typed((*Server).handleDeleteTopics), 0},
-		kmsg.ListOffsets:     {typed((*Server).handleListOffsets), decompresses},
-		kmsg.Fetch:           {typed((*Server).handleFetch), mayWait | largeAnswer},
-		kmsg.Produce:         {typed((*Server).handleProduce), pooledFrame | decompresses},
-		kmsg.InitProducerID:  {typed((*Server).handleInitProducerID), 0},
-		kmsg.DeleteGroups:    {typed((*Server).handleDeleteGroups), 0},
-		kmsg.OffsetDelete:    {typed((*Server).handleOffsetDelete), 0},
+		kmsg.ApiVersions:     {typed((*Server).handleApiVersions), versionProbe, nil},
+		kmsg.Metadata:        {typed((*Server).handleMetadata), largeAnswer, nil},
+		kmsg.FindCoordinator: {typed((*Server).handleFindCoordinator), 0, nil},
+		kmsg.JoinGroup:       {typed((*Server).handleJoinGroup), largeAnswer, nil},
+		kmsg.SyncGroup:       {typed((*Server).handleSyncGroup), 0, nil},
+		kmsg.Heartbeat:       {typed((*Server).handleHeartbeat), 0, nil},
+		kmsg.LeaveGroup:      {typed((*Server).handleLeaveGroup), 0, nil},
+		kmsg.OffsetCommit:    {typed((*Server).handleOffsetCommit), 0, nil},
+		kmsg.OffsetFetch:     {typed((*Server).handleOffsetFetch), 0, nil},
+		kmsg.DescribeGroups:  {typed((*Server).handleDescribeGroups), largeAnswer, nil},
+		kmsg.ListGroups:      {typed((*Server).handleListGroups), 0, nil},
+		kmsg.CreateTopics:    {typed((*Server).handleCreateTopics), 0, nil},
+		kmsg.DeleteTopics:    {typed((*Server).handleDeleteTopics), 0, nil},
+		kmsg.ListOffsets:     {typed((*Server).handleListOffsets), decompresses, nil},
+		kmsg.Fetch:           {typed((*Server).handleFetch), mayWait | largeAnswer, nil},
+		kmsg.Produce:         {typed((*Server).handleProduce), pooledFrame | decompresses, (*Server).answerOversizedProduce},
+		kmsg.InitProducerID:  {typed((*Server).handleInitProducerID), 0, nil},
+		kmsg.DeleteGroups:    {typed((*Server).handleDeleteGroups), 0, nil},
+		kmsg.OffsetDelete:    {typed((*Server).handleOffsetDelete), 0, nil},
 
-		kmsg.CreatePartitions: {typed((*Server).handleCreatePartitions), 0},
-		kmsg.DeleteRecords:    {typed((*Server).handleDeleteRecords), 0},
+		kmsg.CreatePartitions: {typed((*Server).handleCreatePartitions), 0, nil},
+		kmsg.DeleteRecords:    {typed((*Server).handleDeleteRecords), 0, nil},
 
-		kmsg.DescribeConfigs:         {typed((*Server).handleDescribeConfigs), largeAnswer},
-		kmsg.AlterConfigs:            {typed((*Server).handleAlterConfigs), largeAnswer},
-		kmsg.IncrementalAlterConfigs: {typed((*Server).handleIncrementalAlterConfigs), largeAnswer},
+		kmsg.DescribeConfigs:         {typed((*Server).handleDescribeConfigs), largeAnswer, nil},
+		kmsg.AlterConfigs:            {typed((*Server).handleAlterConfigs), largeAnswer, nil},
+		kmsg.IncrementalAlterConfigs: {typed((*Server).handleIncrementalAlterConfigs), largeAnswer, nil},
 
-		kmsg.SASLHandshake:    {typed((*Server).handleSASLHandshake), 0},
-		kmsg.SASLAuthenticate: {typed((*Server).handleSASLAuthenticate), 0},
-		kmsg.DescribeCluster:  {typed((*Server).handleDescribeCluster), 0},
+		kmsg.SASLHandshake:    {typed((*Server).handleSASLHandshake), 0, nil},
+		kmsg.SASLAuthenticate: {typed((*Server).handleSASLAuthenticate), 0, nil},
+		kmsg.DescribeCluster:  {typed((*Server).handleDescribeCluster), 0, nil},
 
-		kmsg.AddPartitionsToTxn: {typed((*Server).handleAddPartitionsToTxn), 0},
-		kmsg.AddOffsetsToTxn:    {typed((*Server).handleAddOffsetsToTxn), 0},
-		kmsg.EndTxn:             {typed((*Server).handleEndTxn), 0},
-		kmsg.TxnOffsetCommit:    {typed((*Server).handleTxnOffsetCommit), 0},
+		kmsg.AddPartitionsToTxn: {typed((*Server).handleAddPartitionsToTxn), 0, nil},
+		kmsg.AddOffsetsToTxn:    {typed((*Server).handleAddOffsetsToTxn), 0, nil},
+		kmsg.EndTxn:             {typed((*Server).handleEndTxn), 0, nil},
+		kmsg.TxnOffsetCommit:    {typed((*Server).handleTxnOffsetCommit), 0, nil},
 
-		kmsg.DescribeTransactions: {typed((*Server).handleDescribeTransactions), largeAnswer},
-		kmsg.ListTransactions:     {typed((*Server).handleListTransactions), largeAnswer},
+		kmsg.DescribeTransactions: {typed((*Server).handleDescribeTransactions), largeAnswer, nil},
+		kmsg.ListTransactions:     {typed((*Server).handleListTransactions), largeAnswer, nil},
 
-		kmsg.ConsumerGroupHeartbeat: {typed((*Server).handleConsumerGroupHeartbeat), 0},
-		kmsg.ConsumerGroupDescribe:  {typed((*Server).handleConsumerGroupDescribe), largeAnswer},
+		kmsg.ConsumerGroupHeartbeat: {typed((*Server).handleConsumerGroupHeartbeat), 0, nil},
+		kmsg.ConsumerGroupDescribe:  {typed((*Server).handleConsumerGroupDescribe), largeAnswer, nil},
 	}
 	for _, v := range protocol.SupportedVersions() {
 		if m[kmsg.Key(v.Key)].handle == nil {

@@ -251,6 +251,7 @@ func fuzzBody(t testing.TB, req kmsg.Request) []byte {
 // highest version, plus testdata/fuzz/FuzzDispatch. Properties:
 //   - nothing panics;
 //   - a refused request is one of the close errors (docs/design.md section 4);
+//   - a request without an answer is a produce with acks 0;
 //   - otherwise the answer carries the request's correlation id, API key
 //     and version (or KIP-511's v0 ApiVersions answer), encodes, decodes
 //     as that API's response and re-encodes to the same bytes;
@@ -284,6 +285,14 @@ func FuzzDispatch(f *testing.F) {
 				}
 			}
 			t.Fatalf("%s v%d: refused with %v, which is not a close error", kmsg.NameForKey(key), version, err)
+		}
+		if resp == nil {
+			// The one request that is not answered: a produce with acks
+			// 0 (produce.go), whose failure closes the connection.
+			if acks, ok := produceAcks(frame); !ok || acks != 0 {
+				t.Fatalf("%s v%d: no answer, but it is not a produce with acks 0", kmsg.NameForKey(key), version)
+			}
+			return
 		}
 		wantVersion := version
 		if !protocol.Supported(key, version) {
@@ -321,6 +330,23 @@ func FuzzDispatch(f *testing.F) {
 			t.Fatalf("%s v%d: logged at Error: %s %v", kmsg.NameForKey(key), version, r.Message, r.Attrs)
 		}
 	})
+}
+
+// produceAcks returns the acks of frame when it is a Produce request.
+func produceAcks(frame []byte) (int16, bool) {
+	h, body, err := protocol.ParseHeader(frame)
+	if err != nil {
+		return 0, false
+	}
+	req, err := protocol.DecodeRequest(h, body)
+	if err != nil {
+		return 0, false
+	}
+	produce, ok := req.(*kmsg.ProduceRequest)
+	if !ok {
+		return 0, false
+	}
+	return produce.Acks, true
 }
 
 // TestReservingHandlersHaveTheirTraits: the handlers that reserve of the
@@ -370,9 +396,10 @@ func TestReservingHandlersHaveTheirTraits(t *testing.T) {
 	}
 }
 
-// TestConnectionLoopNamesNoAPI: the connection loop (conn.go, frame.go)
-// and the memory budget (memory.go, bufpool.go) name no API key: what they
-// must know of an API they read from its traits in the dispatch table.
+// TestConnectionLoopNamesNoAPI: the connection loop (conn.go, frame.go,
+// oversize.go, http.go) and the memory budget (memory.go, bufpool.go)
+// name no API key: what they must know of an API they read from its
+// entry in the dispatch table.
 func TestConnectionLoopNamesNoAPI(t *testing.T) {
 	t.Parallel()
 	keys := map[string]bool{}
@@ -380,7 +407,7 @@ func TestConnectionLoopNamesNoAPI(t *testing.T) {
 		keys[kmsg.NameForKey(k)] = true
 	}
 	fset := token.NewFileSet()
-	for _, path := range []string{"conn.go", "frame.go", "memory.go", "bufpool.go"} {
+	for _, path := range []string{"conn.go", "frame.go", "oversize.go", "http.go", "memory.go", "bufpool.go"} {
 		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
 		require.NoError(t, err)
 		ast.Inspect(f, func(n ast.Node) bool {

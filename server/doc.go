@@ -10,10 +10,12 @@
 // at most Config.MaxConnections connections, each closed after
 // Config.IdleTimeout without a request or Config.FrameReadTimeout inside a
 // frame, an answer's write or the TLS handshake (Config.TLS), and each
-// holding memory in proportion to what its peer has sent. Memory is
-// accounted in one type (memory.go) with two lanes, always waited for in
-// one order, frames before work; nothing that holds work waits for the
-// budget again.
+// holding memory in proportion to what its peer has sent, up to
+// Config.MaxFrameBytes: a larger Produce is read past in fixed memory and
+// answered MESSAGE_TOO_LARGE (oversize.go). Memory is accounted in one
+// type (memory.go) with two lanes, always waited for in one order, frames
+// before work; nothing that holds work waits for the budget again. An
+// HTTP request on the Kafka port is told where the admin API is (http.go).
 //
 // Faults on demand (fault.go, fault_apply.go, fault_codes.go) are checked
 // in one place, dispatch, and cost one atomic load when none is in force.
@@ -22,7 +24,8 @@
 //
 // With Config.SASLUsers, a connection must authenticate (SASL PLAIN or
 // SCRAM, sasl.go) before anything but ApiVersions and the SASL requests is
-// handled.
+// handled; a failed authentication is answered and closed only after
+// Settings.FailedAuthenticationDelay (sasl_failure.go).
 //
 // It is the only package that knows both the wire (protocol, kmsg, kerr)
 // and the rules (coordinator). Where its behaviour differs from Kafka's,

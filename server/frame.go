@@ -44,9 +44,10 @@ const (
 
 // readFrame reads the next request frame: it waits up to IdleTimeout for
 // the frame's first byte, unless that is buffered already, then up to
-// FrameReadTimeout for the rest, and refuses a frame larger than limit
-// (MaxFrameBytes, or less before SASL authentication: sasl.go). A frame
-// larger than smallFrameBytes is
+// FrameReadTimeout for the rest. A frame larger than limit (MaxFrameBytes,
+// or less before SASL authentication: sasl.go) is left unread behind its
+// size prefix and returned as an *oversizedFrame error, with the read
+// deadline set for it (oversize.go). A frame larger than smallFrameBytes is
 // reserved in acct (readLargeFrame). A frame of an API with the
 // pooledFrame trait is read into a buffer of the pool (pooled), for the
 // caller to give back once the answer is encoded.
@@ -69,7 +70,7 @@ func (s *Server) readFrame(ctx context.Context, d *deadlines, br *bufio.Reader, 
 			return nil, false, err
 		}
 	}
-	if whole(br) {
+	if whole(br, limit) {
 		// Nothing to wait for: no deadline.
 		frame, err = protocol.ReadFrame(br, limit, nil)
 		return frame, false, err
@@ -77,13 +78,19 @@ func (s *Server) readFrame(ctx context.Context, d *deadlines, br *bufio.Reader, 
 	deadline := time.Now().Add(s.frameTimeout)
 	d.setRead(deadline)
 	if head, err := br.Peek(4); err == nil {
-		if size := int32(binary.BigEndian.Uint32(head)); size > smallFrameBytes && size <= limit {
+		switch size := int32(binary.BigEndian.Uint32(head)); {
+		case size > smallFrameBytes && size <= limit:
 			_, _ = br.Discard(4)
 			frame, pooled, err = s.readLargeFrame(ctx, d, br, acct, int(size), deadline)
 			if err != nil && isTimeout(err) {
 				err = fmt.Errorf("%w: not whole within %v", errFrameTimeout, s.frameTimeout)
 			}
 			return frame, pooled, err
+		case size > limit:
+			// Unread: the caller decides whether to skim it, within
+			// the deadline now set (oversize.go).
+			_, _ = br.Discard(4)
+			return nil, false, &oversizedFrame{size: size, limit: limit}
 		}
 	}
 	frame, err = protocol.ReadFrame(br, limit, nil)
@@ -94,14 +101,15 @@ func (s *Server) readFrame(ctx context.Context, d *deadlines, br *bufio.Reader, 
 }
 
 // whole reports whether br holds the whole next frame, one of at most
-// smallFrameBytes (a larger one is never whole in the read buffer).
-func whole(br *bufio.Reader) bool {
+// smallFrameBytes and limit (a larger one is never whole in the read
+// buffer).
+func whole(br *bufio.Reader, limit int32) bool {
 	if br.Buffered() < 4 {
 		return false
 	}
 	head, _ := br.Peek(4) // buffered: cannot block
 	size := int32(binary.BigEndian.Uint32(head))
-	return size >= 0 && size <= smallFrameBytes && br.Buffered()-4 >= int(size)
+	return size >= 0 && size <= min(smallFrameBytes, limit) && br.Buffered()-4 >= int(size)
 }
 
 // readLargeFrame reads the size bytes of a large frame's body, holding in

@@ -13,8 +13,10 @@ package server
 //
 // An exchange is bounded: PLAIN takes one SaslAuthenticate, SCRAM two,
 // and after them the connection is done or closed. A request the stage
-// does not allow closes the connection; so does a failed step, after its SASL_AUTHENTICATION_FAILED answer, and a
-// connection that is not done within FrameReadTimeout of its start. The
+// does not allow closes the connection; so does a failed step, after its
+// SASL_AUTHENTICATION_FAILED answer, both held back by
+// FailedAuthenticationDelay (sasl_failure.go), and a connection that is
+// not done within FrameReadTimeout of its start. The
 // handlers are sasl_handshake.go and sasl_authenticate.go; the SCRAM
 // messages are sasl_scram.go's.
 
@@ -59,7 +61,8 @@ type saslUsers struct {
 	scram256 map[string]scramCredential
 	scram512 map[string]scramCredential
 
-	limiter saslRefusals
+	limiter  saslRefusals
+	failures authFailures // sasl_failure.go
 }
 
 // ValidateSASLUsers checks users: names and passwords must not be empty.

@@ -10,7 +10,8 @@ package server
 // (sasl_scram.go). A failed step (a wrong password, an unknown user, a
 // malformed or oversized message) is answered SASL_AUTHENTICATION_FAILED
 // with Kafka's message, logged at Warn (rate-limited), and the connection
-// closes after the answer, as SaslServerAuthenticator does. Once
+// closes after the answer, both held back by FailedAuthenticationDelay,
+// as SaslServerAuthenticator and Kafka's Selector do (sasl_failure.go). Once
 // authenticated, or with SASL off, a request is answered
 // ILLEGAL_SASL_STATE and the connection stays open (KafkaApis).
 
@@ -46,8 +47,7 @@ func (s *Server) handleSASLAuthenticate(r *request, req *kmsg.SASLAuthenticateRe
 		}
 		r.setCode(&resp.ErrorCode, kerr.SaslAuthenticationFailed.Code)
 		resp.ErrorMessage = &msg
-		r.closeAfter = err
-		s.sasl.limiter.log(r.logger, truncate(sess.user, 64), sess.mechanism, err)
+		r.closeAfter = err // counted, logged and delayed by the connection (sasl_failure.go)
 		return resp
 	}
 	resp.SASLAuthBytes = out

@@ -9,19 +9,21 @@ package server
 // carry an error code.
 
 import (
+	"context"
 	"encoding/binary"
 	"log/slog"
 )
 
 // serveRawToken runs one bare token through the connection's mechanism
 // and writes out (the answers still owed) and the answer. It reports
-// whether the connection stays open.
-func (s *Server) serveRawToken(d *deadlines, logger *slog.Logger, from *peer, token, out []byte) bool {
+// whether the connection stays open; a failed token closes it after
+// FailedAuthenticationDelay (sasl_failure.go).
+func (s *Server) serveRawToken(ctx context.Context, d *deadlines, logger *slog.Logger, from *peer, token, out []byte) bool {
 	sess := &from.sasl
 	answer, done, err := s.saslStep(sess, token)
 	if err != nil {
-		s.sasl.limiter.log(logger, truncate(sess.user, 64), sess.mechanism, err)
 		_ = s.write(d, out)
+		s.authFailed(ctx, logger, from, err)
 		return false
 	}
 	if done {

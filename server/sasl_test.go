@@ -65,10 +65,13 @@ func authenticatePlain(t *testing.T, c *wireclient.Client, user, password string
 // TestSASLUnauthenticatedRequestCloses: with SASL on, a Metadata request
 // before authentication, or between the handshake and the end of the
 // exchange, closes the connection unanswered (SaslServerAuthenticator);
-// ApiVersions is answered before the handshake.
+// ApiVersions is answered before the handshake. Each is a failed
+// authentication: counted by the mechanism chosen, if any, and logged.
 func TestSASLUnauthenticatedRequestCloses(t *testing.T) {
 	t.Parallel()
-	e, addr := newSASLEnv(t, nil)
+	e := newEnvWith(t, envOptions{config: func(cfg *Config) { cfg.SASLUsers = saslUsersForTest }})
+	everyLine(e)
+	addr := e.serve()
 
 	c := wiretest.Dial(t, addr, "early")
 	vers := wiretest.Do[*kmsg.ApiVersionsResponse](t, c, apiVersionsRequest(3))
@@ -85,11 +88,20 @@ func TestSASLUnauthenticatedRequestCloses(t *testing.T) {
 	require.NoError(t, c.Send(rawRequest(kmsg.NewPtrSASLAuthenticateRequest(), 1, "auth-first")))
 	wiretest.RequireClosed(t, c)
 
-	warns := e.logs.Find("closing connection")
+	warns := e.logs.Find("sasl authentication failed, closing connection")
 	require.Len(t, warns, 3)
 	require.Equal(t, "sasl: Metadata request before authentication", warns[0].Attrs["err"])
 	require.Equal(t, "sasl: Metadata request during the SCRAM-SHA-256 exchange", warns[1].Attrs["err"])
+	require.Equal(t, "SCRAM-SHA-256", warns[1].Attrs["mechanism"])
 	require.Equal(t, "sasl: SASLAuthenticate request before authentication", warns[2].Attrs["err"])
+	require.Equal(t, map[string]int64{"PLAIN": 0, "SCRAM-SHA-256": 1, "SCRAM-SHA-512": 0, "none": 2}, e.srv.AuthStats().Failures)
+}
+
+// everyLine makes e's SASL refusal log see a second pass between any two
+// failures, so that each is logged. Before e serves.
+func everyLine(e *env) {
+	now := time.UnixMilli(0)
+	e.srv.sasl.limiter.now = func() time.Time { now = now.Add(time.Second); return now } // called under the limiter's lock
 }
 
 // TestSASLAuthenticatedConnectionIsServed: after a PLAIN or a SCRAM
@@ -156,8 +168,10 @@ func TestSASLLargeFrameBeforeAuthentication(t *testing.T) {
 	require.NoError(t, c.Send(binary.BigEndian.AppendUint32(nil, maxUnauthenticatedFrameBytes+1)))
 	wiretest.RequireClosed(t, c)
 	require.Equal(t, int64(0), e.srv.InFlightBytes())
-	require.NotEmpty(t, e.logs.Find("closing connection"))
-	require.Contains(t, e.logs.Find("closing connection")[0].Attrs["err"], "524289")
+	logged := e.logs.Find("sasl authentication failed, closing connection")
+	require.NotEmpty(t, logged, "a failed authentication, as Kafka's SaslServerAuthenticator counts it")
+	require.Equal(t, "sasl: protocol: frame size 524289 exceeds max 524288", logged[0].Attrs["err"])
+	require.Equal(t, int64(1), e.srv.AuthStats().Failures["none"])
 
 	// A frame of 512 KiB + 1 after authentication is read and answered:
 	// a CreateTopics with a long validate-only list.

@@ -45,6 +45,10 @@ type Config struct {
 	// Advertise is the host:port that Metadata and FindCoordinator return.
 	// Default: the listener's address.
 	Advertise string
+	// AdminAddr is the address of the admin HTTP API and live page, which
+	// a client that speaks HTTP to this port is told of (http.go).
+	// Default: none (the admin API is off).
+	AdminAddr string
 	// ExpiryInterval is how often Serve runs the coordinator's expiry step.
 	// Zero runs it never: with a manual clock, expiry is explicit.
 	ExpiryInterval time.Duration
@@ -152,8 +156,15 @@ type Server struct {
 	mem          *memory
 	faults       *Faults
 	pidErrors    everyInterval // rate-limits InitProducerId failures in the log
+	oversizeLog  everyInterval // rate-limits frames over MaxFrameBytes in the log
+	httpLog      everyInterval // rate-limits HTTP requests on this port in the log
+	adminAddr    string        // Config.AdminAddr
 	sasl         *saslUsers    // nil: SASL off
 	txns         *txn.Coordinator
+	authDelay    time.Duration // FailedAuthenticationDelay; <= 0: off
+	// authWait waits out authDelay, or until ctx is done: waitFor but in
+	// tests, which see when a delay begins and say when it ends.
+	authWait func(ctx context.Context, d time.Duration)
 
 	mu       sync.Mutex
 	conns    map[net.Conn]struct{} // guarded by mu
@@ -172,6 +183,7 @@ func New(cfg Config) (*Server, error) {
 		coord:        cfg.Coordinator,
 		logger:       cfg.Logger,
 		advertise:    cfg.Advertise,
+		adminAddr:    cfg.AdminAddr,
 		maxFrame:     set.MaxFrameBytes,
 		expiry:       cfg.ExpiryInterval,
 		catalog:      cfg.Catalog,
@@ -185,6 +197,8 @@ func New(cfg Config) (*Server, error) {
 		maxConns:     set.MaxConnections,
 		idleTimeout:  set.IdleTimeout,
 		frameTimeout: set.FrameReadTimeout,
+		authDelay:    set.FailedAuthenticationDelay,
+		authWait:     waitFor,
 		mem:          newMemory(set.MaxInFlightBytes),
 		conns:        make(map[net.Conn]struct{}),
 	}

@@ -60,7 +60,20 @@ type Settings struct {
 	// ever. Default DefaultFrameReadTimeout (30 s, Kafka's default
 	// request.timeout.ms on the client side).
 	FrameReadTimeout time.Duration `flag:"frame-read-timeout" help:"close a connection whose request frame, TLS handshake or answer write takes longer"`
+	// FailedAuthenticationDelay holds back the answer to a failed SASL
+	// authentication and the close that follows it, so that a password
+	// guesser gets one guess per connection per delay (Kafka's
+	// connection.failed.authentication.delay.ms, 100 ms; sasl.go). A
+	// negative value turns it off; on the command line, 0 does. It must
+	// be below FrameReadTimeout, within which a connection must
+	// authenticate. Default DefaultFailedAuthenticationDelay (100 ms), or
+	// half FrameReadTimeout when that is shorter.
+	FailedAuthenticationDelay time.Duration `flag:"connection-failed-authentication-delay" zero:"off" help:"hold back the answer to a failed SASL authentication and the close after it this long; 0 turns it off (Kafka's connection.failed.authentication.delay.ms)"`
 }
+
+// DefaultFailedAuthenticationDelay is Settings.FailedAuthenticationDelay's
+// default: Kafka's connection.failed.authentication.delay.ms.
+const DefaultFailedAuthenticationDelay = 100 * time.Millisecond
 
 // Bounds of Settings.MaxFrameBytes.
 const (
@@ -94,6 +107,9 @@ func (s Settings) WithDefaults() Settings {
 	if s.FrameReadTimeout == 0 {
 		s.FrameReadTimeout = DefaultFrameReadTimeout
 	}
+	if s.FailedAuthenticationDelay == 0 {
+		s.FailedAuthenticationDelay = min(DefaultFailedAuthenticationDelay, s.FrameReadTimeout/2)
+	}
 	return s
 }
 
@@ -118,6 +134,9 @@ func (s Settings) Validate() error {
 		return settings.Errorf("server", "IdleTimeout", "must be positive, got %v", s.IdleTimeout)
 	case d.FrameReadTimeout <= 0:
 		return settings.Errorf("server", "FrameReadTimeout", "must be positive, got %v", s.FrameReadTimeout)
+	// As Kafka's KafkaConfig requires it below connections.max.idle.ms.
+	case d.FailedAuthenticationDelay >= d.FrameReadTimeout:
+		return settings.Errorf("server", "FailedAuthenticationDelay", "(%v) must be below FrameReadTimeout (%v), within which a connection must authenticate", d.FailedAuthenticationDelay, d.FrameReadTimeout)
 	}
 	return nil
 }

@@ -19,8 +19,11 @@ import (
 //
 // A field is a flag when it has a `flag:"NAME"` tag; `help:"..."` is the
 // flag's usage, `arg:"WORD"` the word of the usage -h shows as the
-// flag's argument (flag.UnquoteUsage), and `invert:"true"` makes a bool
-// field the flag's opposite (NoAutoCreateTopics is --auto-create-topics).
+// flag's argument (flag.UnquoteUsage), `invert:"true"` makes a bool
+// field the flag's opposite (NoAutoCreateTopics is --auto-create-topics),
+// and `zero:"off"` makes a 0 given for a numeric field whose default is
+// not 0 turn the setting off, stored as -1 (zero is the default in
+// Config): --connection-failed-authentication-delay 0, as Kafka's 0.
 // Embedded structs are walked. The field's value when bound is the
 // flag's default.
 type boundFlags struct {
@@ -36,7 +39,9 @@ type boundFlag struct {
 	// zeroRefused: a numeric field whose default is not zero, where a
 	// zero given on the command line would silently mean that default.
 	zeroRefused bool
-	def         string
+	// zeroOff: a zero given turns the setting off instead (zero:"off").
+	zeroOff bool
+	def     string
 }
 
 // bindFields defines on fs a flag for every tagged field of the struct v
@@ -110,6 +115,12 @@ func (b *boundFlags) define(fs *flag.FlagSet, name string, sf reflect.StructFiel
 	default:
 		panic(fmt.Sprintf("flagbind: setting %s (--%s) has type %s, which has no flag", sf.Name, name, sf.Type))
 	}
+	if sf.Tag.Get("zero") == "off" {
+		if !f.zeroRefused || !field.CanInt() {
+			panic(fmt.Sprintf("flagbind: setting %s (--%s) is zero:\"off\" without a numeric default other than 0", sf.Name, name))
+		}
+		f.zeroRefused, f.zeroOff = false, true
+	}
 	return f
 }
 
@@ -128,6 +139,9 @@ func (b *boundFlags) finish(fs *flag.FlagSet) error {
 		}
 		if f.zeroRefused && given[f.name] && f.field.IsZero() {
 			return fmt.Errorf("--%s must not be 0: leave it out for its default, %s", f.name, f.def)
+		}
+		if f.zeroOff && given[f.name] && f.field.IsZero() {
+			f.field.SetInt(-1)
 		}
 	}
 	return nil

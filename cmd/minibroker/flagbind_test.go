@@ -102,6 +102,32 @@ func TestBindRefusesAnExplicitZero(t *testing.T) {
 	require.NoError(t, b.finish(fs))
 }
 
+// TestBindZeroTurnsOff: a zero:"off" field given 0 is set to -1, off,
+// rather than refused; other values, and none, are as for any field. The
+// tag on a field without a numeric default other than 0 is a mistake.
+func TestBindZeroTurnsOff(t *testing.T) {
+	t.Parallel()
+	type delays struct {
+		Delay time.Duration `flag:"delay" zero:"off" help:"how long"`
+	}
+	for args, want := range map[string]time.Duration{"--delay=0s": -1, "--delay=0": -1, "--delay=50ms": 50 * time.Millisecond, "": 100 * time.Millisecond} {
+		s := delays{Delay: 100 * time.Millisecond}
+		fs := flag.NewFlagSet("t", flag.ContinueOnError)
+		b := bindFields(fs, &s)
+		var parsed []string
+		if args != "" {
+			parsed = []string{args}
+		}
+		require.NoError(t, fs.Parse(parsed))
+		require.NoError(t, b.finish(fs), args)
+		require.Equal(t, want, s.Delay, args)
+	}
+	var zeroDefault delays
+	require.PanicsWithValue(t, `flagbind: setting Delay (--delay) is zero:"off" without a numeric default other than 0`, func() {
+		bindFields(flag.NewFlagSet("t", flag.ContinueOnError), &zeroDefault)
+	})
+}
+
 // TestBindExplainNamesFlags: a settings.Error of a bound field reads with
 // flag names, for the field and for the other fields its problem names;
 // other errors are left as they are.
@@ -198,6 +224,7 @@ func TestServeHelpListsEveryTaggedField(t *testing.T) {
 	require.Contains(t, help.String(), "  -max-fetch-wait duration\n    \tlongest a Fetch waits for records, whatever it asks for (default 5s)\n")
 	require.Contains(t, help.String(), "  -segment-bytes int\n    \tsize at which a partition's active segment file rolls, in bytes (Kafka's log.segment.bytes) (default 67108864)\n")
 	require.Contains(t, help.String(), "  -listen ADDR\n    \tADDR to listen on (default \"127.0.0.1:9092\")\n")
+	require.Contains(t, help.String(), "  -connection-failed-authentication-delay duration\n    \thold back the answer to a failed SASL authentication and the close after it this long; 0 turns it off (Kafka's connection.failed.authentication.delay.ms) (default 100ms)\n")
 }
 
 // TestServeFlagsBindTheFields: a flag sets its broker.Config field, and

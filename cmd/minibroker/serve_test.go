@@ -60,6 +60,7 @@ func TestServeFlagErrorsExitTwo(t *testing.T) {
 		{"zero idle timeout", []string{"--idle-timeout", "0s"}, "--idle-timeout must not be 0: leave it out for its default, 10m0s"},
 		{"negative idle timeout", []string{"--idle-timeout", "-1m"}, "--idle-timeout must be positive, got -1m0s"},
 		{"negative frame timeout", []string{"--frame-read-timeout", "-1s"}, "--frame-read-timeout must be positive"},
+		{"auth delay past the frame timeout", []string{"--connection-failed-authentication-delay", "30s"}, "--connection-failed-authentication-delay (30s) must be below --frame-read-timeout (30s), within which a connection must authenticate"},
 		{"zero group size", []string{"--max-group-size", "0"}, "--max-group-size must not be 0: leave it out for its default, 1000"},
 		{"negative group size", []string{"--max-group-size", "-1"}, "--max-group-size must be at least 1, got -1"},
 		{"zero groups", []string{"--max-groups", "0"}, "--max-groups must not be 0: leave it out for its default, 100000"},
@@ -153,6 +154,24 @@ func TestServeSASLUserFlag(t *testing.T) {
 	f, err = parseServeFlags([]string{"--sasl-user", "alice:a:b:c", "--sasl-user", "bob:pw"}, io.Discard)
 	require.NoError(t, err)
 	require.Equal(t, saslUserFlags{"alice": "a:b:c", "bob": "pw"}, f.saslUsers)
+}
+
+// TestServeFailedAuthenticationDelayFlag:
+// --connection-failed-authentication-delay is 100 ms unless given, and 0
+// turns it off (the field's -1), as Kafka's 0 does.
+func TestServeFailedAuthenticationDelayFlag(t *testing.T) {
+	t.Parallel()
+	for args, want := range map[string]time.Duration{"": 100 * time.Millisecond, "0": -1, "0s": -1, "250ms": 250 * time.Millisecond} {
+		var given []string
+		if args != "" {
+			given = []string{"--connection-failed-authentication-delay", args}
+		}
+		f, err := parseServeFlags(given, io.Discard)
+		require.NoError(t, err, args)
+		cfg := f.config(nil)
+		require.Equal(t, want, cfg.FailedAuthenticationDelay, args)
+		require.NoError(t, cfg.Validate(), args)
+	}
 }
 
 // TestServeOffsetsRetentionFlag: --offsets-retention is off (0) unless

@@ -10,6 +10,8 @@ package clients
 
 import (
 	"context"
+	"crypto/rand"
+	"errors"
 	"fmt"
 	"hash/crc32"
 	"maps"
@@ -472,4 +474,46 @@ func rdkafkaReadAll(t *testing.T, addr, topic, isolation string, n int) []rdkafk
 		return int(a.Offset - b.Offset)
 	})
 	return got
+}
+
+// TestLibrdkafkaProduceOverMaxFrameBytes: librdkafka producing a 20 MiB
+// record (message.max.bytes raised so that it sends it) to a broker with
+// the default 16 MiB --max-frame-bytes gets the broker's
+// MSG_SIZE_TOO_LARGE in its delivery report, not a retry for ever, and
+// the record is not stored.
+func TestLibrdkafkaProduceOverMaxFrameBytes(t *testing.T) {
+	t.Parallel()
+	addr := startBroker(t, map[string]int32{"big": 1})
+	cfg, _, stopLog := rdkafkaConfig(t, addr, "rdkafka-big", "msg,protocol")
+	cfg["message.max.bytes"] = 32 << 20
+	p, err := kafka.NewProducer(&cfg)
+	if err != nil {
+		stopLog()
+		t.Fatalf("kafka.NewProducer: %v", err)
+	}
+	defer stopLog()
+	defer p.Close()
+	value := make([]byte, 20<<20)
+	_, _ = rand.Read(value)
+	topicName := "big"
+	reports := make(chan kafka.Event, 1)
+	if err := p.Produce(&kafka.Message{TopicPartition: kafka.TopicPartition{Topic: &topicName, Partition: 0}, Value: value}, reports); err != nil {
+		t.Fatalf("librdkafka refused the record itself, so the broker never saw it: %v", err)
+	}
+	select {
+	case ev := <-reports:
+		m, ok := ev.(*kafka.Message)
+		if !ok {
+			t.Fatalf("librdkafka delivery report: %v", ev)
+		}
+		var kerr kafka.Error
+		if !errors.As(m.TopicPartition.Error, &kerr) || kerr.Code() != kafka.ErrMsgSizeTooLarge {
+			t.Fatalf("delivery report error %v, want MSG_SIZE_TOO_LARGE", m.TopicPartition.Error)
+		}
+	case <-time.After(2 * waitTimeout):
+		t.Fatalf("librdkafka: no delivery report for the 20 MiB record within %v: the producer retries", 2*waitTimeout)
+	}
+	if end := endOffsets(t, newAdmin(t, addr), "big"); end[0] != 0 {
+		t.Errorf("log end %d, want 0: nothing stored", end[0])
+	}
 }
