@@ -38,9 +38,13 @@ type faultJSON struct {
 	Drop       bool    `json:"drop,omitempty"`
 	Close      bool    `json:"close,omitempty"`
 	Count      int     `json:"count"`
-	// Hits and Remaining are answered, never read.
-	Hits      *int64 `json:"hits,omitempty"`
-	Remaining *int   `json:"remaining,omitempty"`
+	// Hits, Remaining and Warnings are answered, never read. Warnings
+	// say what a fault in force names that does not exist now (a group,
+	// a member id, a topic, a partition): it is in force all the same,
+	// and matches once a request names one.
+	Hits      *int64   `json:"hits,omitempty"`
+	Remaining *int     `json:"remaining,omitempty"`
+	Warnings  []string `json:"warnings,omitempty"`
 }
 
 // faultsJSON answers GET /v1/faults.
@@ -78,7 +82,7 @@ func statusJSON(st server.FaultStatus) faultJSON {
 		j.Keys = append(j.Keys, int(k))
 	}
 	hits, remaining := st.Hits, st.Remaining
-	j.Hits, j.Remaining = &hits, &remaining
+	j.Hits, j.Remaining, j.Warnings = &hits, &remaining, st.Warnings
 	return j
 }
 
@@ -101,8 +105,8 @@ func (s *Server) handleInjectFault(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "want one fault: unexpected data after the object")
 		return
 	}
-	if req.ID != "" || req.Hits != nil || req.Remaining != nil {
-		writeError(w, http.StatusBadRequest, "id, hits and remaining are the broker's to give")
+	if req.ID != "" || req.Hits != nil || req.Remaining != nil || req.Warnings != nil {
+		writeError(w, http.StatusBadRequest, "id, hits, remaining and warnings are the broker's to give")
 		return
 	}
 	f, err := req.toFault()
@@ -119,7 +123,7 @@ func (s *Server) handleInjectFault(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, err.Error())
 		return
 	}
-	writeJSON(w, http.StatusOK, statusJSON(server.FaultStatus{ID: h.ID(), Fault: h.Fault(), Hits: h.Hits(), Remaining: h.Remaining()}))
+	writeJSON(w, http.StatusOK, statusJSON(server.FaultStatus{ID: h.ID(), Fault: h.Fault(), Hits: h.Hits(), Remaining: h.Remaining(), Warnings: h.Warnings()}))
 }
 
 func (s *Server) handleFaults(w http.ResponseWriter, _ *http.Request) {

@@ -77,7 +77,7 @@ func newFixtureWith(t *testing.T, opts fixtureOptions) *fixture {
 	})
 	f.log, f.catalog, f.coord = core.Log, core.Catalog, core.Coordinator
 	cat, coord := f.catalog, f.coord
-	f.faults = server.NewFaults(logger)
+	f.faults = server.NewFaults(logger, server.CoordinatorTargets(coord, cat))
 	f.srv, err = New(Config{Coordinator: coord, Catalog: cat, Recorder: rec, Clock: clk, Logger: logger, Token: opts.token,
 		Log: f.log, MaxPartitionSeries: opts.maxPartitions, Faults: f.faults,
 		Topics: &topics.Admin{Catalog: cat, Log: f.log, Coordinator: coord, Logger: logger}})

@@ -153,7 +153,7 @@ func Start(ctx context.Context, cfg Config) (_ *Broker, err error) {
 	if err := b.topics.Finish(); err != nil {
 		return nil, err
 	}
-	b.faults = server.NewFaults(b.logger)
+	b.faults = server.NewFaults(b.logger, server.CoordinatorTargets(b.coord, b.catalog))
 	if b.txns, err = openTransactions(cfg, b); err != nil {
 		return nil, err
 	}

@@ -217,7 +217,7 @@ func New(cfg Config) (*Server, error) {
 	s.handlers = newAPITable(handlers())
 	s.faults = cfg.Faults
 	if s.faults == nil {
-		s.faults = NewFaults(s.logger)
+		s.faults = NewFaults(s.logger, CoordinatorTargets(s.coord, s.catalog))
 	}
 	return s, nil
 }
