@@ -39,9 +39,9 @@ type faultJSON struct {
 	Close      bool    `json:"close,omitempty"`
 	Count      int     `json:"count"`
 	// Hits, Remaining and Warnings are answered, never read. Warnings
-	// say what a fault in force names that does not exist now (a group,
-	// a member id, a topic, a partition): it is in force all the same,
-	// and matches once a request names one.
+	// say what a fault names that does not exist now (a group, a member
+	// id, a topic, a partition), until it first applies: it is in force
+	// all the same, and matches once a request names one.
 	Hits      *int64   `json:"hits,omitempty"`
 	Remaining *int     `json:"remaining,omitempty"`
 	Warnings  []string `json:"warnings,omitempty"`

@@ -204,8 +204,8 @@ type FaultStatus struct {
 	Fault     Fault
 	Hits      int64
 	Remaining int // -1: until removed
-	// Warnings say what a fault in force names that does not exist now
-	// (InjectedFault.Warnings); nil for a used-up fault.
+	// Warnings say what a fault in force that has not applied yet names
+	// that does not exist now (InjectedFault.Warnings).
 	Warnings []string
 }
 
@@ -263,7 +263,7 @@ func (fs *Faults) List() []FaultStatus {
 	fs.mu.Unlock()
 	// The targets take the coordinator's lock: never under ours.
 	for i := range out {
-		if out[i].Remaining != 0 {
+		if out[i].Remaining != 0 && out[i].Hits == 0 {
 			out[i].Warnings = faultWarnings(&out[i].Fault, fs.targets)
 		}
 	}
@@ -356,10 +356,15 @@ func (h *InjectedFault) Hits() int64 {
 // it names none), a topic, a partition past the topic's count. A fault
 // may be set before its target exists (a test that knows the member id
 // a client will get); until the target appears it matches nothing. Nil
-// when everything it names exists, or once the fault is used up or
-// removed.
+// when everything it names exists, once the fault has applied to a
+// request (what it names is real enough: a member the expiry step
+// removed still sends its requests, as a zombie does), and once it is
+// used up or removed.
 func (h *InjectedFault) Warnings() []string {
-	if h.Remaining() == 0 {
+	h.fs.mu.Lock()
+	quiet := h.removed || h.remaining == 0 || h.hits > 0
+	h.fs.mu.Unlock()
+	if quiet {
 		return nil
 	}
 	return faultWarnings(&h.spec, h.fs.targets)

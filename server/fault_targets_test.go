@@ -78,13 +78,15 @@ func TestFaultWarnings(t *testing.T) {
 // TestFaultWarningsThroughTheRegistry: Inject puts a fault naming what
 // does not exist in force (a test may set it first), logs one Warn line
 // that says what is missing, and its handle and List say it for as long
-// as it is missing and the fault can still match.
+// as it is missing and the fault has not applied to a request; once it
+// has, it warns no more, even if what it names is gone (a zombie's
+// requests name a member the group no longer has), nor once used up.
 func TestFaultWarningsThroughTheRegistry(t *testing.T) {
 	t.Parallel()
 	logs := testutil.NewLogRecorder(t.Output(), slog.LevelError)
 	targets := fakeTargets{groups: map[string][]string{"billing": {"a-000001"}}}
 	fs := NewFaults(logs.Logger(), targets)
-	h, err := fs.Inject(Fault{Keys: []int16{12}, Group: "billing", Member: "b-000002", Drop: true, Count: 1})
+	h, err := fs.Inject(Fault{Keys: []int16{12}, Group: "billing", Member: "b-000002", Drop: true, Count: -1})
 	require.NoError(t, err)
 	want := []string{`group "billing" has no member "b-000002" now (its members: a-000001)`}
 	require.Equal(t, want, h.Warnings())
@@ -94,7 +96,7 @@ func TestFaultWarningsThroughTheRegistry(t *testing.T) {
 	require.Equal(t, slog.LevelWarn, warned[0].Level)
 	require.Equal(t, h.ID(), warned[0].Attrs["fault"])
 
-	ok, err := fs.Inject(Fault{Keys: []int16{12}, Group: "billing", Member: "a-000001", Drop: true})
+	ok, err := fs.Inject(Fault{Keys: []int16{12}, Group: "billing", Member: "a-000001", Close: true})
 	require.NoError(t, err)
 	require.Nil(t, ok.Warnings())
 	require.Len(t, logs.Find("fault names what does not exist"), 1, "no line for a fault whose target exists")
@@ -104,10 +106,24 @@ func TestFaultWarningsThroughTheRegistry(t *testing.T) {
 	require.Nil(t, h.Warnings())
 	require.Nil(t, fs.List()[0].Warnings)
 
-	// It leaves again, and the fault is used up: nothing to warn of.
+	// It is expired, and goes on heartbeating as a zombie: the fault
+	// matches its requests, and says nothing of the member it names.
 	targets.groups["billing"] = []string{"a-000001"}
-	require.NotNil(t, fs.claim(kmsg.Heartbeat, "c", &faultTarget{groups: []string{"billing"}, members: []string{"b-000002"}}))
-	require.Zero(t, h.Remaining())
+	require.Equal(t, want, h.Warnings())
+	hb := &faultTarget{groups: []string{"billing"}, members: []string{"b-000002"}}
+	require.Same(t, h, fs.claim(kmsg.Heartbeat, "c", hb))
 	require.Nil(t, h.Warnings())
-	require.Equal(t, FaultStatus{ID: h.ID(), Fault: h.Fault(), Hits: 1, Remaining: 0}, fs.List()[0])
+	require.Equal(t, FaultStatus{ID: h.ID(), Fault: h.Fault(), Hits: 1, Remaining: -1}, fs.List()[0])
+
+	// Used up: nothing to warn of either.
+	once, err := fs.Inject(Fault{Keys: []int16{12}, Group: "gone", Delay: 1, Count: 2})
+	require.NoError(t, err)
+	require.Equal(t, []string{`no group "gone" now`}, once.Warnings())
+	h.Remove()
+	for range 2 {
+		require.Same(t, once, fs.claim(kmsg.Heartbeat, "c", &faultTarget{groups: []string{"gone"}}))
+	}
+	require.Zero(t, once.Remaining())
+	require.Nil(t, once.Warnings())
+	require.Nil(t, fs.List()[1].Warnings)
 }
