@@ -182,6 +182,7 @@ func Start(ctx context.Context, cfg Config) (_ *Broker, err error) {
 		adm, err = admin.New(admin.Config{
 			Coordinator: b.coord, Catalog: b.catalog, Recorder: recorder, Clock: b.clock, Logger: b.logger,
 			Token: cfg.AdminToken, OffsetStats: b.store.Stats, Log: b.log, Faults: b.faults, Transactions: b.txns, Topics: b.topics,
+			Advertised: srv.Advertised,
 		})
 		if err != nil {
 			return nil, err

@@ -50,7 +50,11 @@ from inside the process, so it has no --broker form. With
 session and wait for the broker's expiry step on its real clock (a broker
 started with --clock manual never runs it, and the lab gives up after 12 s).
 With --broker, partition puts its fault on the broker through the admin API
-at --admin ADDR (default 127.0.0.1:9644, as make run serves it).
+at --admin ADDR (default 127.0.0.1:9644, as make run serves it); it first
+checks that this API is the broker's (GET /v1/cluster names the address
+the broker's Metadata advertises) and on a real clock, and refuses
+otherwise, before it makes anything there. The fault is removed when the
+lab ends, also when it fails or is interrupted.
 `
 
 // labTimeout bounds one lab run; an in-process lab takes milliseconds, and
@@ -99,8 +103,22 @@ func lab(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	case errors.Is(err, labs.ErrNeedsInProcess):
 		fmt.Fprintf(stderr, "minibroker lab %s: %v; run it without --broker\n", name, err)
 		return 2
+	case errors.Is(err, labs.ErrNeedsAdmin):
+		hint := ""
+		if !flagSet(fs, "admin") {
+			hint = fmt.Sprintf(" (--admin defaults to %s, where make run serves it)", *admin)
+		}
+		fmt.Fprintf(stderr, "minibroker lab %s: %v%s\n", name, err, hint)
+		return 2
 	default:
 		fmt.Fprintf(stderr, "minibroker lab %s: %v\n", name, err)
 		return 1
 	}
+}
+
+// flagSet reports whether the command line set the flag name.
+func flagSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
 }

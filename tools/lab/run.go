@@ -72,13 +72,17 @@ type Options struct {
 	// process.
 	Broker string
 	// Admin is that broker's admin API address (host:port), which the
-	// partition lab needs for its fault.
+	// partition lab needs for its fault. The lab checks that it is that
+	// broker's (GET /v1/cluster against the broker's Metadata) before it
+	// makes anything, and refuses (ErrNeedsAdmin) when it is not.
 	Admin string
 }
 
 // RunWith is Run with opts. The partition lab against a running broker
-// needs opts.Admin (ErrNeedsAdmin); in process it names its topic like its
-// group, with two partitions, as it does against a running broker.
+// needs opts.Admin, the admin API of that broker (ErrNeedsAdmin), and
+// removes its fault when it ends, also when it fails; in process it names
+// its topic like its group, with two partitions, as it does against a
+// running broker.
 func RunWith(ctx context.Context, name string, w io.Writer, opts Options) error {
 	addr := opts.Broker
 	if !slices.Contains(Names(), name) {
@@ -88,8 +92,16 @@ func RunWith(ctx context.Context, name string, w io.Writer, opts Options) error 
 		if name == "expiry" {
 			return ErrNeedsInProcess
 		}
-		if name == "partition" && opts.Admin == "" {
-			return ErrNeedsAdmin
+		faults := &remoteFaults{admin: opts.Admin}
+		if name == "partition" {
+			// Before anything is made there: the fault must go to this
+			// broker, through its own admin API.
+			if opts.Admin == "" {
+				return ErrNeedsAdmin
+			}
+			if err := faults.check(ctx, addr); err != nil {
+				return err
+			}
 		}
 		names := OnBroker("lab")
 		topics := names.Topics(map[string]int32{ordersTopic: 4})
@@ -108,7 +120,7 @@ func RunWith(ctx context.Context, name string, w io.Writer, opts Options) error 
 		if err := EnsureTopics(ctx, addr, topics); err != nil {
 			return err
 		}
-		err := runOn(ctx, name, w, nil, addr, names, &remoteFaults{admin: opts.Admin})
+		err := runOn(ctx, name, w, nil, addr, names, faults)
 		fmt.Fprintln(w)
 		cleanCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 		defer cancel()
