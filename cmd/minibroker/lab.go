@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/minibroker/minibroker/internal/interrupt"
 	labs "github.com/minibroker/minibroker/tools/lab"
 )
 
@@ -55,6 +56,12 @@ checks that this API is the broker's (GET /v1/cluster names the address
 the broker's Metadata advertises) and on a real clock, and refuses
 otherwise, before it makes anything there. The fault is removed when the
 lab ends, also when it fails or is interrupted.
+
+Ctrl-C stops a lab within a second or two: it says "interrupted", exits
+130 (128 + SIGINT), and with --broker first removes what its run made:
+the members it left in its groups leave, its open transactions are
+aborted, its fault is removed, its groups and its own topics are
+deleted; the last lines say what was removed and what could not be.
 `
 
 // labTimeout bounds one lab run; an in-process lab takes milliseconds, and
@@ -91,12 +98,17 @@ func lab(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 
-	ctx, cancel := context.WithTimeout(ctx, labTimeout)
+	runCtx, cancel := context.WithTimeout(ctx, labTimeout)
 	defer cancel()
-	err := labs.RunWith(ctx, name, stdout, labs.Options{Broker: *broker, Admin: *admin})
+	err := labs.RunWith(runCtx, name, stdout, labs.Options{Broker: *broker, Admin: *admin})
 	switch {
 	case err == nil:
 		return 0
+	case interrupt.Interrupted(ctx):
+		// The run's report (stdout) says what it removed; err adds what
+		// the clean-up could not do, if anything.
+		fmt.Fprintf(stderr, "minibroker lab %s: %v\n", name, err)
+		return interrupt.ExitCode(ctx)
 	case errors.Is(err, labs.ErrUnknownLab):
 		fmt.Fprintf(stderr, "minibroker lab: %v\n%s", err, labUsage)
 		return 2

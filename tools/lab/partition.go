@@ -104,7 +104,7 @@ func Partition(ctx context.Context, w io.Writer, c clockRun, faults faultControl
 	defer func() {
 		cleanCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 		defer cancel()
-		err = errors.Join(err, faults.cleanup(cleanCtx, w))
+		err = errors.Join(err, faults.cleanup(cleanCtx))
 	}()
 	if err := faults.waitHit(ctx); err != nil {
 		return err
@@ -244,13 +244,12 @@ func poll(ctx context.Context, cond func() bool) error {
 
 // faultControl puts the lab's one fault in force and takes it away: on
 // the in-process broker directly, on another one through its admin API.
-// cleanup removes it if the run has not (it failed, or was interrupted),
-// and says so on w.
+// cleanup removes it if the run has not (it failed, or was interrupted).
 type faultControl interface {
 	cut(ctx context.Context, group, member string) error
 	waitHit(ctx context.Context) error
 	remove(ctx context.Context) error
-	cleanup(ctx context.Context, w io.Writer) error
+	cleanup(ctx context.Context) error
 }
 
 // localFaults is the in-process broker's fault API.
@@ -274,9 +273,8 @@ func (l *localFaults) remove(context.Context) error {
 	return nil
 }
 
-// cleanup removes the fault; the in-process broker goes with the run, so
-// there is nothing to report.
-func (l *localFaults) cleanup(context.Context, io.Writer) error {
+// cleanup removes the fault; the in-process broker goes with the run.
+func (l *localFaults) cleanup(context.Context) error {
 	if l.f != nil {
 		l.f.Remove()
 	}

@@ -33,6 +33,9 @@ type remoteFaults struct {
 	// it has not been removed yet.
 	what    string
 	inForce bool
+	// cleaned says cleanup removed it (or tried: cleanErr).
+	cleaned  bool
+	cleanErr error
 }
 
 // call sends one admin request, as JSON, and decodes the answer into out
@@ -129,12 +132,17 @@ func orNone(addrs []string) string {
 	return strings.Join(addrs, ", ")
 }
 
+// cut puts the fault in force. The POST is not cut short by the end of
+// ctx (an interrupt): a fault the broker made is then one the lab knows,
+// and removes; the next step sees ctx's end.
 func (r *remoteFaults) cut(ctx context.Context, group, member string) error {
 	var out struct {
 		ID string `json:"id"`
 	}
 	body := map[string]any{"keys": []int{12}, "group": group, "member": member, "drop": true, "count": -1}
-	if err := r.call(ctx, "POST", "/v1/faults", body, &out); err != nil {
+	post, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+	defer cancel()
+	if err := r.call(post, "POST", "/v1/faults", body, &out); err != nil {
 		return err
 	}
 	r.id, r.inForce = out.ID, true
@@ -173,17 +181,25 @@ func (r *remoteFaults) remove(ctx context.Context) error {
 }
 
 // cleanup removes the fault if the run left it in force (it failed or
-// was interrupted between putting it in force and removing it), and
-// writes to w what it removed or could not.
-func (r *remoteFaults) cleanup(ctx context.Context, w io.Writer) error {
+// was interrupted between putting it in force and removing it); report
+// says what it removed or could not.
+func (r *remoteFaults) cleanup(ctx context.Context) error {
 	if !r.inForce {
 		return nil
 	}
-	if err := r.remove(ctx); err != nil {
+	r.cleaned = true
+	r.cleanErr = r.remove(ctx)
+	return r.cleanErr
+}
+
+// report writes what cleanup removed, or could not.
+func (r *remoteFaults) report(w io.Writer) {
+	switch {
+	case !r.cleaned:
+	case r.cleanErr != nil:
 		fmt.Fprintf(w, "lab: could not remove fault %s (%s) through the admin API at %s: %v; DELETE /v1/faults/%s there removes it.\n",
-			r.id, r.what, r.admin, err, r.id)
-		return err
+			r.id, r.what, r.admin, r.cleanErr, r.id)
+	default:
+		fmt.Fprintf(w, "lab: removed fault %s (%s) from the broker.\n", r.id, r.what)
 	}
-	fmt.Fprintf(w, "lab: removed fault %s (%s) from the broker.\n", r.id, r.what)
-	return nil
 }

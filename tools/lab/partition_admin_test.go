@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/minibroker/minibroker/broker"
+	"github.com/minibroker/minibroker/internal/interrupt"
 )
 
 // TestRemoteFaults: the partition lab's fault through a broker's admin
@@ -136,7 +137,7 @@ func TestLabPartitionFailingLeavesNoFault(t *testing.T) {
 	}()
 	var out bytes.Buffer
 	err := RunWith(runCtx, "partition", &out, Options{Broker: b.Addr(), Admin: b.AdminAddr()})
-	require.ErrorIs(t, err, context.Canceled, out.String())
+	require.ErrorIs(t, err, interrupt.ErrInterrupted, out.String())
 	require.Regexp(t, `\nlab: removed fault 1 \(the heartbeats of a-\d+ in lab-partition-[0-9a-z]+\) from the broker\.\n`, out.String())
 	require.Empty(t, b.Faults())
 	require.Empty(t, adminFaults(t, b.AdminAddr()))
