@@ -107,6 +107,9 @@ func lab(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	case interrupt.Interrupted(ctx):
 		// The run's report (stdout) says what it removed; err adds what
 		// the clean-up could not do, if anything.
+		if !errors.Is(err, interrupt.ErrInterrupted) {
+			err = fmt.Errorf("%w (%v)", interrupt.ErrInterrupted, err)
+		}
 		fmt.Fprintf(stderr, "minibroker lab %s: %v\n", name, err)
 		return interrupt.ExitCode(ctx)
 	case errors.Is(err, labs.ErrUnknownLab):

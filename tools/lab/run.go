@@ -102,6 +102,9 @@ func RunWith(ctx context.Context, name string, w io.Writer, opts Options) error 
 				return ErrNeedsAdmin
 			}
 			if err := faults.check(ctx, addr); err != nil {
+				if interrupt.Interrupted(ctx) {
+					return interrupt.ErrInterrupted // nothing made yet
+				}
 				return err
 			}
 		}
@@ -123,6 +126,7 @@ func RunWith(ctx context.Context, name string, w io.Writer, opts Options) error 
 		if err != nil && !interrupt.Interrupted(ctx) {
 			return err
 		}
+		// From here on, whatever happens, the run's groups and topics go.
 		if err == nil {
 			err = runOn(ctx, name, w, nil, addr, names, faults)
 		}
