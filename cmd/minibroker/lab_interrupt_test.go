@@ -88,6 +88,11 @@ func runInterrupted(t *testing.T, args []string, at *regexp.Regexp) (int, string
 	select {
 	case <-interrupted:
 	case code := <-done:
+		select {
+		case <-interrupted: // it stopped at once: both were ready
+			return code, stdout.String(), stderr.String()
+		default:
+		}
 		t.Fatalf("%v ended (%d) before its output matched %s:\n%s\n%s", args, code, at, stdout.String(), stderr.String())
 	}
 	stop, cancel := context.WithTimeout(t.Context(), stopWithin)
