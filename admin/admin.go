@@ -68,6 +68,10 @@ type Config struct {
 	// Topics deletes topics for DELETE /v1/topics/{name}. Default: none;
 	// that route answers 404.
 	Topics *topics.Admin
+	// Advertised returns the Kafka host:port the broker advertises
+	// (server.Server.Advertised), for GET /v1/cluster. Default: none;
+	// GET /v1/cluster lists no broker.
+	Advertised func() string
 }
 
 // DefaultMaxConnections is Config.MaxConnections's default: a handful of
@@ -127,7 +131,8 @@ type Server struct {
 	faults      *server.Faults
 	txns        Transactions // nil: no transactions listed
 	topics      *topics.Admin
-	handler     http.Handler // the mux behind the guard
+	advertised  func() string // nil: no broker listed
+	handler     http.Handler  // the mux behind the guard
 
 	mu    sync.Mutex
 	bound string // guarded by mu; the host Serve's listener is bound to
@@ -152,6 +157,7 @@ func New(cfg Config) (*Server, error) {
 		faults:      cfg.Faults,
 		txns:        cfg.Transactions,
 		topics:      cfg.Topics,
+		advertised:  cfg.Advertised,
 	}
 	if s.maxConns == 0 {
 		s.maxConns = DefaultMaxConnections
@@ -172,6 +178,7 @@ func New(cfg Config) (*Server, error) {
 	mux.HandleFunc("GET /v1/topics", s.handleTopics)
 	mux.HandleFunc("GET /v1/connections", s.handleConnections)
 	mux.HandleFunc("GET /v1/transactions", s.handleTransactions)
+	mux.HandleFunc("GET /v1/cluster", s.handleCluster)
 	mux.HandleFunc("POST /v1/clock/advance", s.handleAdvance)
 	mux.HandleFunc("POST /v1/expire", s.handleExpire)
 	mux.HandleFunc("POST /v1/groups/{group}/members/{member}/expire", s.handleExpireMember)

@@ -37,7 +37,8 @@ const memberNotSeen = "not seen"
 
 // membersGone returns, by fault id, why each fault in list that names a
 // member no longer finds it; faults whose member is in, or that name
-// none, are absent.
+// none, are absent, and so is "not seen" for a fault whose warnings
+// (fault_targets.go in server) already say the member does not exist.
 func (s *Server) membersGone(list []server.FaultStatus) map[string]*memberGoneJSON {
 	out := map[string]*memberGoneJSON{}
 	var everyone map[string]bool // every group's members, read once if a fault names no group
@@ -62,7 +63,11 @@ func (s *Server) membersGone(list []server.FaultStatus) map[string]*memberGoneJS
 		if timeline == nil {
 			timeline = s.recorder.events().Rebalances
 		}
-		out[st.ID] = departure(timeline, f.Group, f.Member)
+		d := departure(timeline, f.Group, f.Member)
+		if d.Reason == memberNotSeen && len(st.Warnings) > 0 {
+			continue // the fault's warning already says the member is not there
+		}
+		out[st.ID] = d
 	}
 	return out
 }

@@ -39,9 +39,13 @@ type faultJSON struct {
 	Drop       bool    `json:"drop,omitempty"`
 	Close      bool    `json:"close,omitempty"`
 	Count      int     `json:"count"`
-	// Hits, Remaining and MemberGone are answered, never read.
-	Hits      *int64 `json:"hits,omitempty"`
-	Remaining *int   `json:"remaining,omitempty"`
+	// Hits, Remaining, Warnings and MemberGone are answered, never read.
+	// Warnings say what a fault names that does not exist now (a group,
+	// a member id, a topic, a partition), until it first applies: it is
+	// in force all the same, and matches once a request names one.
+	Hits      *int64   `json:"hits,omitempty"`
+	Remaining *int     `json:"remaining,omitempty"`
+	Warnings  []string `json:"warnings,omitempty"`
 	// MemberGone is set when the fault names a member that is in no
 	// group the fault can match (fault_members.go).
 	MemberGone *memberGoneJSON `json:"member_gone,omitempty"`
@@ -82,7 +86,7 @@ func statusJSON(st server.FaultStatus) faultJSON {
 		j.Keys = append(j.Keys, int(k))
 	}
 	hits, remaining := st.Hits, st.Remaining
-	j.Hits, j.Remaining = &hits, &remaining
+	j.Hits, j.Remaining, j.Warnings = &hits, &remaining, st.Warnings
 	return j
 }
 
@@ -105,8 +109,8 @@ func (s *Server) handleInjectFault(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "want one fault: unexpected data after the object")
 		return
 	}
-	if req.ID != "" || req.Hits != nil || req.Remaining != nil || req.MemberGone != nil {
-		writeError(w, http.StatusBadRequest, "id, hits, remaining and member_gone are the broker's to give")
+	if req.ID != "" || req.Hits != nil || req.Remaining != nil || req.Warnings != nil || req.MemberGone != nil {
+		writeError(w, http.StatusBadRequest, "id, hits, remaining, warnings and member_gone are the broker's to give")
 		return
 	}
 	f, err := req.toFault()
@@ -123,7 +127,7 @@ func (s *Server) handleInjectFault(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, err.Error())
 		return
 	}
-	st := server.FaultStatus{ID: h.ID(), Fault: h.Fault(), Hits: h.Hits(), Remaining: h.Remaining()}
+	st := server.FaultStatus{ID: h.ID(), Fault: h.Fault(), Hits: h.Hits(), Remaining: h.Remaining(), Warnings: h.Warnings()}
 	j := statusJSON(st)
 	j.MemberGone = s.membersGone([]server.FaultStatus{st})[st.ID]
 	writeJSON(w, http.StatusOK, j)

@@ -1,10 +1,12 @@
 package admin
 
 import (
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -17,9 +19,10 @@ import (
 func TestFaultsAPI(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
+	f.join(t, "g", "m-1", time.Minute, "orders")
 	code, body := f.do(t, "POST", "/v1/faults", `{"keys":[12],"group":"g","member":"m-1","drop":true,"count":-1}`)
 	require.Equal(t, http.StatusOK, code, body)
-	requireJSON(t, `{"id":"1","keys":[12],"group":"g","member":"m-1","drop":true,"count":-1,"hits":0,"remaining":-1,"member_gone":{"reason":"not seen"}}`, body)
+	requireJSON(t, `{"id":"1","keys":[12],"group":"g","member":"m-1","drop":true,"count":-1,"hits":0,"remaining":-1}`, body)
 	code, body = f.do(t, "POST", "/v1/faults", `{"keys":[8],"clientId":"c","topic":"orders","partitions":[0,2],"err":16,"count":2}`)
 	require.Equal(t, http.StatusOK, code, body)
 	requireJSON(t, `{"id":"2","keys":[8],"clientId":"c","topic":"orders","partitions":[0,2],"err":16,"count":2,"hits":0,"remaining":2}`, body)
@@ -41,8 +44,67 @@ func TestFaultsAPI(t *testing.T) {
 	code, body = f.do(t, "GET", "/v1/faults", "")
 	require.Equal(t, http.StatusOK, code)
 	requireJSON(t, `{"faults":[
-		{"id":"1","keys":[12],"group":"g","member":"m-1","drop":true,"count":-1,"hits":0,"remaining":-1,"member_gone":{"reason":"not seen"}},
+		{"id":"1","keys":[12],"group":"g","member":"m-1","drop":true,"count":-1,"hits":0,"remaining":-1},
 		{"id":"2","keys":[8],"clientId":"c","topic":"orders","partitions":[0,2],"err":16,"count":2,"hits":0,"remaining":2}]}`, body)
+}
+
+// TestFaultsAPIWarnings: a fault naming a group, member, topic or
+// partition that does not exist is put in force all the same, and the
+// POST's answer, GET's listing and a Warn line in the log say what is
+// missing; GET says it for as long as it is missing, and not for a fault
+// used up.
+func TestFaultsAPIWarnings(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	f.join(t, "billing", "billing-000002", time.Minute, "orders")
+	f.join(t, "billing", "billing-000001", time.Minute, "orders")
+
+	code, body := f.do(t, "POST", "/v1/faults", `{"keys":[12],"group":"billing","member":"kgo-000004","drop":true,"count":-1}`)
+	require.Equal(t, http.StatusOK, code, body)
+	requireJSON(t, `{"id":"1","keys":[12],"group":"billing","member":"kgo-000004","drop":true,"count":-1,"hits":0,"remaining":-1,
+		"warnings":["group \"billing\" has no member \"kgo-000004\" now (its members: billing-000001, billing-000002)"]}`, body)
+	code, body = f.do(t, "POST", "/v1/faults", `{"keys":[12],"group":"biling","member":"billing-000001","drop":true,"count":-1}`)
+	require.Equal(t, http.StatusOK, code, body)
+	require.Contains(t, body, `"warnings":["no group \"biling\" now, so no member \"billing-000001\" in it"]`)
+	code, body = f.do(t, "POST", "/v1/faults", `{"member":"kgo-000004","close":true}`)
+	require.Equal(t, http.StatusOK, code, body)
+	require.Contains(t, body, `"warnings":["no member \"kgo-000004\" in any group now"]`)
+	code, body = f.do(t, "POST", "/v1/faults", `{"keys":[1],"topic":"order","err":6,"count":-1}`)
+	require.Equal(t, http.StatusOK, code, body)
+	require.Contains(t, body, `"warnings":["no topic \"order\" now"]`)
+	code, body = f.do(t, "POST", "/v1/faults", `{"keys":[1],"topic":"orders","partitions":[3,4,9],"err":6}`)
+	require.Equal(t, http.StatusOK, code, body)
+	require.Contains(t, body, `"warnings":["topic \"orders\" has 4 partitions: 4 is not one of them","topic \"orders\" has 4 partitions: 9 is not one of them"]`)
+	code, body = f.do(t, "POST", "/v1/faults", `{"keys":[12],"group":"billing","member":"billing-000001","topic":"orders","delayMs":5,"count":1}`)
+	require.Equal(t, http.StatusOK, code, body)
+	require.NotContains(t, body, "warnings", "everything it names exists")
+	require.Len(t, f.faults.List(), 6, "every fault is in force")
+
+	warned := f.logs.Find("fault names what does not exist")
+	require.Len(t, warned, 5)
+	require.Equal(t, slog.LevelWarn, warned[0].Level)
+	require.Equal(t, "1", warned[0].Attrs["fault"])
+	require.Equal(t, `[group "billing" has no member "kgo-000004" now (its members: billing-000001, billing-000002)]`, warned[0].Attrs["warnings"])
+
+	// The member joins (a test may set a fault before its target
+	// exists): fault 1 warns no more. Fault 5 is removed; a removed
+	// fault warns of nothing.
+	f.join(t, "billing", "kgo-000004", time.Minute, "orders")
+	require.True(t, f.faults.Remove("5"))
+	h, err := f.faults.Inject(server.Fault{Keys: []int16{1}, Topic: "nope", Err: 6})
+	require.NoError(t, err)
+	require.Equal(t, []string{`no topic "nope" now`}, h.Warnings())
+	f.faults.Remove(h.ID())
+	require.Nil(t, h.Warnings())
+	code, body = f.do(t, "GET", "/v1/faults", "")
+	require.Equal(t, http.StatusOK, code)
+	requireJSON(t, `{"faults":[
+		{"id":"1","keys":[12],"group":"billing","member":"kgo-000004","drop":true,"count":-1,"hits":0,"remaining":-1},
+		{"id":"2","keys":[12],"group":"biling","member":"billing-000001","drop":true,"count":-1,"hits":0,"remaining":-1,
+			"warnings":["no group \"biling\" now, so no member \"billing-000001\" in it"]},
+		{"id":"3","member":"kgo-000004","close":true,"count":0,"hits":0,"remaining":1},
+		{"id":"4","keys":[1],"topic":"order","err":6,"count":-1,"hits":0,"remaining":-1,"warnings":["no topic \"order\" now"]},
+		{"id":"6","keys":[12],"group":"billing","member":"billing-000001","topic":"orders","delayMs":5,"count":1,"hits":0,"remaining":1}]}`, body)
 }
 
 // TestFaultsAPIBadInput: each bad fault is a 400 that says what is wrong,
@@ -65,8 +127,9 @@ func TestFaultsAPIBadInput(t *testing.T) {
 		{`{"drop":true,"close":true}`, "exactly one action"},
 		{`{}`, "exactly one action"},
 		{`{"keys":[3],"err":15}`, "Metadata has no error code of its own"},
-		{`{"id":"7","drop":true}`, "id, hits, remaining and member_gone are the broker's to give"},
-		{`{"member_gone":{"reason":"leave"},"drop":true}`, "id, hits, remaining and member_gone are the broker's to give"},
+		{`{"id":"7","drop":true}`, "id, hits, remaining, warnings and member_gone are the broker's to give"},
+		{`{"warnings":["none"],"drop":true}`, "id, hits, remaining, warnings and member_gone are the broker's to give"},
+		{`{"member_gone":{"reason":"leave"},"drop":true}`, "id, hits, remaining, warnings and member_gone are the broker's to give"},
 		{`{"group":"` + strings.Repeat("g", maxFaultBodyBytes) + `","drop":true}`, "request body too large"},
 	} {
 		code, body := f.do(t, "POST", "/v1/faults", tc.body)

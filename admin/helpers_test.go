@@ -49,6 +49,7 @@ type fixtureOptions struct {
 	maxPositions   int
 	maxPartitions  int
 	token          string
+	advertised     string // what Config.Advertised returns; "" leaves it nil
 }
 
 func newFixture(t *testing.T) *fixture { return newFixtureWith(t, fixtureOptions{}) }
@@ -77,10 +78,14 @@ func newFixtureWith(t *testing.T, opts fixtureOptions) *fixture {
 	})
 	f.log, f.catalog, f.coord = core.Log, core.Catalog, core.Coordinator
 	cat, coord := f.catalog, f.coord
-	f.faults = server.NewFaults(logger)
-	f.srv, err = New(Config{Coordinator: coord, Catalog: cat, Recorder: rec, Clock: clk, Logger: logger, Token: opts.token,
+	f.faults = server.NewFaults(logger, server.CoordinatorTargets(coord, cat))
+	cfg := Config{Coordinator: coord, Catalog: cat, Recorder: rec, Clock: clk, Logger: logger, Token: opts.token,
 		Log: f.log, MaxPartitionSeries: opts.maxPartitions, Faults: f.faults,
-		Topics: &topics.Admin{Catalog: cat, Log: f.log, Coordinator: coord, Logger: logger}})
+		Topics: &topics.Admin{Catalog: cat, Log: f.log, Coordinator: coord, Logger: logger}}
+	if opts.advertised != "" {
+		cfg.Advertised = func() string { return opts.advertised }
+	}
+	f.srv, err = New(cfg)
 	require.NoError(t, err)
 	return f
 }

@@ -153,7 +153,7 @@ func Start(ctx context.Context, cfg Config) (_ *Broker, err error) {
 	if err := b.topics.Finish(); err != nil {
 		return nil, err
 	}
-	b.faults = server.NewFaults(b.logger)
+	b.faults = server.NewFaults(b.logger, server.CoordinatorTargets(b.coord, b.catalog))
 	if b.txns, err = openTransactions(cfg, b); err != nil {
 		return nil, err
 	}
@@ -196,6 +196,7 @@ func Start(ctx context.Context, cfg Config) (_ *Broker, err error) {
 		adm, err = admin.New(admin.Config{
 			Coordinator: b.coord, Catalog: b.catalog, Recorder: recorder, Clock: b.clock, Logger: b.logger,
 			Token: cfg.AdminToken, OffsetStats: b.store.Stats, Log: b.log, Faults: b.faults, Transactions: b.txns, Topics: b.topics,
+			Advertised: srv.Advertised,
 		})
 		if err != nil {
 			return nil, err

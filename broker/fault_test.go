@@ -45,3 +45,42 @@ func TestInjectFaultNoneSurvivesARestart(t *testing.T) {
 	again := start(t, Config{DataDir: dir, ManualClock: true})
 	require.Empty(t, again.Faults(), "faults live in memory only")
 }
+
+// TestInjectFaultWarnsOfWhatDoesNotExist: through the broker's own
+// coordinator and catalog, a fault naming a member that has not joined
+// and a topic it lacks is put in force with warnings that say so; once
+// the member joins (member ids are the client id and a sequence) and the
+// topic exists, it has none, and it applies to the member's heartbeat.
+func TestInjectFaultWarnsOfWhatDoesNotExist(t *testing.T) {
+	t.Parallel()
+	b := start(t, Config{Topics: map[string]int32{"orders": 1}, ManualClock: true})
+	f, err := b.InjectFault(Fault{Keys: []int16{12}, Group: "billing", Member: "billing-app-000001", Err: kerr.RebalanceInProgress.Code, Count: -1})
+	require.NoError(t, err, "a fault may come before its target")
+	require.Equal(t, []string{`no group "billing" now, so no member "billing-app-000001" in it`}, f.Warnings())
+	typo, err := b.InjectFault(Fault{Keys: []int16{1}, Topic: "order", Err: kerr.NotLeaderForPartition.Code})
+	require.NoError(t, err)
+	require.Equal(t, []string{`no topic "order" now`}, typo.Warnings())
+	require.Equal(t, []string{`no topic "order" now`}, b.Faults()[1].Warnings)
+
+	c := wiretest.Dial(t, b.Addr(), "billing-app")
+	ctx, cancel := context.WithTimeout(t.Context(), waitTimeout)
+	defer cancel()
+	join := kmsg.NewPtrJoinGroupRequest()
+	join.Version, join.Group, join.ProtocolType, join.SessionTimeoutMillis = 3, "billing", "consumer", 30_000
+	join.Protocols = []kmsg.JoinGroupRequestProtocol{{Name: "range", Metadata: (&kmsg.ConsumerMemberMetadata{Topics: []string{"orders"}}).AppendTo(nil)}}
+	resp, err := c.Request(ctx, join)
+	require.NoError(t, err)
+	joined := resp.(*kmsg.JoinGroupResponse)
+	require.Zero(t, joined.ErrorCode)
+	require.Equal(t, "billing-app-000001", joined.MemberID)
+	require.Nil(t, f.Warnings(), "the member it names has joined")
+	require.NoError(t, b.CreateTopic("order", 1))
+	require.Nil(t, typo.Warnings())
+
+	hb := kmsg.NewPtrHeartbeatRequest()
+	hb.Version, hb.Group, hb.MemberID, hb.Generation = 3, "billing", joined.MemberID, joined.Generation
+	got, err := c.Request(ctx, hb)
+	require.NoError(t, err)
+	require.Equal(t, kerr.RebalanceInProgress.Code, got.(*kmsg.HeartbeatResponse).ErrorCode)
+	require.Equal(t, int64(1), f.Hits())
+}

@@ -20,7 +20,8 @@ import (
 // clicks) fills the form with beta's member id and submits it, then, once
 // the list shows fault 1 with its hit, notes the hit count and clicks its
 // remove button. Afterwards the broker holds only the page's fault, on
-// beta's heartbeats, and the page lists it.
+// beta's heartbeats, and the page lists it with its warning: beta has
+// not joined, so the fault matches nothing yet.
 func TestAdminBrowserFaults(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs chromium")
@@ -59,4 +60,10 @@ const remover = setInterval(() => {
 	require.Contains(t, html, `data-fault="2"`)
 	require.NotContains(t, html, `data-fault="1"`, "the next poll no longer lists it")
 	require.Contains(t, html, "drop \u00b7 keys 12, group live, member beta-000002")
+	// beta has not joined: the page says, under the fault, that it
+	// matches nothing yet.
+	warning := `group "live" has no member "beta-000002" now (its members: ` + a.MemberID + `)`
+	require.Contains(t, html, `data-fault-warning="2"`)
+	require.Contains(t, html, "\u26a0 "+warning)
+	require.Equal(t, []string{warning}, faults[0].Warnings)
 }

@@ -302,8 +302,10 @@ func (g walkGroup) requireAttributed(t *testing.T, member string, at map[int32]i
 }
 
 // TestReadmeWalkThrough runs the README from "A group forms" to "Other
-// clients" against one broker, as a reader would, with every program the
-// README runs built once: each transcript the README shows is what the
+// clients" against one broker, as a reader would (but "Cut a member off
+// with a fault", whose records would change the offsets "The committed
+// offsets" shows: TestReadmeCutMemberOff runs it from the same point on a
+// broker of its own), with every program the README runs built once: each transcript the README shows is what the
 // program prints (instance ids aside), each exit status the one it says,
 // and the page (GET /v1/groups) ties the demo's fetch positions to its
 // members. Then the tools the README runs against the same broker,

@@ -165,8 +165,9 @@ func (f *Fault) action() string {
 type Faults struct {
 	// live counts the faults that can still match: the request path's
 	// whole cost when it is zero is one atomic load (Server.dispatch).
-	live   atomic.Int32
-	logger *slog.Logger
+	live    atomic.Int32
+	logger  *slog.Logger
+	targets FaultTargets // nil: no warnings
 
 	mu     sync.Mutex
 	next   uint64                        // guarded by mu; the last id given
@@ -175,12 +176,13 @@ type Faults struct {
 }
 
 // NewFaults returns an empty registry that logs what its faults do to
-// logger (nil: discard).
-func NewFaults(logger *slog.Logger) *Faults {
+// logger (nil: discard), and asks targets whether what a fault names
+// exists (fault_targets.go; nil: it never warns).
+func NewFaults(logger *slog.Logger, targets FaultTargets) *Faults {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	return &Faults{logger: logger, counts: make(map[string]map[kmsg.Key]int64)}
+	return &Faults{logger: logger, targets: targets, counts: make(map[string]map[kmsg.Key]int64)}
 }
 
 // InjectedFault is one fault in the registry: the handle Inject returns.
@@ -202,11 +204,29 @@ type FaultStatus struct {
 	Fault     Fault
 	Hits      int64
 	Remaining int // -1: until removed
+	// Warnings say what a fault in force that has not applied yet names
+	// that does not exist now (InjectedFault.Warnings).
+	Warnings []string
 }
 
 // Inject validates f and puts it in force. It returns the handle, whose
-// ID names it in List and Remove.
+// ID names it in List and Remove. A fault that names a group, member or
+// topic that does not exist is put in force all the same (it matches
+// once a request names one), and a line at Warn says what is missing;
+// the handle's Warnings says so too.
 func (fs *Faults) Inject(f Fault) (*InjectedFault, error) {
+	h, err := fs.inject(f)
+	if err != nil {
+		return nil, err
+	}
+	if warnings := faultWarnings(&h.spec, fs.targets); len(warnings) > 0 {
+		fs.logger.Warn("fault names what does not exist", "fault", h.id, "warnings", warnings)
+	}
+	return h, nil
+}
+
+// inject puts f in force, under the registry's mutex.
+func (fs *Faults) inject(f Fault) (*InjectedFault, error) {
 	if err := f.Validate(); err != nil {
 		return nil, err
 	}
@@ -233,13 +253,19 @@ func (fs *Faults) Inject(f Fault) (*InjectedFault, error) {
 }
 
 // List returns the listed faults in the order they were injected: those
-// in force and those used up but not removed.
+// in force, with their warnings, and those used up but not removed.
 func (fs *Faults) List() []FaultStatus {
 	fs.mu.Lock()
-	defer fs.mu.Unlock()
 	out := make([]FaultStatus, 0, len(fs.list))
 	for _, h := range fs.list {
 		out = append(out, FaultStatus{ID: h.id, Fault: h.spec, Hits: h.hits, Remaining: h.remaining})
+	}
+	fs.mu.Unlock()
+	// The targets take the coordinator's lock: never under ours.
+	for i := range out {
+		if out[i].Remaining != 0 && out[i].Hits == 0 {
+			out[i].Warnings = faultWarnings(&out[i].Fault, fs.targets)
+		}
 	}
 	return out
 }
@@ -323,6 +349,25 @@ func (h *InjectedFault) Hits() int64 {
 	h.fs.mu.Lock()
 	defer h.fs.mu.Unlock()
 	return h.hits
+}
+
+// Warnings returns what the fault names that does not exist now, one
+// sentence each: a group, a member id in its group (or in any group when
+// it names none), a topic, a partition past the topic's count. A fault
+// may be set before its target exists (a test that knows the member id
+// a client will get); until the target appears it matches nothing. Nil
+// when everything it names exists, once the fault has applied to a
+// request (what it names is real enough: a member the expiry step
+// removed still sends its requests, as a zombie does), and once it is
+// used up or removed.
+func (h *InjectedFault) Warnings() []string {
+	h.fs.mu.Lock()
+	quiet := h.removed || h.remaining == 0 || h.hits > 0
+	h.fs.mu.Unlock()
+	if quiet {
+		return nil
+	}
+	return faultWarnings(&h.spec, h.fs.targets)
 }
 
 // Remaining returns how many more requests the fault applies to: -1

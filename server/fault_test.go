@@ -45,12 +45,12 @@ func TestFaultValidate(t *testing.T) {
 			err := tc.fault.Validate()
 			if tc.want == "" {
 				require.NoError(t, err)
-				_, err = NewFaults(nil).Inject(tc.fault)
+				_, err = NewFaults(nil, nil).Inject(tc.fault)
 				require.NoError(t, err)
 				return
 			}
 			require.ErrorContains(t, err, tc.want)
-			_, err = NewFaults(nil).Inject(tc.fault)
+			_, err = NewFaults(nil, nil).Inject(tc.fault)
 			require.ErrorContains(t, err, tc.want)
 		})
 	}
@@ -67,7 +67,7 @@ func TestFaultCount(t *testing.T) {
 	}{{0, 1}, {3, 3}, {-1, 50}} {
 		t.Run(strconv.Itoa(tc.count), func(t *testing.T) {
 			t.Parallel()
-			fs := NewFaults(nil)
+			fs := NewFaults(nil, nil)
 			h, err := fs.Inject(Fault{Keys: []int16{12}, Drop: true, Count: tc.count})
 			require.NoError(t, err)
 			require.Equal(t, 1, fs.Live())
@@ -108,7 +108,7 @@ func TestFaultCount(t *testing.T) {
 // injected applies; once it is used up, the second.
 func TestFaultFirstInjectedWins(t *testing.T) {
 	t.Parallel()
-	fs := NewFaults(nil)
+	fs := NewFaults(nil, nil)
 	a, err := fs.Inject(Fault{Keys: []int16{12}, Err: kerr.NotCoordinator.Code})
 	require.NoError(t, err)
 	b, err := fs.Inject(Fault{Drop: true, Count: -1})
@@ -127,7 +127,7 @@ func TestFaultFirstInjectedWins(t *testing.T) {
 // place to a new one, one in force does not.
 func TestFaultCap(t *testing.T) {
 	t.Parallel()
-	fs := NewFaults(nil)
+	fs := NewFaults(nil, nil)
 	first, err := fs.Inject(Fault{Keys: []int16{12}, Drop: true})
 	require.NoError(t, err)
 	for range MaxFaults - 1 {
@@ -150,7 +150,7 @@ func TestFaultCap(t *testing.T) {
 // -race).
 func TestFaultRaces(t *testing.T) {
 	t.Parallel()
-	fs := NewFaults(nil)
+	fs := NewFaults(nil, nil)
 	h, err := fs.Inject(Fault{Keys: []int16{12}, Drop: true, Count: 100})
 	require.NoError(t, err)
 	forever, err := fs.Inject(Fault{Keys: []int16{12}, Err: kerr.NotCoordinator.Code, Count: -1})

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"strconv"
 	"sync"
 	"time"
 
@@ -231,7 +232,7 @@ func New(cfg Config) (*Server, error) {
 	s.handlers = newAPITable(handlers())
 	s.faults = cfg.Faults
 	if s.faults == nil {
-		s.faults = NewFaults(s.logger)
+		s.faults = NewFaults(s.logger, CoordinatorTargets(s.coord, s.catalog))
 	}
 	return s, nil
 }
@@ -332,6 +333,16 @@ func (s *Server) setAddress(bound string) error {
 	s.host, s.port = host, port
 	s.mu.Unlock()
 	return nil
+}
+
+// Advertised returns the host:port Metadata and FindCoordinator
+// advertise ("" until Serve has bound its listener).
+func (s *Server) Advertised() string {
+	host, port := s.address()
+	if host == "" {
+		return ""
+	}
+	return net.JoinHostPort(host, strconv.Itoa(int(port)))
 }
 
 // address returns the advertised host and port.

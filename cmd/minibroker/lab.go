@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/minibroker/minibroker/internal/interrupt"
 	labs "github.com/minibroker/minibroker/tools/lab"
 )
 
@@ -50,7 +51,17 @@ from inside the process, so it has no --broker form. With
 session and wait for the broker's expiry step on its real clock (a broker
 started with --clock manual never runs it, and the lab gives up after 12 s).
 With --broker, partition puts its fault on the broker through the admin API
-at --admin ADDR (default 127.0.0.1:9644, as make run serves it).
+at --admin ADDR (default 127.0.0.1:9644, as make run serves it); it first
+checks that this API is the broker's (GET /v1/cluster names the address
+the broker's Metadata advertises) and on a real clock, and refuses
+otherwise, before it makes anything there. The fault is removed when the
+lab ends, also when it fails or is interrupted.
+
+Ctrl-C stops a lab within a second or two: it says "interrupted", exits
+130 (128 + SIGINT), and with --broker first removes what its run made:
+the members it left in its groups leave, its open transactions are
+aborted, its fault is removed, its groups and its own topics are
+deleted; the last lines say what was removed and what could not be.
 `
 
 // labTimeout bounds one lab run; an in-process lab takes milliseconds, and
@@ -87,20 +98,42 @@ func lab(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 
-	ctx, cancel := context.WithTimeout(ctx, labTimeout)
+	runCtx, cancel := context.WithTimeout(ctx, labTimeout)
 	defer cancel()
-	err := labs.RunWith(ctx, name, stdout, labs.Options{Broker: *broker, Admin: *admin})
+	err := labs.RunWith(runCtx, name, stdout, labs.Options{Broker: *broker, Admin: *admin})
 	switch {
 	case err == nil:
 		return 0
+	case interrupt.Interrupted(ctx):
+		// The run's report (stdout) says what it removed; err adds what
+		// the clean-up could not do, if anything.
+		if !errors.Is(err, interrupt.ErrInterrupted) {
+			err = fmt.Errorf("%w (%v)", interrupt.ErrInterrupted, err)
+		}
+		fmt.Fprintf(stderr, "minibroker lab %s: %v\n", name, err)
+		return interrupt.ExitCode(ctx)
 	case errors.Is(err, labs.ErrUnknownLab):
 		fmt.Fprintf(stderr, "minibroker lab: %v\n%s", err, labUsage)
 		return 2
 	case errors.Is(err, labs.ErrNeedsInProcess):
 		fmt.Fprintf(stderr, "minibroker lab %s: %v; run it without --broker\n", name, err)
 		return 2
+	case errors.Is(err, labs.ErrNeedsAdmin):
+		hint := ""
+		if !flagSet(fs, "admin") {
+			hint = fmt.Sprintf(" (--admin defaults to %s, where make run serves it)", *admin)
+		}
+		fmt.Fprintf(stderr, "minibroker lab %s: %v%s\n", name, err, hint)
+		return 2
 	default:
 		fmt.Fprintf(stderr, "minibroker lab %s: %v\n", name, err)
 		return 1
 	}
+}
+
+// flagSet reports whether the command line set the flag name.
+func flagSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/minibroker/minibroker/broker"
 	labs "github.com/minibroker/minibroker/tools/lab"
 )
 
@@ -77,4 +78,43 @@ func TestLabCommandAgainstARunningBroker(t *testing.T) {
 		require.Contains(t, stdout.String(), "group lab-")
 		require.Contains(t, stdout.String(), "  member 2: lab-orders-1, lab-orders-3")
 	}
+}
+
+// TestLabPartitionCommandStaysOnItsBroker: "lab partition --broker X"
+// without --admin asks 127.0.0.1:9644 (make run's admin API, or nobody)
+// which broker it serves, and, that not being X, refuses with status 2
+// and the reason before it makes anything on X; with --admin naming
+// another broker's API, the same, and that broker's faults list stays
+// empty.
+func TestLabPartitionCommandStaysOnItsBroker(t *testing.T) {
+	t.Parallel()
+	start := func() *broker.Broker {
+		b, err := broker.Start(t.Context(), broker.Config{Admin: "127.0.0.1:0", Topics: map[string]int32{"orders": 4}})
+		require.NoError(t, err)
+		t.Cleanup(func() { b.Close() })
+		return b
+	}
+	x, y := start(), start()
+	untouched := func(b *broker.Broker) {
+		t.Helper()
+		require.Equal(t, map[string]int32{"orders": 4}, b.Catalog().Counts())
+		require.Empty(t, b.Coordinator().Groups())
+		require.Empty(t, b.Faults())
+	}
+
+	var stdout, stderr bytes.Buffer
+	require.Equal(t, 2, run(t.Context(), []string{"lab", "partition", "--broker", x.Addr()}, &stdout, &stderr))
+	require.Contains(t, stderr.String(), "minibroker lab partition: the partition lab puts a fault on the broker through its admin API: give its address: the admin API at 127.0.0.1:9644 ")
+	require.Contains(t, stderr.String(), "give --admin, the address the broker at "+x.Addr()+" was started with (its --admin flag) (--admin defaults to 127.0.0.1:9644, where make run serves it)\n")
+	require.Empty(t, stdout.String())
+	untouched(x)
+
+	stdout.Reset()
+	stderr.Reset()
+	require.Equal(t, 2, run(t.Context(), []string{"lab", "partition", "--broker", x.Addr(), "--admin", y.AdminAddr()}, &stdout, &stderr))
+	require.Contains(t, stderr.String(), "the admin API at "+y.AdminAddr()+" serves the broker at "+y.Addr()+", not the one at "+x.Addr())
+	require.NotContains(t, stderr.String(), "defaults to")
+	require.Empty(t, stdout.String())
+	untouched(x)
+	untouched(y)
 }

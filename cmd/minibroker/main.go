@@ -11,9 +11,8 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
-	"syscall"
 
+	"github.com/minibroker/minibroker/internal/interrupt"
 	"github.com/minibroker/minibroker/protocol"
 )
 
@@ -28,13 +27,12 @@ is a program of its own: go run ./cmd/minicompare.
 `
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	go func() {
-		// A second signal forces exit: the first one is shutting down.
-		<-ctx.Done()
-		stop()
-	}()
-	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))
+	// The first SIGINT or SIGTERM cancels ctx (serve shuts down, a lab
+	// cleans up); a second one forces exit.
+	ctx, stop := interrupt.Context(context.Background())
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
 }
 
 // run executes one command line and returns the process exit status: 0 on

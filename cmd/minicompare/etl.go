@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/minibroker/minibroker/internal/interrupt"
 	"github.com/minibroker/minibroker/tools/compare"
 )
 
@@ -25,6 +26,9 @@ read_committed readers, and prints per row the records in and out,
 those processed more than once (and how many times), those missing, the
 rebalances, the errors the application was handed, and the time.
 Progress goes to stderr. It exits 1 when a run fails or loses a record.
+Ctrl-C stops it within a second or two: the runs it cut short read
+"interrupted" in the table, the summary counts only those that finished,
+and it exits 130 (128 + SIGINT).
 `
 
 // etlRowTimeout bounds one row on one side; the whole run is bounded by
@@ -82,6 +86,12 @@ func runETL(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err := compare.WriteETLTable(stdout, cfg, results); err != nil {
 		fmt.Fprintf(stderr, "minicompare etl: %v\n", err)
 		return 1
+	}
+	if interrupt.Interrupted(ctx) {
+		// The table marks the runs cut short; the brokers were this
+		// process's, and go with it.
+		fmt.Fprintln(stderr, "minicompare etl: interrupted")
+		return interrupt.ExitCode(ctx)
 	}
 	for _, r := range results {
 		if r.Err != nil || r.Missing > 0 {

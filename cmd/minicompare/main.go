@@ -15,11 +15,11 @@ import (
 	"io"
 	"maps"
 	"os"
-	"os/signal"
 	"slices"
-	"syscall"
+	"strings"
 	"time"
 
+	"github.com/minibroker/minibroker/internal/interrupt"
 	"github.com/minibroker/minibroker/tools/compare"
 	labs "github.com/minibroker/minibroker/tools/lab"
 	"github.com/minibroker/minibroker/wireclient"
@@ -45,6 +45,12 @@ and one of one partition for each scenario that produces records, named
 like its group), plays in groups named compare-SCENARIO-<run>, and deletes
 those groups at the end, with their offsets, then those topics
 (DeleteTopics); the last lines say so.
+
+Ctrl-C stops the run within a second or two: it prints no table, says
+"interrupted", exits 130 (128 + SIGINT), and with --broker first removes
+what the run made (members it left in its groups leave, its open
+transactions are aborted, its groups and topics are deleted), saying
+what it removed and what it could not.
 `
 
 // cleanupTimeout bounds deleting the run's groups on a shared broker,
@@ -56,9 +62,12 @@ const cleanupTimeout = 5 * time.Second
 const compareTimeout = 60 * time.Second
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))
+	// The first SIGINT or SIGTERM cancels ctx: the run stops, says it was
+	// interrupted and cleans up; a second one forces exit.
+	ctx, stop := interrupt.Context(context.Background())
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
 }
 
 // run executes one command line and returns the exit status: 0 when every
@@ -112,22 +121,59 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	defer stop()
 	addrs[compare.Kfake] = kfakeAddr
 
-	unexpected, err := compare.WriteTable(stdout, compare.Run(ctx, addrs, names))
+	results := compare.Run(ctx, addrs, names)
+	interrupted := interrupt.Interrupted(ctx)
+	var unexpected int
+	var werr error
+	if interrupted {
+		// An interrupted scenario's answer says nothing of either broker:
+		// no table.
+		fmt.Fprintf(stdout, "minicompare: interrupted after %d of %d scenarios; no table.\n", finished(results), len(results))
+	} else {
+		unexpected, werr = compare.WriteTable(stdout, results)
+	}
+	code := 0
+	if werr != nil || unexpected > 0 {
+		code = 1
+	}
 	if scope, ok := names[compare.Minibroker]; ok {
 		fmt.Fprintln(stdout)
+		if interrupted {
+			fmt.Fprintf(stdout, "compare: removing what run %s made on the broker.\n", scope.Run())
+		}
 		topics := slices.Sorted(maps.Keys(compare.RunTopics(scope)))
 		cleanCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 		defer cancel()
-		kept, cerr := scope.Cleanup(cleanCtx, stdout, *broker, topics)
-		if cerr != nil {
-			fmt.Fprintf(stderr, "minicompare: deleting the run's groups: %v\n", cerr)
-		}
-		if cerr != nil || len(kept) > 0 {
-			return 1
+		cleaned, cerr := scope.Cleanup(cleanCtx, stdout, *broker, topics)
+		switch {
+		case cerr != nil:
+			fmt.Fprintf(stderr, "minicompare: cleaning up run %s: %v\n", scope.Run(), cerr)
+			code = 1
+		case len(cleaned.Kept) > 0:
+			code = 1
+		case len(cleaned.Left) > 0 && !interrupted:
+			fmt.Fprintf(stderr, "minicompare: the run left members in its groups: %s\n", strings.Join(cleaned.Left, ", "))
+			code = 1
+		case len(cleaned.Aborted) > 0 && !interrupted:
+			fmt.Fprintf(stderr, "minicompare: the run left transactions open: %s\n", strings.Join(cleaned.Aborted, ", "))
+			code = 1
 		}
 	}
-	if err != nil || unexpected > 0 {
-		return 1
+	if interrupted {
+		fmt.Fprintln(stderr, "minicompare: interrupted")
+		return interrupt.ExitCode(ctx)
 	}
-	return 0
+	return code
+}
+
+// finished counts the scenarios both brokers answered (a failed run's
+// answer starts with "error: ").
+func finished(results []compare.Result) int {
+	n := 0
+	for _, r := range results {
+		if !strings.HasPrefix(r.Answer[compare.Minibroker], "error: ") && !strings.HasPrefix(r.Answer[compare.Kfake], "error: ") {
+			n++
+		}
+	}
+	return n
 }

@@ -29,7 +29,11 @@
 // Flags: --broker (default 127.0.0.1:9092), --group (default
 // process-and-commit), --topic (default orders), --session-timeout
 // (default 10s: how soon the broker's expiry step removes a crashed
-// instance), --crash-after N (default 0: never).
+// instance), --crash-after N (default 0: never), --retry-timeout and
+// --request-timeout (kgo's RetryTimeout and RequestTimeoutOverhead; the
+// README's fault walk-through sets them so that an instance whose
+// heartbeats go unanswered keeps retrying them, a zombie, instead of
+// giving up after a session and joining again).
 package main
 
 import (
@@ -65,6 +69,10 @@ type config struct {
 	topic      string
 	session    time.Duration
 	crashAfter int // records; 0 never crashes
+	// retryTimeout and requestTimeout are kgo's RetryTimeout and
+	// RequestTimeoutOverhead; 0 keeps kgo's defaults.
+	retryTimeout   time.Duration
+	requestTimeout time.Duration
 	// crash ends the process as kill -9 would: nothing more is committed
 	// and nothing is said to the broker. Default os.Exit(3).
 	crash func()
@@ -79,13 +87,15 @@ func main() {
 	topic := flag.String("topic", "orders", "topic to consume")
 	session := flag.Duration("session-timeout", 10*time.Second, "session timeout: how long the broker keeps a silent member; a duration with a unit: 10s, 500ms")
 	crashAfter := flag.Int("crash-after", 0, "exit at once, without committing, after processing this many records (0: never)")
+	retryTimeout := flag.Duration("retry-timeout", 0, "how long kgo retries a failed request, heartbeats included, before it gives up (kgo.RetryTimeout; 0: kgo's default, the session timeout for heartbeats)")
+	requestTimeout := flag.Duration("request-timeout", 0, "how long kgo waits for an answer before it gives up on the connection and re-dials (kgo.RequestTimeoutOverhead; 0: kgo's default, 10s)")
 	flag.Parse()
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	cfg := config{
 		brokers: strings.Split(*brokers, ","), group: *group, topic: *topic,
-		session: *session, crashAfter: *crashAfter,
+		session: *session, crashAfter: *crashAfter, retryTimeout: *retryTimeout, requestTimeout: *requestTimeout,
 		crash: func() { os.Exit(3) },
 	}
 	if err := run(ctx, cfg, os.Stdout, os.Stderr); err != nil {
@@ -125,6 +135,12 @@ func run(ctx context.Context, cfg config, out, log io.Writer) error {
 	}
 	if cfg.session > 0 {
 		opts = append(opts, kgo.SessionTimeout(cfg.session), kgo.HeartbeatInterval(min(3*time.Second, cfg.session/3)))
+	}
+	if cfg.retryTimeout > 0 {
+		opts = append(opts, kgo.RetryTimeout(cfg.retryTimeout))
+	}
+	if cfg.requestTimeout > 0 {
+		opts = append(opts, kgo.RequestTimeoutOverhead(cfg.requestTimeout))
 	}
 	cl, err := kgo.NewClient(append(opts, cfg.opts...)...)
 	if err != nil {

@@ -19,6 +19,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/minibroker/minibroker/internal/interrupt"
 	"github.com/minibroker/minibroker/tools/lab"
 )
 
@@ -214,12 +215,10 @@ func RunETL(ctx context.Context, cfg ETLConfig, addrs map[Side]string, progress 
 	}
 	slots := make(chan struct{}, cfg.Parallel)
 	var wg sync.WaitGroup
-	for i := range results {
-		r := &results[i]
-		if r.Side != Minibroker {
-			continue
-		}
-		k := &results[i+1]
+	// results holds each row's pair, minibroker first: the loop reads
+	// none of it, since the goroutines write it.
+	for i := 0; i < len(results); i += len(Sides()) {
+		r, k := &results[i], &results[i+1]
 		slots <- struct{}{} // rows start in table order
 		wg.Go(func() {
 			defer func() { <-slots }()
@@ -248,8 +247,18 @@ func (r ETLResult) summary() string {
 
 // runETLRow plays one row on one broker, in topics and groups named
 // after the row (ETLTopics), which it creates first.
-func runETLRow(ctx context.Context, cfg ETLConfig, row ETLRow, side Side, addr string) ETLResult {
+func runETLRow(ctx context.Context, cfg ETLConfig, row ETLRow, side Side, addr string) (res ETLResult) {
 	start := time.Now()
+	if interrupt.Interrupted(ctx) {
+		return ETLResult{Row: row, Side: side, Err: interrupt.ErrInterrupted}
+	}
+	run := ctx
+	defer func() {
+		// A row the interrupt cut short has no result, whatever failed.
+		if res.Err != nil && interrupt.Interrupted(run) {
+			res.Err = interrupt.ErrInterrupted
+		}
+	}()
 	ctx, cancel := context.WithTimeout(ctx, cfg.Timeout)
 	defer cancel()
 	topics := ETLTopics(cfg, row)
@@ -260,7 +269,7 @@ func runETLRow(ctx context.Context, cfg ETLConfig, row ETLRow, side Side, addr s
 	if err := lab.EnsureTopics(ctx, addr, want); err != nil {
 		return ETLResult{Row: row, Side: side, Err: err, Elapsed: time.Since(start)}
 	}
-	res := measureETL(ctx, cfg, row, addr, topics, "etl-"+row.slug())
+	res = measureETL(ctx, cfg, row, addr, topics, "etl-"+row.slug())
 	res.Side = side
 	return res
 }

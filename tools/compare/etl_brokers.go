@@ -15,9 +15,12 @@ import (
 // comparison, both telling consumer-protocol members to heartbeat every
 // heartbeat (as classic members are told to by ETLConfig), and returns
 // their addresses and a function that stops both. The topics are the
-// rows' own, created by RunETL.
+// rows' own, created by RunETL. Only the function stops them, not the end
+// of ctx: a run that ends early (interrupted) must still close its
+// clients against brokers that answer, or kgo retries their writes for
+// ever.
 func StartETLBrokers(ctx context.Context, heartbeat time.Duration) (map[Side]string, func(), error) {
-	b, err := broker.Start(ctx, broker.Config{ExpiryInterval: expiryInterval, GroupSettings: broker.GroupSettings{
+	b, err := broker.Start(context.WithoutCancel(ctx), broker.Config{ExpiryInterval: expiryInterval, GroupSettings: broker.GroupSettings{
 		MinSessionTimeout: minSessionTimeout, ConsumerSessionTimeout: etlSessionTimeout, ConsumerHeartbeatInterval: heartbeat}})
 	if err != nil {
 		return nil, nil, err

@@ -69,6 +69,10 @@ func churnSchedule(cfg ETLConfig, stage int) []churnEvent {
 
 // pipeline is one row's run on one broker.
 type pipeline struct {
+	// ctx is the run's: the members' polls, writes, commits and
+	// transactions use it, so that a run that ends early (interrupted,
+	// timed out) stops them at once instead of retrying for ever.
+	ctx    context.Context
 	cfg    ETLConfig
 	row    ETLRow
 	addr   string
@@ -140,6 +144,7 @@ func errKind(err error) string {
 // and every change has happened, or ctx ends; the members are closed
 // when it returns.
 func (p *pipeline) run(ctx context.Context) error {
+	p.ctx = ctx
 	for i := range p.cfg.Stages {
 		s := &stage{p: p, index: i, from: p.topics[i], to: p.topics[i+1],
 			group:     fmt.Sprintf("%s-%d", p.prefix, i),
@@ -350,10 +355,12 @@ func (s *stage) join() error {
 // until stopped.
 func (s *stage) loop(m *etlMember) {
 	defer close(m.done)
-	ctx := context.Background()
+	ctx := s.p.ctx
 	for {
 		select {
 		case <-m.stop:
+			return
+		case <-ctx.Done():
 			return
 		default:
 		}

@@ -1,6 +1,7 @@
 package compare
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -8,6 +9,8 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/minibroker/minibroker/internal/interrupt"
 )
 
 // WriteETLTable prints the results as a table, a row per protocol, mode
@@ -22,6 +25,10 @@ func WriteETLTable(w io.Writer, cfg ETLConfig, results []ETLResult) error {
 		protocol, mode := r.Row.Protocol.Name, r.Row.Mode()
 		if i > 0 && results[i-1].Row.slug() == r.Row.slug() {
 			protocol, mode = "", ""
+		}
+		if errors.Is(r.Err, interrupt.ErrInterrupted) {
+			fmt.Fprintf(tw, "%s\t%s\t%s\tinterrupted\n", protocol, mode, r.Side)
+			continue
 		}
 		if r.Err != nil {
 			fmt.Fprintf(tw, "%s\t%s\t%s\terror: %s\n", protocol, mode, r.Side, r.Err)
@@ -115,7 +122,16 @@ func etlReading(results []ETLResult) string {
 		txn  bool
 	}
 	twice, dup, missing := map[key]int{}, map[key]int{}, 0
+	failed, interrupted := 0, 0
 	for _, r := range results {
+		switch {
+		case errors.Is(r.Err, interrupt.ErrInterrupted):
+			interrupted++
+			continue
+		case r.Err != nil:
+			failed++
+			continue
+		}
 		k := key{r.Side, r.Row.Transactional}
 		twice[k] += r.Twice()
 		dup[k] += r.DupOut
@@ -127,10 +143,19 @@ func etlReading(results []ETLResult) string {
 	fmt.Fprintf(&b, "and kfake %d; in transactions, %d and %d reached the output twice (processed twice:\n%d and %d).\n",
 		twice[key{Kfake, false}],
 		dup[key{Minibroker, true}], dup[key{Kfake, true}], twice[key{Minibroker, true}], twice[key{Kfake, true}])
-	if missing == 0 {
-		b.WriteString("No record went missing on either broker.\n")
-	} else {
+	switch {
+	case missing > 0:
 		fmt.Fprintf(&b, "%d records went missing (see MISSING).\n", missing)
+	case failed+interrupted == 0:
+		b.WriteString("No record went missing on either broker.\n")
+	default:
+		b.WriteString("No record went missing in the runs that finished.\n")
+	}
+	if interrupted > 0 {
+		fmt.Fprintf(&b, "Interrupted: %d of %d runs did not finish; the sums leave them out.\n", interrupted, len(results))
+	}
+	if failed > 0 {
+		fmt.Fprintf(&b, "%d of %d runs failed (their error is in the table): the sums leave them out, and what they lost is unknown.\n", failed, len(results))
 	}
 	return b.String()
 }

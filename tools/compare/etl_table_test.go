@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/minibroker/minibroker/internal/interrupt"
 )
 
 func TestCompareETLTableCells(t *testing.T) {
@@ -31,4 +33,25 @@ func tableOf(t *testing.T, results []ETLResult) string {
 	var out bytes.Buffer
 	require.NoError(t, WriteETLTable(&out, ETLConfig{}, results))
 	return out.String()
+}
+
+// TestCompareETLReadingLeavesOutFailedRuns: the summary under the table
+// claims that nothing went missing only when every run finished; a failed
+// or interrupted run is named as such and left out of the sums.
+func TestCompareETLReadingLeavesOutFailedRuns(t *testing.T) {
+	t.Parallel()
+	row := ETLRow{Protocol: ETLProtocols()[0]}
+	done := ETLResult{Row: row, Side: Kfake, In: 10, Out: 10, Reprocessed: map[int]int{2: 3}}
+	require.Contains(t, tableOf(t, []ETLResult{done}), "No record went missing on either broker.\n")
+
+	failed := ETLResult{Row: row, Side: Minibroker, Err: errors.New("boom"), Reprocessed: map[int]int{2: 7}}
+	table := tableOf(t, []ETLResult{failed, done})
+	require.NotContains(t, table, "on either broker")
+	require.Contains(t, table, "No record went missing in the runs that finished.\n1 of 2 runs failed (their error is in the table): the sums leave them out, and what they lost is unknown.\n")
+	require.Contains(t, table, "plain, minibroker processed 0 records twice or more\nand kfake 3;", "the failed run's counts are not summed")
+
+	cut := ETLResult{Row: row, Side: Minibroker, Err: interrupt.ErrInterrupted}
+	table = tableOf(t, []ETLResult{cut, done})
+	require.Regexp(t, regexp.MustCompile(`\n[a-z -]+ +plain +minibroker +interrupted\n`), table)
+	require.Contains(t, table, "No record went missing in the runs that finished.\nInterrupted: 1 of 2 runs did not finish; the sums leave them out.\n")
 }

@@ -102,7 +102,10 @@ func (p *txnProducer) addGroup(ctx context.Context, group string) error {
 	req := kmsg.NewPtrAddOffsetsToTxnRequest()
 	req.Version, req.TransactionalID, req.ProducerID, req.ProducerEpoch, req.Group = 3, p.id, p.pid, p.epoch, group
 	resp, err := lab.Request[*kmsg.AddOffsetsToTxnResponse](ctx, p.conn, req)
-	return want(resp.ErrorCode, err)("AddOffsetsToTxn", 0)
+	if err != nil {
+		return err
+	}
+	return want(resp.ErrorCode, nil)("AddOffsetsToTxn", 0)
 }
 
 // stage sends TxnOffsetCommit v3 of offset for tp in group, as memberID
@@ -135,7 +138,10 @@ func (p *txnProducer) end(ctx context.Context, commit bool) (string, error) {
 	req := kmsg.NewPtrEndTxnRequest()
 	req.Version, req.TransactionalID, req.ProducerID, req.ProducerEpoch, req.Commit = 3, p.id, p.pid, p.epoch, commit
 	resp, err := lab.Request[*kmsg.EndTxnResponse](ctx, p.conn, req)
-	return codeName(resp.ErrorCode, err)
+	if err != nil {
+		return "", err
+	}
+	return lab.CodeName(resp.ErrorCode), nil
 }
 
 // produce sends one transactional batch of values to tp (Produce v9 naming

@@ -1,20 +1,12 @@
 package lab
 
 import (
-	"context"
-	"fmt"
-	"io"
 	"maps"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
-
-	"github.com/twmb/franz-go/pkg/kerr"
-	"github.com/twmb/franz-go/pkg/kmsg"
-
-	"github.com/minibroker/minibroker/wireclient"
 )
 
 // Scope is what one run of a tool (a lab, the comparison) calls the
@@ -131,117 +123,6 @@ func (n Scope) Chapter(s string, topics ...string) string {
 func (n Scope) owns(group string) bool {
 	return n.run != "" && strings.HasPrefix(group, n.tool+"-") &&
 		(strings.HasSuffix(group, "-"+n.run) || strings.Contains(group, "-"+n.run+"-"))
-}
-
-// Cleanup deletes, on a shared broker at addr, every group of the run
-// (ListGroups, then DeleteGroups, which takes their committed offsets
-// with them), then the topics only this run used (DeleteTopics: names
-// that carry the run's id), and writes to w what it deleted and what
-// stays: the topics every run of the tool shares, and any group it could
-// not delete (one that still has members; then the run's topics stay
-// too). It does nothing on the tool's own broker. It returns the groups
-// it could not delete.
-func (n Scope) Cleanup(ctx context.Context, w io.Writer, addr string, topics []string) ([]string, error) {
-	if !n.Shared() {
-		return nil, nil
-	}
-	conn, err := wireclient.Dial(ctx, addr, n.tool)
-	if err != nil {
-		return nil, err
-	}
-	defer conn.Close()
-	list := kmsg.NewPtrListGroupsRequest()
-	list.Version = 4
-	listed, err := Request[*kmsg.ListGroupsResponse](ctx, conn, list)
-	if err != nil {
-		return nil, err
-	}
-	if listed.ErrorCode != 0 {
-		return nil, fmt.Errorf("%s: ListGroups answered %s", n.tool, CodeName(listed.ErrorCode))
-	}
-	var mine []string
-	for _, g := range listed.Groups {
-		if n.owns(g.Group) {
-			mine = append(mine, g.Group)
-		}
-	}
-	slices.Sort(mine)
-	var kept []string
-	deleted := 0
-	if len(mine) > 0 {
-		del := kmsg.NewPtrDeleteGroupsRequest()
-		del.Version, del.Groups = 2, mine
-		resp, err := Request[*kmsg.DeleteGroupsResponse](ctx, conn, del)
-		if err != nil {
-			return nil, err
-		}
-		for _, g := range resp.Groups {
-			switch g.ErrorCode {
-			case 0:
-				deleted++
-			case kerr.GroupIDNotFound.Code: // gone meanwhile
-			default:
-				kept = append(kept, g.Group+" ("+CodeName(g.ErrorCode)+")")
-			}
-		}
-	}
-	groups := "groups"
-	if deleted == 1 {
-		groups = "group"
-	}
-	fmt.Fprintf(w, "%s: deleted %d %s of run %s, with their committed offsets", n.tool, deleted, groups, n.run)
-	if len(kept) > 0 {
-		fmt.Fprintf(w, "; kept %s", strings.Join(kept, ", "))
-	}
-	fmt.Fprintln(w, ".")
-	var own, shared []string
-	for _, t := range slices.Sorted(slices.Values(topics)) {
-		if strings.Contains(t, "-"+n.run) {
-			own = append(own, t)
-		} else {
-			shared = append(shared, t)
-		}
-	}
-	if len(own) > 0 && len(kept) == 0 {
-		left, err := n.deleteTopics(ctx, conn, own)
-		if err != nil {
-			return kept, err
-		}
-		fmt.Fprintf(w, "%s: deleted topics %s of run %s.\n", n.tool, strings.Join(own, ", "), n.run)
-		if len(left) > 0 {
-			return kept, fmt.Errorf("%s: DeleteTopics refused %s", n.tool, strings.Join(left, ", "))
-		}
-	} else {
-		shared = append(shared, own...) // a group of the run still holds members
-	}
-	if len(shared) > 0 {
-		fmt.Fprintf(w, "%s: topics %s stay on the broker (every run of %s shares them); DeleteTopics (kadm, or the delete button on the live page) or a new data dir removes them.\n",
-			n.tool, strings.Join(slices.Sorted(slices.Values(shared)), ", "), n.tool)
-	}
-	return kept, nil
-}
-
-// deleteTopics deletes topics on conn (DeleteTopics v4, by name) and
-// returns those the broker refused, with the code it answered.
-func (n Scope) deleteTopics(ctx context.Context, conn *wireclient.Client, topics []string) ([]string, error) {
-	del := kmsg.NewPtrDeleteTopicsRequest()
-	del.Version, del.TopicNames, del.TimeoutMillis = 4, topics, 30_000
-	resp, err := Request[*kmsg.DeleteTopicsResponse](ctx, conn, del)
-	if err != nil {
-		return nil, err
-	}
-	var left []string
-	for _, t := range resp.Topics {
-		if t.ErrorCode == 0 || t.ErrorCode == kerr.UnknownTopicOrPartition.Code { // gone meanwhile is gone
-			continue
-		}
-		name := ""
-		if t.Topic != nil {
-			name = *t.Topic
-		}
-		left = append(left, name+" ("+CodeName(t.ErrorCode)+")")
-	}
-	return left, nil
 }
 
 // topicNames returns the names of a catalog, sorted.

@@ -2,6 +2,7 @@ package lab
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -38,7 +39,7 @@ const (
 // not told: its fetches are answered, so it goes on processing the
 // records of its partition, and so does B. A's commit of them is fenced;
 // B's is stored.
-func Partition(ctx context.Context, w io.Writer, c clockRun, faults faultControl, addr, group, topic string) error {
+func Partition(ctx context.Context, w io.Writer, c clockRun, faults faultControl, addr, group, topic string) (err error) {
 	fmt.Fprintf(w, "lab partition: a consumer cut off from its group, in group %s, topic %s\n", group, topic)
 	fmt.Fprintf(w, "Two stock kgo consumers, A and B, share %s-0 and %s-1. A fault on the broker drops\n", topic, topic)
 	fmt.Fprintf(w, "every heartbeat A sends: no answer ever comes, as if the network lost it. A's lease\n")
@@ -98,6 +99,13 @@ func Partition(ctx context.Context, w io.Writer, c clockRun, faults faultControl
 	if err := faults.cut(ctx, group, aID); err != nil {
 		return err
 	}
+	// Whatever happens next, the fault goes before A and B close (A's
+	// LeaveGroup would wait behind a dropped heartbeat otherwise).
+	defer func() {
+		cleanCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+		defer cancel()
+		err = errors.Join(err, faults.cleanup(cleanCtx))
+	}()
 	if err := faults.waitHit(ctx); err != nil {
 		return err
 	}
@@ -236,10 +244,12 @@ func poll(ctx context.Context, cond func() bool) error {
 
 // faultControl puts the lab's one fault in force and takes it away: on
 // the in-process broker directly, on another one through its admin API.
+// cleanup removes it if the run has not (it failed, or was interrupted).
 type faultControl interface {
 	cut(ctx context.Context, group, member string) error
 	waitHit(ctx context.Context) error
 	remove(ctx context.Context) error
+	cleanup(ctx context.Context) error
 }
 
 // localFaults is the in-process broker's fault API.
@@ -260,6 +270,14 @@ func (l *localFaults) waitHit(ctx context.Context) error {
 
 func (l *localFaults) remove(context.Context) error {
 	l.f.Remove()
+	return nil
+}
+
+// cleanup removes the fault; the in-process broker goes with the run.
+func (l *localFaults) cleanup(context.Context) error {
+	if l.f != nil {
+		l.f.Remove()
+	}
 	return nil
 }
 

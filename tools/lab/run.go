@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/minibroker/minibroker/broker"
+	"github.com/minibroker/minibroker/internal/interrupt"
 )
 
 // ErrUnknownLab is returned by Run for a name that is not a lab.
@@ -72,13 +74,17 @@ type Options struct {
 	// process.
 	Broker string
 	// Admin is that broker's admin API address (host:port), which the
-	// partition lab needs for its fault.
+	// partition lab needs for its fault. The lab checks that it is that
+	// broker's (GET /v1/cluster against the broker's Metadata) before it
+	// makes anything, and refuses (ErrNeedsAdmin) when it is not.
 	Admin string
 }
 
 // RunWith is Run with opts. The partition lab against a running broker
-// needs opts.Admin (ErrNeedsAdmin); in process it names its topic like its
-// group, with two partitions, as it does against a running broker.
+// needs opts.Admin, the admin API of that broker (ErrNeedsAdmin), and
+// removes its fault when it ends, also when it fails; in process it names
+// its topic like its group, with two partitions, as it does against a
+// running broker.
 func RunWith(ctx context.Context, name string, w io.Writer, opts Options) error {
 	addr := opts.Broker
 	if !slices.Contains(Names(), name) {
@@ -88,8 +94,19 @@ func RunWith(ctx context.Context, name string, w io.Writer, opts Options) error 
 		if name == "expiry" {
 			return ErrNeedsInProcess
 		}
-		if name == "partition" && opts.Admin == "" {
-			return ErrNeedsAdmin
+		faults := &remoteFaults{admin: opts.Admin}
+		if name == "partition" {
+			// Before anything is made there: the fault must go to this
+			// broker, through its own admin API.
+			if opts.Admin == "" {
+				return ErrNeedsAdmin
+			}
+			if err := faults.check(ctx, addr); err != nil {
+				if interrupt.Interrupted(ctx) {
+					return interrupt.ErrInterrupted // nothing made yet
+				}
+				return err
+			}
 		}
 		names := OnBroker("lab")
 		topics := names.Topics(map[string]int32{ordersTopic: 4})
@@ -105,18 +122,21 @@ func RunWith(ctx context.Context, name string, w io.Writer, opts Options) error 
 		if name == "exactly-once" {
 			topics[outputTopic(names.Group(name))] = 2
 		}
-		if err := EnsureTopics(ctx, addr, topics); err != nil {
+		err := EnsureTopics(ctx, addr, topics)
+		if err != nil && !interrupt.Interrupted(ctx) {
 			return err
 		}
-		err := runOn(ctx, name, w, nil, addr, names, &remoteFaults{admin: opts.Admin})
-		fmt.Fprintln(w)
-		cleanCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
-		defer cancel()
-		kept, cerr := names.Cleanup(cleanCtx, w, addr, topicNames(topics))
-		if cerr == nil && len(kept) > 0 {
-			cerr = fmt.Errorf("lab %s: groups still have members at the end: %v", name, kept)
+		// From here on, whatever happens, the run's groups and topics go.
+		if err == nil {
+			err = runOn(ctx, name, w, nil, addr, names, faults)
 		}
-		return errors.Join(err, cerr)
+		fmt.Fprintln(w)
+		if interrupt.Interrupted(ctx) {
+			// Whatever the lab was doing failed for that reason alone.
+			fmt.Fprintf(w, "lab %s: interrupted; removing what run %s made on the broker.\n", name, names.Run())
+			err = interrupt.ErrInterrupted
+		}
+		return errors.Join(err, cleanupRun(ctx, w, name, addr, names, topicNames(topics), faults, err != nil))
 	}
 	b, err := StartBroker(ctx)
 	if err != nil {
@@ -170,4 +190,27 @@ func runOn(ctx context.Context, name string, w io.Writer, b *broker.Broker, addr
 	default:
 		return Expiry(ctx, w, b, group)
 	}
+}
+
+// cleanupRun removes what a run on a shared broker made: the partition
+// lab's fault if the run left it, then the run's groups and topics
+// (Scope.Cleanup), within cleanupTimeout of a context that outlives the
+// run's. A run that ended well must have left no member in its groups
+// and no transaction open.
+func cleanupRun(ctx context.Context, w io.Writer, name, addr string, names Scope, topics []string, faults *remoteFaults, failed bool) error {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+	defer cancel()
+	ferr := faults.cleanup(ctx) // a no-op unless the lab left its fault in force
+	faults.report(w)
+	cleaned, err := names.Cleanup(ctx, w, addr, topics)
+	switch {
+	case err != nil:
+	case len(cleaned.Kept) > 0:
+		err = fmt.Errorf("lab %s: could not delete groups %s", name, strings.Join(cleaned.Kept, ", "))
+	case len(cleaned.Left) > 0 && !failed:
+		err = fmt.Errorf("lab %s: the run left members in its groups: %s", name, strings.Join(cleaned.Left, ", "))
+	case len(cleaned.Aborted) > 0 && !failed:
+		err = fmt.Errorf("lab %s: the run left transactions open: %s", name, strings.Join(cleaned.Aborted, ", "))
+	}
+	return errors.Join(ferr, err)
 }

@@ -90,6 +90,7 @@ func (c clockRun) endSession(ctx context.Context, w io.Writer, watcher *Member, 
 // group.
 func awaitExpiry(ctx context.Context, w io.Writer, watcher *Member, memberID string) error {
 	fmt.Fprintf(w, "  The broker runs in another process, on its real clock: the lab waits for its expiry step.\n")
+	run := ctx
 	ctx, cancel := context.WithTimeout(ctx, recordLabRemoteSession+remoteExpiryGrace)
 	defer cancel()
 	trace := watcher.cfg.Trace
@@ -105,7 +106,10 @@ func awaitExpiry(ctx context.Context, w io.Writer, watcher *Member, memberID str
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("lab: the broker did not expire %s within %v of its session's end: a broker on a manual clock expires nobody by itself; run the lab without --broker", memberID, remoteExpiryGrace)
+			if err := run.Err(); err != nil {
+				return err // the run ended (interrupted): no claim about the broker
+			}
+			return fmt.Errorf("lab: the broker did not expire %s within %v of its session's end; if it runs on a manual clock (--clock manual), its expiry step runs only when asked (POST /v1/expire): run the lab without --broker", memberID, remoteExpiryGrace)
 		case <-tick.C:
 		}
 	}
