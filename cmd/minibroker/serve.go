@@ -72,6 +72,25 @@ func (u saslUserFlags) Set(v string) error {
 	return nil
 }
 
+// logLevelFlag is --log-level: one of slog's level names, in any case
+// (slog's "info+2" forms are taken too). A mistake lists the names, not
+// slog's parse error.
+type logLevelFlag struct{ level *slog.Level }
+
+func (l logLevelFlag) String() string {
+	if l.level == nil { // the flag package's zero value: -h then shows the default
+		return ""
+	}
+	return strings.ToLower(l.level.String())
+}
+
+func (l logLevelFlag) Set(v string) error {
+	if err := l.level.UnmarshalText([]byte(v)); err != nil {
+		return errors.New("want debug, info, warn or error")
+	}
+	return nil
+}
+
 // topicFlags collects repeated --topic NAME:PARTITIONS flags.
 type topicFlags map[string]int32
 
@@ -105,7 +124,8 @@ func newServeFlags() (*serveFlags, *flag.FlagSet) {
 	f.bound = bindFields(fs, &f.cfg)
 	fs.Var(f.topics, "topic", "`NAME:PARTITIONS` to create if absent; repeatable")
 	fs.StringVar(&f.clock, "clock", "real", "real|manual; with manual, time and expiry move only on request")
-	fs.TextVar(&f.logLevel, "log-level", slog.LevelInfo, "debug|info|warn|error")
+	f.logLevel = slog.LevelInfo
+	fs.Var(logLevelFlag{&f.logLevel}, "log-level", "`LEVEL` of the least severe line logged: debug, info, warn or error")
 	fs.StringVar(&f.profileDir, "profile-dir", "", "`DIR` to write pprof profiles of the run to when it stops: cpu, allocs, mutex, heap (default: off)")
 	fs.StringVar(&f.traceFile, "trace-file", "", "`FILE` to write the Go execution trace of the run to, for go tool trace (default: off)")
 	fs.StringVar(&f.tlsCert, "tls-cert", "", "`FILE` with the PEM server certificate chain; with --tls-key, serve TLS only (default: plaintext)")

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"flag"
 	"io"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -50,7 +51,7 @@ func TestServeFlagErrorsExitTwo(t *testing.T) {
 		{"bad duration", []string{"--expiry-interval", "soon"}, `invalid value "soon" for flag -expiry-interval: want a duration with a unit: 10ms, 2s, 5m`},
 		{"negative retention", []string{"--offsets-retention", "-1h"}, "--offsets-retention must not be negative, got -1h0m0s"},
 		{"tiny frames", []string{"--max-frame-bytes", "10"}, "--max-frame-bytes"},
-		{"bad log level", []string{"--log-level", "loud"}, "invalid value"},
+		{"bad log level", []string{"--log-level", "loud"}, `invalid value "loud" for flag -log-level: want debug, info, warn or error`},
 		{"bad advertise", []string{"--advertise", "nohost"}, "--advertise must be HOST:PORT"},
 		{"stray argument", []string{"extra"}, `unexpected argument "extra"`},
 		{"empty data dir", []string{"--data-dir", ""}, "--data-dir must not be empty"},
@@ -119,6 +120,7 @@ func TestServeBadFlagValuesCreateNothing(t *testing.T) {
 		{"admin port not a number", []string{"--admin", "127.0.0.1:http"}, `minibroker serve: --admin "127.0.0.1:http": the port must be a number from 0 to 65535 (minibroker serve -h lists the flags)`},
 		{"duration without a unit", []string{"--expiry-interval", "10"}, `minibroker serve: invalid value "10" for flag -expiry-interval: want a duration with a unit: 10ms, 2s, 5m (minibroker serve -h lists the flags)`},
 		{"session timeout without a unit", []string{"--max-session-timeout", "30"}, `minibroker serve: invalid value "30" for flag -max-session-timeout: want a duration with a unit: 10ms, 2s, 5m (minibroker serve -h lists the flags)`},
+		{"log level not a level", []string{"--log-level", "loud"}, `minibroker serve: invalid value "loud" for flag -log-level: want debug, info, warn or error (minibroker serve -h lists the flags)`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -140,6 +142,24 @@ func TestServeHelpNamesDurations(t *testing.T) {
 	require.Equal(t, 0, run(context.Background(), []string{"serve", "-h"}, &stdout, &stderr))
 	require.Contains(t, stderr.String(), "  -expiry-interval duration\n")
 	require.Contains(t, stderr.String(), "(default 100ms)")
+}
+
+// TestServeLogLevelFlag: --log-level takes the four level names in any
+// case, defaults to info, and -h lists the names and the default.
+func TestServeLogLevelFlag(t *testing.T) {
+	t.Parallel()
+	for arg, want := range map[string]slog.Level{"debug": slog.LevelDebug, "INFO": slog.LevelInfo, "Warn": slog.LevelWarn, "error": slog.LevelError} {
+		f, err := parseServeFlags([]string{"--log-level", arg}, io.Discard)
+		require.NoError(t, err, arg)
+		require.Equal(t, want, f.logLevel, arg)
+	}
+	f, err := parseServeFlags(nil, io.Discard)
+	require.NoError(t, err)
+	require.Equal(t, slog.LevelInfo, f.logLevel)
+	var help bytes.Buffer
+	_, err = parseServeFlags([]string{"-h"}, &help)
+	require.ErrorIs(t, err, flag.ErrHelp)
+	require.Contains(t, help.String(), "  -log-level LEVEL\n    \tLEVEL of the least severe line logged: debug, info, warn or error (default info)\n")
 }
 
 // TestServeSASLUserFlag: repeated --sasl-user flags make the users; the
