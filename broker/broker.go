@@ -96,6 +96,14 @@ func Start(ctx context.Context, cfg Config) (_ *Broker, err error) {
 		}
 	}()
 
+	// The addresses come first: a broker that cannot have them makes
+	// nothing on disk, so a second start on a port in use leaves no data
+	// dir behind.
+	lns, err := listen(cfg)
+	if err != nil {
+		return nil, err
+	}
+	cleanup = append(cleanup, lns.close)
 	if b.dataDir != "" {
 		// The lock comes before anything in the directory is opened, read
 		// or repaired, and is released only after every store has closed.
@@ -187,32 +195,69 @@ func Start(ctx context.Context, cfg Config) (_ *Broker, err error) {
 			return nil, err
 		}
 	}
-	if err = b.serve(ctx, cfg, srv, adm, &cleanup); err != nil {
-		return nil, err
-	}
+	b.serve(ctx, cfg, lns, srv, adm)
 	return b, nil
 }
 
-// serve binds the listeners and starts serving. The admin listener is
-// bound first, so that a broker whose admin address is taken never
-// accepts a Kafka connection.
-func (b *Broker) serve(ctx context.Context, cfg Config, srv *server.Server, adm *admin.Server, cleanup *[]func() error) error {
-	var adminLn net.Listener
-	if adm != nil {
+// ListenError is what Start returns when it cannot bind a listener.
+// Field names the Config field that holds the address, Listen (the Kafka
+// listener) or Admin, so that a caller can name its own setting for it;
+// Err is net.Listen's error (errors.Is(err, syscall.EADDRINUSE) when
+// another process holds the address).
+type ListenError struct {
+	Field string // "Listen" or "Admin"
+	Addr  string // the address asked for
+	Err   error
+}
+
+func (e *ListenError) Error() string { return fmt.Sprintf("broker: %s %s: %v", e.Field, e.Addr, e.Err) }
+
+func (e *ListenError) Unwrap() error { return e.Err }
+
+// listeners are a broker's bound addresses, not yet served.
+type listeners struct {
+	kafka, admin net.Listener // admin nil when off
+}
+
+// listen binds the admin listener, if any, then the Kafka one, so that a
+// broker whose admin address is taken never accepts a Kafka connection.
+// Nothing is accepted until serve.
+func listen(cfg Config) (*listeners, error) {
+	var lns listeners
+	if cfg.Admin != "" {
 		ln, err := net.Listen("tcp", cfg.Admin)
 		if err != nil {
-			return fmt.Errorf("admin: %w", err)
+			return nil, &ListenError{Field: "Admin", Addr: cfg.Admin, Err: err}
 		}
-		*cleanup = append(*cleanup, ln.Close)
-		adminLn, b.adminAddr = ln, ln.Addr().String()
+		lns.admin = ln
 	}
-	listen := cfg.Listen
-	if listen == "" {
-		listen = DefaultListen
-	}
-	ln, err := net.Listen("tcp", listen)
+	addr := cmp.Or(cfg.Listen, DefaultListen)
+	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		return err
+		_ = lns.close()
+		return nil, &ListenError{Field: "Listen", Addr: addr, Err: err}
+	}
+	lns.kafka = ln
+	return &lns, nil
+}
+
+// close closes the listeners a failed start bound; Serve closes them
+// once serving.
+func (l *listeners) close() error {
+	var errs []error
+	for _, ln := range []net.Listener{l.admin, l.kafka} {
+		if ln != nil {
+			errs = append(errs, ln.Close())
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// serve starts serving on the listeners Start bound; it cannot fail.
+func (b *Broker) serve(ctx context.Context, cfg Config, lns *listeners, srv *server.Server, adm *admin.Server) {
+	ln, adminLn := lns.kafka, lns.admin
+	if adminLn != nil {
+		b.adminAddr = adminLn.Addr().String()
 	}
 	b.addr = ln.Addr().String()
 	if cfg.TLS == nil && plaintextExposed(ln.Addr()) {
@@ -265,7 +310,6 @@ func (b *Broker) serve(ctx context.Context, cfg Config, srv *server.Server, adm 
 	}
 	b.logger.Info("minibroker ready", "addr", b.addr, "data_dir", b.dataDir, "clock", kind,
 		"topics", len(b.catalog.List()), "tls", cfg.TLS != nil, "sasl_users", len(cfg.SASLUsers))
-	return nil
 }
 
 // plaintextExposed reports whether a plaintext listener bound to addr can

@@ -12,6 +12,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"github.com/minibroker/minibroker/broker"
 	"github.com/minibroker/minibroker/catalog"
@@ -219,11 +220,31 @@ func serve(ctx context.Context, args []string, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "minibroker serve: %v\n", err)
 		return 1
 	}
-	if err := errors.Join(runServe(ctx, cfg), prof.stop()); err != nil {
+	if err := errors.Join(f.explainListen(runServe(ctx, cfg)), prof.stop()); err != nil {
 		fmt.Fprintf(stderr, "minibroker serve: %v\n", err)
 		return 1
 	}
 	return 0
+}
+
+// makeRunVars are the make run variables that set serve's address flags
+// (the Makefile's run target passes them on).
+var makeRunVars = map[string]string{"listen": "LISTEN", "admin": "ADMIN"}
+
+// explainListen turns a listener the broker could not bind into what to
+// do about it: the flag that moves it, and the make run variable that
+// sets the flag. Any other error is returned as it is.
+func (f *serveFlags) explainListen(err error) error {
+	var le *broker.ListenError
+	if !errors.As(err, &le) {
+		return err
+	}
+	name := f.bound.byName[le.Field]
+	what := le.Err.Error()
+	if errors.Is(le.Err, syscall.EADDRINUSE) {
+		what = "the address is in use (another minibroker, a make run, or another program holds it)"
+	}
+	return fmt.Errorf("--%s %s: %s; give another with --%s ADDR (make run %s=ADDR)", name, le.Addr, what, name, makeRunVars[name])
 }
 
 // config is the broker configuration the flags describe.

@@ -9,6 +9,7 @@ import (
 	"flag"
 	"io"
 	"log/slog"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -203,6 +204,38 @@ func TestServeCorruptOffsetsFileStopsStartup(t *testing.T) {
 	data, err := os.ReadFile(path)
 	require.NoError(t, err)
 	require.Equal(t, `{"version":1,"groups":{`, string(data), "the corrupt file is left as it was")
+}
+
+// TestServeAddressInUse: a Kafka or admin address another process holds
+// stops serve before the data dir is made, with one line naming the
+// flag that moves it and the make run variable that sets that flag.
+func TestServeAddressInUse(t *testing.T) {
+	t.Parallel()
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	t.Cleanup(func() { taken.Close() })
+	addr := taken.Addr().String()
+	makefile, err := os.ReadFile(filepath.Join("..", "..", "Makefile"))
+	require.NoError(t, err)
+	for _, tc := range []struct {
+		flag, makeVar string
+		args          []string
+	}{
+		{"listen", "LISTEN", []string{"--listen", addr}},
+		{"admin", "ADMIN", []string{"--listen", "127.0.0.1:0", "--admin", addr}},
+	} {
+		t.Run(tc.flag, func(t *testing.T) {
+			t.Parallel()
+			dir := filepath.Join(t.TempDir(), "data")
+			var stdout, stderr bytes.Buffer
+			code := run(context.Background(), append([]string{"serve", "--data-dir", dir}, tc.args...), &stdout, &stderr)
+			require.Equal(t, 1, code)
+			require.Equal(t, "minibroker serve: --"+tc.flag+" "+addr+": the address is in use (another minibroker, a make run, or another program holds it); give another with --"+tc.flag+" ADDR (make run "+tc.makeVar+"=ADDR)\n", stderr.String())
+			require.NoDirExists(t, dir)
+			// The variable the line names is the one make run passes to the flag.
+			require.Contains(t, string(makefile), "--"+tc.flag+" $("+tc.makeVar+")")
+		})
+	}
 }
 
 func TestServeUnusableDataDir(t *testing.T) {
