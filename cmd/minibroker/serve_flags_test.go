@@ -6,17 +6,24 @@ import (
 	"crypto/tls"
 	"flag"
 	"io"
+	"io/fs"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/minibroker/minibroker/broker"
 	"github.com/minibroker/minibroker/internal/testutil"
+	"github.com/minibroker/minibroker/wireclient"
 )
 
 func TestServeFlagErrorsExitTwo(t *testing.T) {
@@ -262,4 +269,98 @@ func TestReadmeServeFlagDefaults(t *testing.T) {
 		}
 	}
 	require.Equal(t, len(defaults), rows, "every flag has its row")
+}
+
+// TestServeHelpNamesWhatTheDataDirHolds: a broker that has created a
+// topic, taken a commit, an idempotent produce and a transaction leaves
+// in its data dir only files that --data-dir's help names, each by the
+// store it belongs to; the help names every store that was there.
+func TestServeHelpNamesWhatTheDataDirHolds(t *testing.T) {
+	t.Parallel()
+	var help bytes.Buffer
+	_, err := parseServeFlags([]string{"-h"}, &help)
+	require.ErrorIs(t, err, flag.ErrHelp)
+	_, text, ok := strings.Cut(help.String(), "  -data-dir DIR\n")
+	require.True(t, ok, help.String())
+	text, _, _ = strings.Cut(text, "\n  -")
+	text = strings.Join(strings.Fields(text), " ")
+
+	dir := t.TempDir()
+	b, err := broker.Start(t.Context(), broker.Config{DataDir: dir, Topics: map[string]int32{"orders": 1}})
+	require.NoError(t, err)
+	t.Cleanup(func() { b.Close() })
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	c, err := wireclient.Dial(ctx, b.Addr(), "help-test")
+	require.NoError(t, err)
+	defer c.Close()
+	create := kmsg.NewPtrCreateTopicsRequest()
+	create.Topics = []kmsg.CreateTopicsRequestTopic{{Topic: "audit", NumPartitions: 1, ReplicationFactor: 1}}
+	resp, err := c.Request(ctx, create)
+	require.NoError(t, err)
+	require.Zero(t, resp.(*kmsg.CreateTopicsResponse).Topics[0].ErrorCode)
+	commit := kmsg.NewPtrOffsetCommitRequest()
+	commit.Version, commit.Group, commit.Generation = 8, "g", -1
+	commit.Topics = []kmsg.OffsetCommitRequestTopic{{Topic: "orders", Partitions: []kmsg.OffsetCommitRequestTopicPartition{{Partition: 0, Offset: 1, LeaderEpoch: -1}}}}
+	resp, err = c.Request(ctx, commit)
+	require.NoError(t, err)
+	require.Zero(t, resp.(*kmsg.OffsetCommitResponse).Topics[0].Partitions[0].ErrorCode)
+	cl, err := kgo.NewClient(kgo.SeedBrokers(b.Addr()), kgo.TransactionalID("help-test"), kgo.DefaultProduceTopic("orders"))
+	require.NoError(t, err)
+	defer cl.Close()
+	require.NoError(t, cl.BeginTransaction())
+	require.NoError(t, cl.ProduceSync(ctx, &kgo.Record{Value: []byte("v")}).FirstErr())
+	require.NoError(t, cl.EndTransaction(ctx, kgo.TryCommit))
+
+	// Each file or directory a data dir holds, by the words the help
+	// uses for its store. A name missing here is a store the help does
+	// not name yet.
+	store := func(rel string) string {
+		switch base := filepath.Base(rel); {
+		case rel == ".lock":
+			return "a lock (.lock)"
+		case rel == "offsets.json", strings.HasPrefix(rel, "offsets.journal."):
+			return "the committed offsets (offsets.json and its journal)"
+		case rel == "topics.json", rel == "topics.journal":
+			return "the topic catalog (topics.json and its journal)"
+		case rel == "logs", regexp.MustCompile(`^logs/[a-z]+-\d+(/\d{20}\.(log|index|timeindex))?$`).MatchString(rel):
+			return "the partition logs"
+		case rel == "logs/producer_ids.json":
+			return "the producer ids"
+		case rel == "logs/checkpoint":
+			return "the log checkpoint (logs/)"
+		case rel == "transactions.log":
+			return "the transaction log (transactions.log)"
+		default:
+			return "unknown: " + base
+		}
+	}
+	seen := map[string]bool{}
+	list := func() {
+		require.NoError(t, filepath.WalkDir(dir, func(path string, _ fs.DirEntry, err error) error {
+			require.NoError(t, err)
+			if rel, _ := filepath.Rel(dir, path); rel != "." {
+				seen[store(rel)] = true
+			}
+			return nil
+		}))
+	}
+	list() // running: the journals
+	require.NoError(t, c.Close())
+	cl.Close()
+	require.NoError(t, b.Close())
+	list() // stopped: what they were folded into
+	stores := slices.Sorted(maps.Keys(seen))
+	require.Equal(t, []string{
+		"a lock (.lock)",
+		"the committed offsets (offsets.json and its journal)",
+		"the log checkpoint (logs/)",
+		"the partition logs",
+		"the producer ids",
+		"the topic catalog (topics.json and its journal)",
+		"the transaction log (transactions.log)",
+	}, stores, "every file the data dir held belongs to a store the help names")
+	for _, s := range stores {
+		require.Contains(t, text, s, "--data-dir's help")
+	}
 }
