@@ -7,6 +7,7 @@ package integration
 import (
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -14,6 +15,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/minibroker/minibroker/internal/testutil"
 )
 
 // readmeSectionText returns the text of the README section under heading
@@ -74,4 +77,58 @@ func holdsGo(t *testing.T, dir string) bool {
 		return nil
 	}))
 	return found
+}
+
+// TestLabsInOneOrder: the labs that make lab runs, the README lists, and
+// docs/design.md section 5 names are the ones `minibroker lab` offers, in
+// its order.
+func TestLabsInOneOrder(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	t.Parallel()
+	binary := labNames(t, testutil.BuildMain(t, "github.com/minibroker/minibroker/cmd/minibroker"))
+
+	makefile, err := os.ReadFile(filepath.Join(repoRoot, "Makefile"))
+	require.NoError(t, err)
+	_, recipe, ok := strings.Cut(string(makefile), "\nlab: ")
+	require.True(t, ok, "the Makefile has a lab target")
+	recipe, _, _ = strings.Cut(recipe, "\n\n")
+	var made []string
+	for _, m := range regexp.MustCompile(`(?m)^\t\$\(BIN\)/minibroker lab (\S+)$`).FindAllStringSubmatch(recipe, -1) {
+		made = append(made, m[1])
+	}
+
+	var listed []string
+	for _, m := range regexp.MustCompile(`(?m)^\./bin/minibroker lab (\S+) +#`).FindAllStringSubmatch(readmeSectionText(t, "The chapter's experiments"), -1) {
+		if !slices.Contains(listed, m[1]) { // the --broker example repeats one
+			listed = append(listed, m[1])
+		}
+	}
+
+	design, err := os.ReadFile(filepath.Join(repoRoot, "docs/design.md"))
+	require.NoError(t, err)
+	_, sentence, ok := strings.Cut(string(design), "The labs, in the order")
+	require.True(t, ok, "docs/design.md section 5 lists the labs")
+	_, sentence, _ = strings.Cut(sentence, ":")
+	sentence, _, _ = strings.Cut(sentence, ".\n")
+	var designed []string
+	for _, m := range regexp.MustCompile("`([a-z0-9][a-z0-9-]*)`").FindAllStringSubmatch(sentence, -1) {
+		designed = append(designed, m[1])
+	}
+
+	require.Len(t, binary, 10)
+	require.Equal(t, binary, made, "make lab")
+	require.Equal(t, binary, listed, "README.md, The chapter's experiments")
+	require.Equal(t, binary, designed, "docs/design.md section 5")
+}
+
+// labNames returns the labs `minibroker lab` offers, in its order: its
+// usage line's NAME|NAME|... .
+func labNames(t *testing.T, bin string) []string {
+	t.Helper()
+	out, _ := exec.Command(bin, "lab").CombinedOutput() // no name: usage, status 2
+	m := regexp.MustCompile(`(?m)^usage: minibroker lab ([a-z0-9|-]+) `).FindSubmatch(out)
+	require.NotNil(t, m, "minibroker lab's usage:\n%s", out)
+	return strings.Split(string(m[1]), "|")
 }

@@ -454,10 +454,10 @@ func TestReadmeWalkThrough(t *testing.T) {
 
 	// The tools against the same broker, twice: in each round the labs at
 	// once, then minicompare.
-	var labNames []string
-	for _, l := range labs {
+	var brokerLabs []string
+	for _, l := range labNames(t, minibroker) {
 		if l != "expiry" { // no --broker form
-			labNames = append(labNames, l)
+			brokerLabs = append(brokerLabs, l)
 		}
 	}
 	for round := range 2 {
@@ -465,8 +465,8 @@ func TestReadmeWalkThrough(t *testing.T) {
 		results := make([]struct {
 			out  string
 			code int
-		}, len(labNames)+1)
-		for i, name := range labNames {
+		}, len(brokerLabs)+1)
+		for i, name := range brokerLabs {
 			wg.Go(func() {
 				ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 				defer cancel()
@@ -483,11 +483,11 @@ func TestReadmeWalkThrough(t *testing.T) {
 		ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 		o, err := exec.CommandContext(ctx, minicompare, "--broker", b.Kafka).CombinedOutput()
 		cancel()
-		results[len(labNames)].out, results[len(labNames)].code = string(o), exitCode(err)
+		results[len(brokerLabs)].out, results[len(brokerLabs)].code = string(o), exitCode(err)
 		for i, r := range results {
 			what := "minicompare"
-			if i < len(labNames) {
-				what = "lab " + labNames[i]
+			if i < len(brokerLabs) {
+				what = "lab " + brokerLabs[i]
 			}
 			require.Zero(t, r.code, "round %d, %s:\n%s", round+1, what, r.out)
 			require.Regexp(t, `(stay on the broker \(every run of lab shares them\).*|deleted topics .+ of run [0-9a-z]+\.)\n$`, r.out, what)
