@@ -132,3 +132,24 @@ func labNames(t *testing.T, bin string) []string {
 	require.NotNil(t, m, "minibroker lab's usage:\n%s", out)
 	return strings.Split(string(m[1]), "|")
 }
+
+// TestGoVersionAgrees: the Go the README says a user needs is the one
+// go.mod asks for at least: README "Go 1.26" is go.mod's "go 1.26.0", in
+// the module and in the embedding example's module. A go line with a
+// later patch would make an older 1.26 toolchain refuse to build (or
+// fetch another toolchain) while the README says it is enough.
+func TestGoVersionAgrees(t *testing.T) {
+	t.Parallel()
+	m := regexp.MustCompile(`with Go (\d+\.\d+) \(any (\d+\.\d+) release: ` + "`go.mod`" + ` asks for\s+(\d+\.\d+\.\d+) at least\)`).FindStringSubmatch(readmeSectionText(t, "Set up"))
+	require.NotNil(t, m, "README.md's Set up names the Go it needs")
+	require.Equal(t, m[1], m[2])
+	require.Equal(t, m[1]+".0", m[3], "the README's minimum is the first release of the Go it names")
+	for _, mod := range []string{"go.mod", "examples/embedded/go.mod"} {
+		data, err := os.ReadFile(filepath.Join(repoRoot, mod))
+		require.NoError(t, err)
+		goLine := regexp.MustCompile(`(?m)^go (\S+)$`).FindSubmatch(data)
+		require.NotNil(t, goLine, mod)
+		require.Equal(t, m[3], string(goLine[1]), "%s's go line", mod)
+		require.NotRegexp(t, `(?m)^toolchain `, string(data), "%s names no toolchain beyond its go line", mod)
+	}
+}
