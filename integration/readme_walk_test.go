@@ -99,7 +99,7 @@ func readmeTextAfter(t *testing.T, marker string) readmeBlock {
 
 // instanceID matches the part of a client id (and so of a member id) that
 // is an example's instance: its start time in base 36.
-var instanceID = regexp.MustCompile(`\b(hello-group|process-and-commit)-[0-9a-z]{8}\b`)
+var instanceID = regexp.MustCompile(`\b(hello-group|process-and-commit|quiet-members|exactly-once)-[0-9a-z]{8}\b`)
 
 // sameInstances replaces every instance id with ID, so that a transcript
 // from another run compares equal.
