@@ -96,26 +96,41 @@ func Start(ctx context.Context, cfg Config) (_ *Broker, err error) {
 		}
 	}()
 
-	// The addresses come first: a broker that cannot have them makes
-	// nothing on disk, so a second start on a port in use leaves no data
-	// dir behind.
+	// The lock comes before anything in the data directory is opened,
+	// read or repaired, and is released only after every store has
+	// closed. A directory that exists is locked before the listeners are
+	// bound, so that a second broker on it is told whose it is, whatever
+	// address it asks for; one that does not is made only once they are
+	// bound, so that a start on an address in use leaves no data dir
+	// behind.
+	lockDir := func() error {
+		lock, err := datadir.Lock(b.dataDir)
+		if err != nil {
+			return err
+		}
+		b.lock = lock
+		cleanup = append(cleanup, lock.Release)
+		return nil
+	}
+	if b.dataDir != "" {
+		if _, err := os.Stat(b.dataDir); err == nil {
+			if err := lockDir(); err != nil {
+				return nil, err
+			}
+		}
+	}
 	lns, err := listen(cfg)
 	if err != nil {
 		return nil, err
 	}
 	cleanup = append(cleanup, lns.close)
-	if b.dataDir != "" {
-		// The lock comes before anything in the directory is opened, read
-		// or repaired, and is released only after every store has closed.
+	if b.dataDir != "" && b.lock == nil {
 		if err := os.MkdirAll(b.dataDir, 0o755); err != nil {
 			return nil, fmt.Errorf("data dir: %w", err)
 		}
-		lock, err := datadir.Lock(b.dataDir)
-		if err != nil {
+		if err := lockDir(); err != nil {
 			return nil, err
 		}
-		b.lock = lock
-		cleanup = append(cleanup, lock.Release)
 	}
 	b.clock = clock.System{}
 	expiry := cmp.Or(cfg.ExpiryInterval, DefaultExpiryInterval)
