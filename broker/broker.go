@@ -225,8 +225,10 @@ type ListenError struct {
 	Err   error
 }
 
+// Error names the field, the address and net.Listen's error.
 func (e *ListenError) Error() string { return fmt.Sprintf("broker: %s %s: %v", e.Field, e.Addr, e.Err) }
 
+// Unwrap returns net.Listen's error.
 func (e *ListenError) Unwrap() error { return e.Err }
 
 // listeners are a broker's bound addresses, not yet served.
