@@ -55,7 +55,7 @@ func readmeRuns(t *testing.T, section string) []readmeRun {
 // replay": the example copies them and says what it committed; the
 // read_committed kcat reader (the README's line, with this broker's
 // address) prints the README's eight values; an instance that crashes
-// inside its transaction leaves three writes behind an abort marker, and
+// inside its transaction leaves its write behind an abort marker, and
 // another instance copies the eight new records once its session has
 // ended; the reader then finds all sixteen, each once.
 func TestReadmeExactlyOnce(t *testing.T) {
@@ -84,7 +84,7 @@ func TestReadmeExactlyOnce(t *testing.T) {
 		"go run ./examples/exactly-once --count 8",
 		reader,
 		"go run ./examples/process-and-commit/produce --count 8 --prefix more",
-		"go run ./examples/exactly-once --crash-after 3 --session-timeout 3s",
+		"go run ./examples/exactly-once --crash-after 1 --session-timeout 3s",
 		"go run ./examples/exactly-once --count 8",
 	}, texts)
 	goRun := func(r readmeRun) (string, int) {
@@ -136,7 +136,7 @@ func TestReadmeExactlyOnce(t *testing.T) {
 
 	// The reader again: sixteen values, each once, once the crashed
 	// transaction is aborted (about a session timeout after the crash);
-	// a read_uncommitted reader also finds its three writes.
+	// a read_uncommitted reader also finds its write.
 	all := slices.Sorted(slices.Values(append(values("MORE", 8), values("RECORD", 8)...)))
 	testutil.Eventually(t, 30*time.Second, func() string {
 		if got := read(runs[1].command.text); got != strings.Join(all, "\n")+"\n" {

@@ -30,7 +30,8 @@
 // left open is aborted about as soon, and read_committed readers of --to
 // no longer stop before it. --crash-after N shows it: the process exits
 // at once, as kill -9 would, after writing its N-th output record inside
-// a transaction it never ends.
+// a transaction it never ends (--crash-after 1 always dies in its first
+// transaction; a larger N may commit a poll that brought fewer first).
 package main
 
 import (
@@ -142,7 +143,7 @@ func run(ctx context.Context, cfg config, out io.Writer) error {
 				if err := sess.Client().Flush(ctx); err != nil {
 					return err
 				}
-				fmt.Fprintf(out, "crashing after writing %d records, inside a transaction it never ends\n", written)
+				fmt.Fprintf(out, "crashing after writing %s, inside a transaction it never ends\n", records(written))
 				cfg.crash()
 				return errCrashed
 			}
@@ -160,4 +161,12 @@ func run(ctx context.Context, cfg config, out io.Writer) error {
 	}
 	fmt.Fprintf(out, "copied %d records, as --count %d asked\n", done, cfg.count)
 	return nil
+}
+
+// records is "1 record" or "n records".
+func records(n int) string {
+	if n == 1 {
+		return "1 record"
+	}
+	return strconv.Itoa(n) + " records"
 }
