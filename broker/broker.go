@@ -96,18 +96,46 @@ func Start(ctx context.Context, cfg Config) (_ *Broker, err error) {
 		}
 	}()
 
-	if b.dataDir != "" {
-		// The lock comes before anything in the directory is opened, read
-		// or repaired, and is released only after every store has closed.
-		if err := os.MkdirAll(b.dataDir, 0o755); err != nil {
-			return nil, fmt.Errorf("data dir: %w", err)
-		}
+	// The lock comes before anything in the data directory is opened,
+	// read or repaired, and is released only after every store has
+	// closed. A directory that exists is locked before the listeners are
+	// bound, so that a second broker on it is told whose it is, whatever
+	// address it asks for; one that does not is made only once they are
+	// bound, so that a start on an address in use leaves no data dir
+	// behind.
+	lockDir := func() error {
 		lock, err := datadir.Lock(b.dataDir)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		b.lock = lock
 		cleanup = append(cleanup, lock.Release)
+		return nil
+	}
+	if b.dataDir != "" {
+		if _, err := os.Stat(b.dataDir); err == nil {
+			if err := lockDir(); err != nil {
+				return nil, err
+			}
+		}
+	}
+	lns, err := listen(cfg)
+	if err != nil {
+		return nil, err
+	}
+	cleanup = append(cleanup, lns.close)
+	if lns.admin != nil {
+		// The Kafka server names it to a client that speaks HTTP to the
+		// Kafka port.
+		b.adminAddr = lns.admin.Addr().String()
+	}
+	if b.dataDir != "" && b.lock == nil {
+		if err := os.MkdirAll(b.dataDir, 0o755); err != nil {
+			return nil, fmt.Errorf("data dir: %w", err)
+		}
+		if err := lockDir(); err != nil {
+			return nil, err
+		}
 	}
 	b.clock = clock.System{}
 	expiry := cmp.Or(cfg.ExpiryInterval, DefaultExpiryInterval)
@@ -161,18 +189,6 @@ func Start(ctx context.Context, cfg Config) (_ *Broker, err error) {
 	if recorder != nil {
 		recorder.Metrics().WatchTransactions(b.txns.Stats)
 	}
-	// The admin listener is bound before the Kafka server is made, which
-	// names its address to a client that speaks HTTP to the Kafka port,
-	// and before the Kafka listener, so that a broker whose admin address
-	// is taken never accepts a Kafka connection.
-	var adminLn net.Listener
-	if recorder != nil {
-		if adminLn, err = net.Listen("tcp", cfg.Admin); err != nil {
-			return nil, fmt.Errorf("admin: %w", err)
-		}
-		cleanup = append(cleanup, adminLn.Close)
-		b.adminAddr = adminLn.Addr().String()
-	}
 	srvCfg := server.Config{
 		Coordinator: b.coord, Catalog: b.catalog, Log: b.log, Logger: b.logger, Settings: cfg.ServerSettings,
 		Advertise: cfg.Advertise, AutoCreateTopics: !cfg.NoAutoCreateTopics, ExpiryInterval: expiry,
@@ -202,22 +218,71 @@ func Start(ctx context.Context, cfg Config) (_ *Broker, err error) {
 			return nil, err
 		}
 	}
-	if err = b.serve(ctx, cfg, srv, adm, adminLn); err != nil {
-		return nil, err
-	}
+	b.serve(ctx, cfg, lns, srv, adm)
 	return b, nil
 }
 
-// serve binds the Kafka listener and starts serving it and, when adm is
-// set, the admin API on adminLn.
-func (b *Broker) serve(ctx context.Context, cfg Config, srv *server.Server, adm *admin.Server, adminLn net.Listener) error {
-	listen := cfg.Listen
-	if listen == "" {
-		listen = DefaultListen
+// ListenError is what Start returns when it cannot bind a listener.
+// Field names the Config field that holds the address, Listen (the Kafka
+// listener) or Admin, so that a caller can name its own setting for it;
+// Err is net.Listen's error (errors.Is(err, syscall.EADDRINUSE) when
+// another process holds the address).
+type ListenError struct {
+	Field string // "Listen" or "Admin"
+	Addr  string // the address asked for
+	Err   error
+}
+
+// Error names the field, the address and net.Listen's error.
+func (e *ListenError) Error() string { return fmt.Sprintf("broker: %s %s: %v", e.Field, e.Addr, e.Err) }
+
+// Unwrap returns net.Listen's error.
+func (e *ListenError) Unwrap() error { return e.Err }
+
+// listeners are a broker's bound addresses, not yet served.
+type listeners struct {
+	kafka, admin net.Listener // admin nil when off
+}
+
+// listen binds the admin listener, if any, then the Kafka one, so that a
+// broker whose admin address is taken never accepts a Kafka connection.
+// Nothing is accepted until serve.
+func listen(cfg Config) (*listeners, error) {
+	var lns listeners
+	if cfg.Admin != "" {
+		ln, err := net.Listen("tcp", cfg.Admin)
+		if err != nil {
+			return nil, &ListenError{Field: "Admin", Addr: cfg.Admin, Err: err}
+		}
+		lns.admin = ln
 	}
-	ln, err := net.Listen("tcp", listen)
+	addr := cmp.Or(cfg.Listen, DefaultListen)
+	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		return err
+		_ = lns.close()
+		return nil, &ListenError{Field: "Listen", Addr: addr, Err: err}
+	}
+	lns.kafka = ln
+	return &lns, nil
+}
+
+// close closes the listeners a failed start bound; Serve closes them
+// once serving.
+func (l *listeners) close() error {
+	var errs []error
+	for _, ln := range []net.Listener{l.admin, l.kafka} {
+		if ln != nil {
+			errs = append(errs, ln.Close())
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// serve starts serving on the listeners Start bound; it cannot fail.
+func (b *Broker) serve(ctx context.Context, cfg Config, lns *listeners, srv *server.Server, adm *admin.Server) {
+	ln, adminLn := lns.kafka, lns.admin
+	if adminLn != nil {
+		b.adminAddr = adminLn.Addr().String()
 	}
 	b.addr = ln.Addr().String()
 	if cfg.TLS == nil && plaintextExposed(ln.Addr()) {
@@ -270,7 +335,6 @@ func (b *Broker) serve(ctx context.Context, cfg Config, srv *server.Server, adm 
 	}
 	b.logger.Info("minibroker ready", "addr", b.addr, "data_dir", b.dataDir, "clock", kind,
 		"topics", len(b.catalog.List()), "tls", cfg.TLS != nil, "sasl_users", len(cfg.SASLUsers))
-	return nil
 }
 
 // plaintextExposed reports whether a plaintext listener bound to addr can

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
 	"time"
 
@@ -240,7 +241,7 @@ func TestStartFailuresLeaveNothingBehind(t *testing.T) {
 	}{
 		{"invalid config", Config{Advertise: "nohost"}, "Advertise must be HOST:PORT"}, // the rest in TestConfigValidate
 		{"listen taken", Config{Listen: taken.Addr().String()}, "address already in use"},
-		{"admin taken", Config{Admin: taken.Addr().String()}, "admin"},
+		{"admin taken", Config{Admin: taken.Addr().String()}, "broker: Admin " + taken.Addr().String()},
 		{"corrupt offsets", Config{DataDir: corrupt}, "corrupt offsets file"},
 		{"bad topic name", Config{Topics: map[string]int32{"a b": 1}}, "invalid topic name"},
 	}
@@ -344,4 +345,36 @@ func readDir(t *testing.T, dir string) map[string]string {
 		return err
 	}))
 	return out
+}
+
+// TestStartOnATakenAddressMakesNothing: a listener address another
+// process holds stops the start before the data dir is made, with a
+// ListenError naming the Config field and wrapping EADDRINUSE.
+func TestStartOnATakenAddressMakesNothing(t *testing.T) {
+	t.Parallel()
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	t.Cleanup(func() { taken.Close() })
+	for _, tc := range []struct {
+		field string
+		cfg   Config
+	}{
+		{"Listen", Config{Listen: taken.Addr().String()}},
+		{"Admin", Config{Admin: taken.Addr().String()}},
+	} {
+		t.Run(tc.field, func(t *testing.T) {
+			t.Parallel()
+			dir := filepath.Join(t.TempDir(), "data")
+			tc.cfg.DataDir = dir
+			b, err := Start(t.Context(), tc.cfg)
+			require.Nil(t, b)
+			var le *ListenError
+			require.ErrorAs(t, err, &le)
+			require.Equal(t, tc.field, le.Field)
+			require.Equal(t, taken.Addr().String(), le.Addr)
+			require.ErrorIs(t, err, syscall.EADDRINUSE)
+			require.Equal(t, "broker: "+tc.field+" "+taken.Addr().String()+": listen tcp "+taken.Addr().String()+": bind: address already in use", err.Error())
+			require.NoDirExists(t, dir)
+		})
+	}
 }

@@ -56,7 +56,7 @@ type Config struct {
 	// and the transaction log, behind an exclusive lock. Empty keeps
 	// everything in memory: nothing survives Close (the command's default
 	// is ./minibroker-data, and it refuses an empty one).
-	DataDir string `flag:"data-dir" arg:"DIR" help:"DIR for offsets.json and topics.json"`
+	DataDir string `flag:"data-dir" arg:"DIR" help:"DIR holding, behind a lock (.lock), the committed offsets (offsets.json and its journal), the topic catalog (topics.json and its journal), the partition logs with the producer ids and the log checkpoint (logs/) and the transaction log (transactions.log)"`
 	// Topics are created at start unless they exist; an existing topic
 	// keeps its partition count (logged at Warn when it differs).
 	Topics map[string]int32

@@ -50,7 +50,7 @@ type request struct {
 	*peer // who sent it: one per connection, shared by its requests
 
 	ctx      context.Context
-	logger   *slog.Logger
+	logger   *slog.Logger // connLogger's: it carries "remote" already
 	clientID string
 	key      kmsg.Key
 	version  int16
@@ -123,6 +123,14 @@ func (r *request) setCode(field *int16, code int16) {
 	}
 }
 
+// connLogger is the logger of one connection and of every request on
+// it: base with the connection's remote address. Its records carry
+// "remote" already, so a log call through it never adds the key again
+// (the text handler would print it twice).
+func connLogger(base *slog.Logger, remote string) *slog.Logger {
+	return base.With("remote", remote)
+}
+
 // serveConn reads, handles and answers requests on conn one at a time
 // until the peer closes, breaks the protocol, idles past IdleTimeout,
 // stalls inside a frame or a write past FrameReadTimeout, or the server
@@ -132,7 +140,7 @@ func (r *request) setCode(field *int16, code int16) {
 // stack, and closes only this connection. With Config.TLS, the TLS
 // handshake comes first.
 func (s *Server) serveConn(ctx context.Context, conn net.Conn, remote string) {
-	logger := s.logger.With("remote", remote)
+	logger := connLogger(s.logger, remote)
 	defer func() {
 		if v := recover(); v != nil {
 			logger.Error("handler panic, closing connection", "err", v, "stack", string(debug.Stack()))

@@ -64,6 +64,13 @@ func newEnv(t *testing.T) *env {
 func newEnvWith(t *testing.T, opts envOptions) *env {
 	t.Helper()
 	e := &env{t: t, store: offsets.NewMemory(), logs: testutil.NewLogRecorder(nil, nil)}
+	t.Cleanup(func() { // a key given twice is printed twice
+		for _, r := range e.logs.Records() {
+			if len(r.Repeated) > 0 {
+				t.Errorf("log record %q repeats %v: %v", r.Message, r.Repeated, r.Attrs)
+			}
+		}
+	})
 	seed := opts.topics
 	if seed == nil {
 		seed = map[string]int32{"orders": 4, "payments": 1}
@@ -98,7 +105,8 @@ const envPort = 39092
 
 // req returns the per-request context a connection would build.
 func (e *env) req(clientID string, version int16) *request {
-	return &request{ctx: e.t.Context(), logger: e.srv.logger, clientID: clientID, peer: &peer{remote: "127.0.0.1:40000", host: "/127.0.0.1"}, version: version}
+	const remote = "127.0.0.1:40000"
+	return &request{ctx: e.t.Context(), logger: connLogger(e.srv.logger, remote), clientID: clientID, peer: &peer{remote: remote, host: "/127.0.0.1"}, version: version}
 }
 
 // serve runs Serve on a loopback listener and returns its address. Cleanup

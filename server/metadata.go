@@ -105,7 +105,7 @@ func (s *Server) autoCreateTopic(r *request, name string) (catalog.Topic, error)
 	switch {
 	case err == nil:
 		r.logger.Warn("topic created on first use: a request named a topic that did not exist (is it a typo? --auto-create-topics=false turns this off)",
-			"topic", name, "partitions", t.Partitions, "client", r.clientID, "remote", r.remote)
+			"topic", name, "partitions", t.Partitions, "client", r.clientID)
 		s.observer.TopicNoticed(TopicEvent{Kind: TopicAutoCreated, Topic: name, ClientID: r.clientID, Host: r.host, Partitions: t.Partitions})
 		return t, nil
 	case errors.Is(err, catalog.ErrTopicExists): // created meanwhile

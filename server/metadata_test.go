@@ -2,12 +2,17 @@ package server
 
 import (
 	"fmt"
+	"log/slog"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/minibroker/minibroker/internal/testutil"
+	"github.com/minibroker/minibroker/testkit/wiretest"
 )
 
 func metadataRequest(version int16, topics []string) *kmsg.MetadataRequest {
@@ -148,4 +153,33 @@ func TestMetadataAutoCreatesTopics(t *testing.T) {
 	req = metadataRequest(3, []string{"fresh"}) // v3: every request allows it
 	resp = call[*kmsg.MetadataResponse](off, "p", req)
 	assert.Equal(t, kerr.UnknownTopicOrPartition.Code, resp.Topics[0].ErrorCode, "the broker does not auto-create")
+}
+
+// TestMetadataAutoCreateWarningLine: the Warn line of a topic created on
+// first use, as the broker's text log prints it over a real connection:
+// the topic, its partitions, the client id, and the connection's remote
+// address once (the connection's logger carries it; the line does not
+// add it again).
+func TestMetadataAutoCreateWarningLine(t *testing.T) {
+	t.Parallel()
+	var out testutil.Buffer
+	e := newEnvWith(t, envOptions{config: func(cfg *Config) {
+		cfg.AutoCreateTopics, cfg.DefaultPartitions = true, 2
+		cfg.Logger = slog.New(slog.NewTextHandler(&out, nil))
+	}})
+	c := wiretest.Dial(t, e.serve(), "rdkafka")
+	req := metadataRequest(12, []string{"ordesr"})
+	req.AllowAutoTopicCreation = true
+	resp := wiretest.Do[*kmsg.MetadataResponse](t, c, req)
+	require.Zero(t, resp.Topics[0].ErrorCode)
+
+	var line string
+	for l := range strings.Lines(out.String()) {
+		if strings.Contains(l, `msg="topic created on first use`) {
+			require.Empty(t, line, "one line:\n%s", out.String())
+			line = l
+		}
+	}
+	require.Regexp(t, `^time=\S+ level=WARN msg="topic created on first use: [^"]+" remote=127\.0\.0\.1:\d+ topic=ordesr partitions=2 client=rdkafka\n$`, line)
+	require.Equal(t, 1, strings.Count(line, "remote="), line)
 }

@@ -171,6 +171,7 @@ func TestObserverFencingRejections(t *testing.T) {
 		require.Equal(t, map[string]string{
 			"group": w.Group, "member": w.MemberID, "api": w.API,
 			"generation": strconv.Itoa(int(w.Generation)), "code": CodeName(w.Code), "reason": w.Reason,
+			"remote": "127.0.0.1:40000", // the connection's logger's
 		}, logs[i].Attrs)
 	}
 }

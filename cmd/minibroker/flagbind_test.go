@@ -210,7 +210,7 @@ func TestServeHelpListsEveryTaggedField(t *testing.T) {
 	_, err := parseServeFlags([]string{"-h"}, &help)
 	require.ErrorIs(t, err, flag.ErrHelp)
 	tagged := taggedFlags(reflect.TypeOf(broker.Config{}))
-	require.Len(t, tagged, 32, "the settings with a flag")
+	require.Len(t, tagged, 33, "the settings with a flag")
 	listed := regexp.MustCompile(`(?m)^  -([a-z-]+)`).FindAllStringSubmatch(help.String(), -1)
 	var names []string
 	for _, m := range listed {

@@ -1,6 +1,6 @@
 module example.com/embedded
 
-go 1.26.8
+go 1.26.0
 
 require (
 	github.com/minibroker/minibroker v0.0.0

@@ -17,7 +17,21 @@
 // on stdout. Flags: --broker (default 127.0.0.1:9092), --group (default
 // exactly-once), --from (default orders), --to (default orders-upper),
 // --id (the transactional id, default exactly-once-<pid>), --count N
-// (stop after committing N records; default 0: run until Ctrl-C).
+// (commit N records, then stop; default 0: run until Ctrl-C),
+// --session-timeout (default 10s: how soon the broker's expiry step
+// removes a crashed instance, and how long one of its transactions may
+// stay open), --crash-after N (default 0: never).
+//
+// A crashed instance keeps its partitions until its session ends: the
+// broker learns of a death only when the lease runs out (the chapter's
+// expiry step), so another instance takes them over one session timeout
+// later. Its transactions time out with its session (kgo advises a
+// transaction timeout no longer than the session), so the transaction it
+// left open is aborted about as soon, and read_committed readers of --to
+// no longer stop before it. --crash-after N shows it: the process exits
+// at once, as kill -9 would, after writing its N-th output record inside
+// a transaction it never ends (--crash-after 1 always dies in its first
+// transaction; a larger N may commit a poll that brought fewer first).
 package main
 
 import (
@@ -29,6 +43,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -38,13 +53,23 @@ import (
 
 // config is one run's settings.
 type config struct {
-	brokers  []string
-	group    string
-	from, to string
-	id       string
-	count    int // committed records to stop after; 0 never stops
-	opts     []kgo.Opt
+	brokers    []string
+	group      string
+	from, to   string
+	id         string
+	count      int           // committed records to stop after; 0 never stops
+	session    time.Duration // session and transaction timeout; 0: kgo's defaults
+	crashAfter int           // output records; 0 never crashes
+	// crash ends the process as kill -9 would: the open transaction is
+	// neither committed nor aborted, and nothing is said to the broker.
+	// Default os.Exit(3).
+	crash func()
+	opts  []kgo.Opt
 }
+
+// errCrashed is what run returns after --crash-after when crash returns
+// (tests); a real run has exited by then.
+var errCrashed = errors.New("crashed on purpose, inside an open transaction")
 
 func main() {
 	brokers := flag.String("broker", "127.0.0.1:9092", "minibroker address, HOST:PORT (a comma-separated list for several seeds)")
@@ -52,33 +77,55 @@ func main() {
 	from := flag.String("from", "orders", "topic to read")
 	to := flag.String("to", "orders-upper", "topic to write (created on first use)")
 	id := flag.String("id", fmt.Sprintf("exactly-once-%d", os.Getpid()), "transactional id")
-	count := flag.Int("count", 0, "stop after committing this many records (0: run until interrupted)")
+	count := flag.Int("count", 0, "commit this many records, then stop (0: run until interrupted)")
+	session := flag.Duration("session-timeout", 10*time.Second, "session timeout, and the timeout of each transaction: how long the broker keeps a silent member and its open transaction; a duration with a unit: 10s, 3s")
+	crashAfter := flag.Int("crash-after", 0, "exit at once, inside an open transaction, after writing this many output records (0: never)")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	cfg := config{brokers: strings.Split(*brokers, ","), group: *group, from: *from, to: *to, id: *id, count: *count}
+	cfg := config{
+		brokers: strings.Split(*brokers, ","), group: *group, from: *from, to: *to, id: *id,
+		count: *count, session: *session, crashAfter: *crashAfter, crash: func() { os.Exit(3) },
+	}
 	if err := run(ctx, cfg, os.Stdout); err != nil && !errors.Is(err, context.Canceled) {
 		fmt.Fprintln(os.Stderr, "exactly-once:", err)
 		os.Exit(1)
 	}
 }
 
-// run copies records in transactions until ctx is done or count records
-// are committed.
+// run copies records in transactions until ctx is done, count records
+// are committed, or the crash.
 func run(ctx context.Context, cfg config, out io.Writer) error {
-	sess, err := kgo.NewGroupTransactSession(append([]kgo.Opt{
-		kgo.SeedBrokers(cfg.brokers...), kgo.TransactionalID(cfg.id),
+	opts := []kgo.Opt{
+		kgo.SeedBrokers(cfg.brokers...),
+		// One client id per instance (its start time in base 36): member
+		// ids start with it, and the live page tells instances apart.
+		kgo.ClientID("exactly-once-" + strconv.FormatInt(time.Now().UnixMilli(), 36)),
+		kgo.TransactionalID(cfg.id),
 		kgo.ConsumerGroup(cfg.group), kgo.ConsumeTopics(cfg.from),
 		kgo.FetchIsolationLevel(kgo.ReadCommitted()), kgo.AllowAutoTopicCreation(),
 		kgo.TransactionTimeout(30 * time.Second),
-	}, cfg.opts...)...)
+	}
+	if cfg.session > 0 {
+		opts = append(opts, kgo.SessionTimeout(cfg.session), kgo.HeartbeatInterval(min(3*time.Second, cfg.session/3)),
+			kgo.TransactionTimeout(cfg.session))
+	}
+	sess, err := kgo.NewGroupTransactSession(append(opts, cfg.opts...)...)
 	if err != nil {
 		return err
 	}
 	defer sess.Close()
-	done := 0
+	done, written := 0, 0
 	for cfg.count == 0 || done < cfg.count {
-		fs := sess.PollFetches(ctx)
+		// With --count, poll no more than is left: a transaction commits
+		// the offsets of every record polled, so a larger poll would
+		// commit more than was asked for.
+		var fs kgo.Fetches
+		if cfg.count > 0 {
+			fs = sess.PollRecords(ctx, cfg.count-done)
+		} else {
+			fs = sess.PollFetches(ctx)
+		}
 		if err := ctx.Err(); err != nil {
 			return err
 		}
@@ -88,9 +135,19 @@ func run(ctx context.Context, cfg config, out io.Writer) error {
 		if err := sess.Begin(); err != nil {
 			return err
 		}
-		fs.EachRecord(func(r *kgo.Record) {
+		for _, r := range fs.Records() {
 			sess.Produce(ctx, &kgo.Record{Topic: cfg.to, Key: r.Key, Value: bytes.ToUpper(r.Value)}, nil)
-		})
+			if written++; cfg.crashAfter > 0 && written == cfg.crashAfter {
+				// The writes reach the log, as those of a process killed
+				// after they were sent would; the transaction stays open.
+				if err := sess.Client().Flush(ctx); err != nil {
+					return err
+				}
+				fmt.Fprintf(out, "crashing after writing %s, inside a transaction it never ends\n", records(written))
+				cfg.crash()
+				return errCrashed
+			}
+		}
 		committed, err := sess.End(ctx, kgo.TryCommit)
 		if err != nil {
 			return err
@@ -102,5 +159,14 @@ func run(ctx context.Context, cfg config, out io.Writer) error {
 			fmt.Fprintf(out, "aborted %d records: the group moved on; they will be read again by their owner\n", fs.NumRecords())
 		}
 	}
+	fmt.Fprintf(out, "copied %d records, as --count %d asked\n", done, cfg.count)
 	return nil
+}
+
+// records is "1 record" or "n records".
+func records(n int) string {
+	if n == 1 {
+		return "1 record"
+	}
+	return strconv.Itoa(n) + " records"
 }

@@ -11,8 +11,10 @@
 //
 //	go run ./examples/quiet-members --broker 127.0.0.1:9093
 //
-// It prints each member as it joins, "member quiet-000001 generation 1
-// session 100ms", then waits. Ctrl-C exits without leaving the group:
+// It prints each member as it joins, "member
+// quiet-members-mx54kzp2-000001 generation 1 session 100ms" (the member id
+// starts with its client id: the program's name and its start time in
+// base 36, so each run's members are its own), then waits. Ctrl-C exits without leaving the group:
 // the members stay until the broker's expiry step removes them.
 //
 // Flags: --broker (default 127.0.0.1:9092), --group (default exercise3),
@@ -28,6 +30,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strconv"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -66,7 +69,10 @@ type config struct {
 // join and sync, and prints each. It returns the client they spoke
 // through; closing it sends nothing to the group.
 func join(ctx context.Context, cfg config, out io.Writer) (*kgo.Client, error) {
-	cl, err := kgo.NewClient(kgo.SeedBrokers(cfg.broker), kgo.ClientID("quiet"))
+	cl, err := kgo.NewClient(kgo.SeedBrokers(cfg.broker),
+		// One client id per instance (its start time in base 36): member
+		// ids start with it, and the live page tells instances apart.
+		kgo.ClientID("quiet-members-"+strconv.FormatInt(time.Now().UnixMilli(), 36)))
 	if err != nil {
 		return nil, err
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"regexp"
 	"testing"
 	"time"
 
@@ -27,7 +28,12 @@ func TestQuietMembersExpireAfterTheirSession(t *testing.T) {
 	cl, err := join(ctx, config{b.Addr(), "exercise3", "orders", 2, 100 * time.Millisecond}, &out)
 	require.NoError(t, err)
 	defer cl.Close()
-	require.Equal(t, "member quiet-000001 generation 1 session 100ms\nmember quiet-000002 generation 2 session 100ms\n", out.String())
+	// The members' ids start with this run's client id: the program's
+	// name and its start time in base 36.
+	m := regexp.MustCompile(`^member (quiet-members-[0-9a-z]+)-000001 generation 1 session 100ms\nmember (quiet-members-[0-9a-z]+)-000002 generation 2 session 100ms\n$`).FindStringSubmatch(out.String())
+	require.NotNil(t, m, out.String())
+	require.Equal(t, m[1], m[2], "one client id for the run's members")
+	id := m[1]
 
 	_, err = b.Advance(100 * time.Millisecond)
 	require.NoError(t, err)
@@ -37,7 +43,7 @@ func TestQuietMembersExpireAfterTheirSession(t *testing.T) {
 	_, err = b.Advance(time.Millisecond)
 	require.NoError(t, err)
 	expired = b.Expire()
-	require.Equal(t, []coordinator.Expired{{Group: "exercise3", MemberID: "quiet-000001"}, {Group: "exercise3", MemberID: "quiet-000002"}}, expired)
+	require.Equal(t, []coordinator.Expired{{Group: "exercise3", MemberID: id + "-000001"}, {Group: "exercise3", MemberID: id + "-000002"}}, expired)
 	v, ok := b.Coordinator().Describe("exercise3")
 	require.True(t, ok)
 	require.Equal(t, int32(3), v.Generation, "one rebalance for both")

@@ -42,6 +42,7 @@ import (
 	"os"
 	"os/signal"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -78,11 +79,15 @@ func main() {
 // run runs the demo against the broker at addr, writing every line to out,
 // and returns once the last consumer has closed.
 func run(ctx context.Context, addr string, out io.Writer) error {
-	partitions, err := partitionCount(ctx, addr)
+	// This run's client ids start with its name and its start time in
+	// base 36: member ids start with them, so the live page tells runs
+	// apart, and within a run they sort as the consumers' names do.
+	instance := "three-consumers-" + strconv.FormatInt(time.Now().UnixMilli(), 36)
+	partitions, err := partitionCount(ctx, addr, instance)
 	if err != nil {
 		return err
 	}
-	d := &demo{out: out, partitions: partitions, changed: make(chan struct{}, 1)}
+	d := &demo{out: out, instance: instance, partitions: partitions, changed: make(chan struct{}, 1)}
 	names := []string{"consumer-a", "consumer-b", "consumer-c"}
 	d.printf("starting %s in group %q on %s (%d partitions)", strings.Join(names, ", "), group, topic, partitions)
 	for _, name := range names {
@@ -118,8 +123,8 @@ func run(ctx context.Context, addr string, out io.Writer) error {
 }
 
 // partitionCount asks the broker how many partitions topic has.
-func partitionCount(ctx context.Context, addr string) (int32, error) {
-	cl, err := kgo.NewClient(kgo.SeedBrokers(addr))
+func partitionCount(ctx context.Context, addr, clientID string) (int32, error) {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.ClientID(clientID))
 	if err != nil {
 		return 0, err
 	}
@@ -139,6 +144,7 @@ func partitionCount(ctx context.Context, addr string) (int32, error) {
 // demo tracks what every consumer's callbacks say it owns.
 type demo struct {
 	out        io.Writer
+	instance   string        // the run's client id prefix
 	partitions int32         // of topic
 	changed    chan struct{} // cap 1: some consumer's assignment changed
 
@@ -164,7 +170,7 @@ func (d *demo) start(ctx context.Context, addr, name string) (*consumer, error) 
 	c := &consumer{name: name, polled: make(chan struct{}), generation: -1}
 	cl, err := kgo.NewClient(
 		kgo.SeedBrokers(addr),
-		kgo.ClientID(name), // minibroker's member ids start with it
+		kgo.ClientID(d.instance+"-"+name), // minibroker's member ids start with it
 		kgo.ConsumerGroup(group),
 		kgo.ConsumeTopics(topic),
 		kgo.SessionTimeout(6*time.Second),

@@ -12,10 +12,14 @@ import (
 // Record is one log record as a test checks it: its level, its message
 // and its attributes, each rendered as slog's Value.String does ("250ms",
 // "2", "[a b]"). An attribute inside a group is keyed "group.key".
+// Repeated names the keys the record carries more than once (a logger
+// With'd a key that the call gives again): Attrs keeps the last value,
+// and a text handler prints the key twice. It is nil when there are none.
 type Record struct {
-	Level   slog.Level
-	Message string
-	Attrs   map[string]string
+	Level    slog.Level
+	Message  string
+	Attrs    map[string]string
+	Repeated []string
 }
 
 // LogRecorder is a slog.Handler that keeps every record, at every level,
@@ -55,10 +59,10 @@ func (h *LogRecorder) Enabled(context.Context, slog.Level) bool { return true }
 func (h *LogRecorder) Handle(ctx context.Context, r slog.Record) error {
 	rec := Record{Level: r.Level, Message: r.Message, Attrs: map[string]string{}}
 	for _, a := range h.attrs {
-		flatten(rec.Attrs, "", a)
+		flatten(&rec, "", a)
 	}
 	r.Attrs(func(a slog.Attr) bool {
-		flatten(rec.Attrs, h.group, a)
+		flatten(&rec, h.group, a)
 		return true
 	})
 	h.shared.mu.Lock()
@@ -70,19 +74,24 @@ func (h *LogRecorder) Handle(ctx context.Context, r slog.Record) error {
 	return nil
 }
 
-// flatten adds a to m under prefix, resolving LogValuers and spreading
-// groups into "group.key" entries.
-func flatten(m map[string]string, prefix string, a slog.Attr) {
+// flatten adds a to rec's attributes under prefix, resolving LogValuers
+// and spreading groups into "group.key" entries, and notes a key it
+// already holds as repeated.
+func flatten(rec *Record, prefix string, a slog.Attr) {
 	v := a.Value.Resolve()
 	if v.Kind() != slog.KindGroup {
-		m[prefix+a.Key] = v.String()
+		key := prefix + a.Key
+		if _, dup := rec.Attrs[key]; dup {
+			rec.Repeated = append(rec.Repeated, key)
+		}
+		rec.Attrs[key] = v.String()
 		return
 	}
 	if a.Key != "" {
 		prefix += a.Key + "."
 	}
 	for _, ga := range v.Group() {
-		flatten(m, prefix, ga)
+		flatten(rec, prefix, ga)
 	}
 }
 
@@ -121,6 +130,7 @@ func (h *LogRecorder) Records() []Record {
 	out := make([]Record, len(h.shared.records))
 	for i, r := range h.shared.records {
 		r.Attrs = maps.Clone(r.Attrs)
+		r.Repeated = slices.Clone(r.Repeated)
 		out[i] = r
 	}
 	return out

@@ -18,9 +18,9 @@ func TestLogRecorderKeepsEveryRecord(t *testing.T) {
 	logger.Error("boom", "members", []string{"a", "b"})
 
 	want := []Record{
-		{slog.LevelDebug, "request", map[string]string{"remote": "127.0.0.1:1", "api": "Heartbeat"}},
-		{slog.LevelWarn, "slow", map[string]string{"remote": "127.0.0.1:1", "g.took": "250ms", "g.sub.n": "2"}},
-		{slog.LevelError, "boom", map[string]string{"remote": "127.0.0.1:1", "members": "[a b]"}},
+		{Level: slog.LevelDebug, Message: "request", Attrs: map[string]string{"remote": "127.0.0.1:1", "api": "Heartbeat"}},
+		{Level: slog.LevelWarn, Message: "slow", Attrs: map[string]string{"remote": "127.0.0.1:1", "g.took": "250ms", "g.sub.n": "2"}},
+		{Level: slog.LevelError, Message: "boom", Attrs: map[string]string{"remote": "127.0.0.1:1", "members": "[a b]"}},
 	}
 	if got := rec.Records(); !reflect.DeepEqual(got, want) {
 		t.Fatalf("records\n got %v\nwant %v", got, want)
@@ -34,6 +34,26 @@ func TestLogRecorderKeepsEveryRecord(t *testing.T) {
 	out := echo.String()
 	if strings.Contains(out, "request") || !strings.Contains(out, "msg=slow") || !strings.Contains(out, "msg=boom") {
 		t.Fatalf("echo holds Warn and above only:\n%s", out)
+	}
+}
+
+// TestLogRecorderNotesRepeatedKeys: a key the logger was With'd and the
+// call gives again is one a text handler prints twice; the record names
+// it, and keeps the call's value. A key in another group is another key.
+func TestLogRecorderNotesRepeatedKeys(t *testing.T) {
+	t.Parallel()
+	rec := NewLogRecorder(nil, nil)
+	logger := rec.Logger().With("remote", "127.0.0.1:1")
+	logger.Warn("twice", "remote", "127.0.0.1:2", "topic", "t")
+	logger.WithGroup("g").Warn("grouped", "remote", "127.0.0.1:3")
+	logger.Warn("once", "topic", "t")
+	want := []Record{
+		{Level: slog.LevelWarn, Message: "twice", Attrs: map[string]string{"remote": "127.0.0.1:2", "topic": "t"}, Repeated: []string{"remote"}},
+		{Level: slog.LevelWarn, Message: "grouped", Attrs: map[string]string{"remote": "127.0.0.1:1", "g.remote": "127.0.0.1:3"}},
+		{Level: slog.LevelWarn, Message: "once", Attrs: map[string]string{"remote": "127.0.0.1:1", "topic": "t"}},
+	}
+	if got := rec.Records(); !reflect.DeepEqual(got, want) {
+		t.Fatalf("records\n got %v\nwant %v", got, want)
 	}
 }
 

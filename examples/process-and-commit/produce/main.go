@@ -43,7 +43,9 @@ func main() {
 func run(ctx context.Context, brokers []string, topic, prefix string, count int, out io.Writer) error {
 	cl, err := kgo.NewClient(
 		kgo.SeedBrokers(brokers...),
-		kgo.ClientID("process-and-commit-produce"),
+		// One client id per instance (its start time in base 36), as every
+		// example has: the live page tells runs apart.
+		kgo.ClientID("process-and-commit-produce-"+strconv.FormatInt(time.Now().UnixMilli(), 36)),
 		kgo.DefaultProduceTopic(topic),
 		kgo.RecordPartitioner(kgo.RoundRobinPartitioner()),
 	)
