@@ -6,6 +6,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/minibroker/minibroker/broker"
+	"github.com/minibroker/minibroker/broker/adminapi"
 )
 
 // TestRemoteFaults: the partition lab's fault through a broker's admin
@@ -14,7 +15,7 @@ import (
 func TestRemoteFaults(t *testing.T) {
 	t.Parallel()
 	ctx := testContext(t)
-	b, err := broker.Start(ctx, broker.Config{Admin: "127.0.0.1:0", ManualClock: true})
+	b, err := broker.Start(ctx, broker.Config{Admin: "127.0.0.1:0", AdminAPI: adminapi.New, ManualClock: true})
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, b.Close()) })
 	r := &remoteFaults{admin: b.AdminAddr()}
