@@ -20,12 +20,13 @@ type GroupInfo struct {
 }
 
 // Settled reports whether the group is Stable and every member has
-// learned the current generation (a classic member by its join, sync or
-// heartbeat at it, a consumer-protocol member by its heartbeat at the
-// group epoch): every member acts on the assignment the group shows. The
+// learned the current generation (KnownGeneration): a classic member by
+// its SyncGroup, refresh or heartbeat at it (a JoinGroup alone hands it no
+// assignment), a consumer-protocol member by its heartbeat at the group
+// epoch. Every member then acts on the assignment the group shows. The
 // coordinator is Stable the moment a join completes, before the other
-// members have re-joined; Settled is what Kafka's Stable means to a
-// client, that the rebalance is over for everyone.
+// members have re-joined; Settled is what a test waits for: the
+// rebalance is over for everyone.
 func (g *GroupInfo) Settled() bool {
 	if g.State != coordinator.Stable {
 		return false

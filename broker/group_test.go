@@ -8,12 +8,15 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/minibroker/minibroker/assignor"
 	"github.com/minibroker/minibroker/coordinator"
 	"github.com/minibroker/minibroker/offsets"
 	"github.com/minibroker/minibroker/testkit/wiretest"
+	"github.com/minibroker/minibroker/wireclient"
 )
 
 // consume starts a kgo consumer of group on topics with clientID; it
@@ -151,4 +154,37 @@ func TestGroupReadsTheGroup(t *testing.T) {
 	require.Empty(t, g.Members)
 	require.False(t, g.Settled(), "an Empty group is not Stable")
 	require.Len(t, g.Committed, 1)
+}
+
+// TestSettledNeedsEveryMemberToLearn: a member that joined over the wire
+// is not settled until its SyncGroup hands it the generation's
+// assignment; a second member's join leaves the first one behind until
+// it learns of the new generation too.
+func TestSettledNeedsEveryMemberToLearn(t *testing.T) {
+	t.Parallel()
+	b := start(t, Config{ManualClock: true, Topics: map[string]int32{"orders": 4}})
+	first, second := wiretest.Dial(t, b.Addr(), "first"), wiretest.Dial(t, b.Addr(), "second")
+	sync := func(c *wireclient.Client, member string, generation int32) {
+		t.Helper()
+		resp := wiretest.Do[*kmsg.SyncGroupResponse](t, c, wiretest.SyncRequest(3, "g", member, generation))
+		require.Zero(t, resp.ErrorCode)
+	}
+	j1 := join(t, first, "g", "orders")
+	g := b.Group("g")
+	require.Equal(t, coordinator.Stable, g.State, "the coordinator is Stable at once")
+	require.False(t, g.Settled(), "the member has not had its assignment yet")
+	sync(first, j1.MemberID, 1)
+	require.True(t, b.Group("g").Settled())
+
+	j2 := join(t, second, "g", "orders")
+	sync(second, j2.MemberID, 2)
+	g = b.Group("g")
+	require.False(t, g.Settled(), "the first member acts on generation 1")
+	require.Equal(t, int32(1), g.Members[0].KnownGeneration)
+	require.Equal(t, kerr.IllegalGeneration.Code, heartbeat(t, first, "g", j1.MemberID, 1))
+	rejoin := wiretest.Do[*kmsg.JoinGroupResponse](t, first, wiretest.JoinRequest(3, "g", j1.MemberID, 30*time.Second, "orders"))
+	require.Zero(t, rejoin.ErrorCode)
+	require.Equal(t, int32(2), rejoin.Generation, "an unchanged re-join is a refresh")
+	sync(first, j1.MemberID, 2)
+	require.True(t, b.Group("g").Settled())
 }
