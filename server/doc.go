@@ -15,10 +15,12 @@
 // one order, frames before work; nothing that holds work waits for the
 // budget again.
 //
-// Faults on demand (fault.go, fault_apply.go, fault_codes.go) are checked
-// in one place, dispatch, and cost one atomic load when none is in force.
+// Faults on demand (fault.go, fault_apply.go, fault_codes.go) and controls
+// (control.go, Go functions that see each request first) are checked in
+// one place, dispatch, and cost two atomic loads when none is in force.
 // The registry's mutex guards only the registry: nothing else is locked
-// while it is held, and it is never taken with another lock held.
+// while it is held, and it is never taken with another lock held; a
+// control is called with no lock held.
 //
 // With Config.SASLUsers, a connection must authenticate (SASL PLAIN or
 // SCRAM, sasl.go) before anything but ApiVersions and the SASL requests is

@@ -165,8 +165,9 @@ func (f *Fault) action() string {
 // gets. Its zero value is not usable; NewFaults makes one. Its methods
 // are safe for concurrent use.
 type Faults struct {
-	// live counts the faults that can still match: the request path's
-	// whole cost when it is zero is one atomic load (Server.dispatch).
+	// live counts the faults that can still match: with no control
+	// installed, the request path's whole cost when it is zero is one
+	// more atomic load (Faults.idle).
 	live   atomic.Int32
 	logger *slog.Logger
 
