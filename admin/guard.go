@@ -30,6 +30,8 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+
+	"github.com/minibroker/minibroker/internal/hostport"
 )
 
 // guard wraps the API's handler with the checks above.
@@ -110,14 +112,7 @@ func (g *guard) allowedHost(hostport string) bool {
 // IsLoopbackHost reports whether host, a name or an address without a
 // port, can only mean this machine: "localhost" (and names under
 // .localhost), or a loopback address.
-func IsLoopbackHost(host string) bool {
-	host = strings.ToLower(host)
-	if host == "localhost" || strings.HasSuffix(host, ".localhost") {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
-}
+func IsLoopbackHost(host string) bool { return hostport.IsLoopbackHost(host) }
 
 // sameOrigin reports whether origin (scheme://host[:port]) is the page's
 // own: its host and port are the request's Host.

@@ -28,11 +28,11 @@ import (
 	"sync"
 	"time"
 
-	"github.com/minibroker/minibroker/admin"
 	"github.com/minibroker/minibroker/catalog"
 	"github.com/minibroker/minibroker/clock"
 	"github.com/minibroker/minibroker/coordinator"
 	"github.com/minibroker/minibroker/internal/datadir"
+	"github.com/minibroker/minibroker/internal/hostport"
 	"github.com/minibroker/minibroker/offsets"
 	"github.com/minibroker/minibroker/records"
 	"github.com/minibroker/minibroker/server"
@@ -151,28 +151,22 @@ func Start(ctx context.Context, cfg Config) (_ *Broker, err error) {
 		return nil, err
 	}
 	cleanup = append(cleanup, b.catalog.Close)
-	// The recorder comes before the store, the coordinator and the server,
-	// which report to it; the admin server that reads it comes after them.
-	var recorder *admin.Recorder
+	// The admin side's hooks come before the store, the coordinator and
+	// the server, which report to them; its server, which reads them all,
+	// comes after them.
+	hooks := &AdminHooks{}
 	if cfg.Admin != "" {
-		if recorder, err = admin.NewRecorder(admin.RecorderConfig{Clock: b.clock}); err != nil {
-			return nil, err
+		if hooks, err = cfg.AdminAPI(b.clock); err != nil {
+			return nil, fmt.Errorf("admin: %w", err)
 		}
 	}
-	if b.store, err = openOffsets(cfg, b.logger, recorder); err != nil {
+	if b.store, err = openOffsets(cfg, b.logger, hooks.ObserveSync); err != nil {
 		return nil, err
 	}
 	cleanup = append(cleanup, b.store.Close)
-	if recorder != nil {
-		recorder.Metrics().WatchOffsets(b.store.Stats)
-		recorder.Metrics().WatchRecords(b.log.Stats)
-	}
 	coordCfg := coordinator.Config{
 		Clock: b.clock, Store: b.store, Topics: b.catalog, Logger: b.logger, Settings: cfg.GroupSettings,
-	}
-	if recorder != nil {
-		coordCfg.OnRebalance = recorder.Rebalanced
-		coordCfg.OnGroupDeleted = recorder.GroupDeleted
+		OnRebalance: hooks.OnRebalance, OnGroupDeleted: hooks.OnGroupDeleted,
 	}
 	if b.coord, err = coordinator.New(coordCfg); err != nil {
 		return nil, err
@@ -186,36 +180,25 @@ func Start(ctx context.Context, cfg Config) (_ *Broker, err error) {
 		return nil, err
 	}
 	cleanup = append(cleanup, b.txns.Close)
-	if recorder != nil {
-		recorder.Metrics().WatchTransactions(b.txns.Stats)
-	}
-	srvCfg := server.Config{
+	srv, err := server.New(server.Config{
 		Coordinator: b.coord, Catalog: b.catalog, Log: b.log, Logger: b.logger, Settings: cfg.ServerSettings,
 		Advertise: cfg.Advertise, AutoCreateTopics: !cfg.NoAutoCreateTopics, ExpiryInterval: expiry,
 		TLS: cfg.TLS, Faults: b.faults, SASLUsers: cfg.SASLUsers, Transactions: b.txns, Topics: b.topics,
-		AdminAddr: b.adminAddr,
-	}
-	if recorder != nil {
-		srvCfg.Observer = recorder
-	}
-	srv, err := server.New(srvCfg)
+		AdminAddr: b.adminAddr, Observer: hooks.Observer,
+	})
 	if err != nil {
 		return nil, err
 	}
 	b.srv = srv
-	if recorder != nil {
-		recorder.Metrics().WatchMemory(srv.MemoryStats)
-		recorder.Metrics().WatchAuthentication(srv.AuthStats)
-	}
-	var adm *admin.Server
-	if recorder != nil {
-		adm, err = admin.New(admin.Config{
-			Coordinator: b.coord, Catalog: b.catalog, Recorder: recorder, Clock: b.clock, Logger: b.logger,
-			Token: cfg.AdminToken, OffsetStats: b.store.Stats, Log: b.log, Faults: b.faults, Transactions: b.txns, Topics: b.topics,
-			Advertised: srv.Advertised,
+	var adm AdminServer
+	if cfg.Admin != "" {
+		adm, err = hooks.Start(AdminParts{
+			Coordinator: b.coord, Catalog: b.catalog, Log: b.log, Topics: b.topics, Faults: b.faults, Transactions: b.txns,
+			Clock: b.clock, Logger: b.logger, Token: cfg.AdminToken, OffsetStats: b.store.Stats, MemoryStats: srv.MemoryStats,
+			AuthStats: srv.AuthStats, Advertised: srv.Advertised,
 		})
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("admin: %w", err)
 		}
 	}
 	b.serve(ctx, cfg, lns, srv, adm)
@@ -279,12 +262,14 @@ func (l *listeners) close() error {
 }
 
 // serve starts serving on the listeners Start bound; it cannot fail.
-func (b *Broker) serve(ctx context.Context, cfg Config, lns *listeners, srv *server.Server, adm *admin.Server) {
+func (b *Broker) serve(ctx context.Context, cfg Config, lns *listeners, srv *server.Server, adm AdminServer) {
 	ln, adminLn := lns.kafka, lns.admin
-	if adminLn != nil {
-		b.adminAddr = adminLn.Addr().String()
+	var everywhere bool
+	b.addr, everywhere = hostport.Reachable(ln.Addr().String())
+	if everywhere {
+		b.logger.Warn("listening on all interfaces", "addr", ln.Addr().String(), "advertise", cmp.Or(cfg.Advertise, b.addr),
+			"hint", "clients on other hosts reach it only at an address given as Advertise (--advertise); Addr and, by default, Metadata name 127.0.0.1")
 	}
-	b.addr = ln.Addr().String()
 	if cfg.TLS == nil && plaintextExposed(ln.Addr()) {
 		b.logger.Warn("listening on a non-loopback address without TLS: commits and group membership travel in the clear; give --tls-cert and --tls-key",
 			"addr", b.addr)
@@ -344,8 +329,11 @@ func plaintextExposed(addr net.Addr) bool {
 	return !ok || !tcp.IP.IsLoopback()
 }
 
-// Addr returns the Kafka listener's address, "127.0.0.1:PORT": the seed
-// broker for clients.
+// Addr returns the address a client on this host dials to reach the
+// Kafka listener: the seed broker for clients. It is the bound address,
+// "127.0.0.1:PORT" by default; for a broker bound to every interface
+// (Listen "0.0.0.0:0", ":0", "[::]:0") it is "127.0.0.1:PORT", which
+// Metadata also advertises unless Config.Advertise says otherwise.
 func (b *Broker) Addr() string { return b.addr }
 
 // AdminAddr returns the admin API's address, or "" when it is off.
@@ -384,21 +372,6 @@ func (b *Broker) MemoryStats() server.MemoryStats { return b.srv.MemoryStats() }
 
 // Catalog returns the broker's topic catalog.
 func (b *Broker) Catalog() *catalog.Catalog { return b.catalog }
-
-// CreateTopic adds a topic, as CreateTopics does over the wire.
-func (b *Broker) CreateTopic(name string, partitions int32) error {
-	_, err := b.catalog.Create(name, partitions)
-	return err
-}
-
-// DeleteTopic deletes a topic, as DeleteTopics does over the wire: its
-// catalog entry, logs and committed offsets, and a new generation for
-// the groups that subscribe to it. An unknown topic is an error wrapping
-// catalog.ErrUnknownTopic.
-func (b *Broker) DeleteTopic(name string) error {
-	_, err := b.topics.Delete(name)
-	return err
-}
 
 // Now reads the broker's clock.
 func (b *Broker) Now() time.Time { return b.clock.Now() }

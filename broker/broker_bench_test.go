@@ -1,4 +1,4 @@
-package broker
+package broker_test
 
 import (
 	"context"
@@ -7,6 +7,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/minibroker/minibroker/broker"
+	"github.com/minibroker/minibroker/broker/adminapi"
 	"github.com/minibroker/minibroker/records"
 	"github.com/minibroker/minibroker/wireclient"
 )
@@ -22,7 +24,7 @@ func BenchmarkFetchOverTheWire(b *testing.B) {
 			name = "admin=on"
 		}
 		b.Run(name, func(b *testing.B) {
-			br, err := Start(b.Context(), Config{Topics: map[string]int32{"bench": 4}, Admin: admin})
+			br, err := broker.Start(b.Context(), broker.Config{Topics: map[string]int32{"bench": 4}, Admin: admin, AdminAPI: adminapi.New})
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -1,14 +1,14 @@
 package broker
 
 import (
+	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
+	"log/slog"
 	"net"
-	"net/http"
 	"os"
 	"path/filepath"
 	"syscall"
@@ -22,6 +22,7 @@ import (
 	"github.com/minibroker/minibroker/catalog"
 	"github.com/minibroker/minibroker/coordinator"
 	"github.com/minibroker/minibroker/internal/datadir"
+	"github.com/minibroker/minibroker/internal/testutil"
 	"github.com/minibroker/minibroker/testkit/wiretest"
 	"github.com/minibroker/minibroker/wireclient"
 )
@@ -144,7 +145,7 @@ func TestDataDirSurvivesRestart(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "data")
 	b, err := Start(t.Context(), Config{DataDir: dir, Topics: map[string]int32{"orders": 4}})
 	require.NoError(t, err)
-	require.NoError(t, b.CreateTopic("invoices", 2))
+	require.NoError(t, b.CreateTopic("invoices", 2, nil))
 	c := wiretest.Dial(t, b.Addr(), "test")
 	j := join(t, c, "g", "orders")
 	require.Zero(t, commit(t, c, "g", j.MemberID, j.Generation, 3, 9))
@@ -200,29 +201,6 @@ func TestManualClockFencesOnDemand(t *testing.T) {
 	require.Equal(t, []coordinator.Expired{{Group: "g", MemberID: other.MemberID}}, b.Expire())
 }
 
-// TestAdminIsServed: with Config.Admin the API answers, and its expiry
-// control fences the same broker's members.
-func TestAdminIsServed(t *testing.T) {
-	t.Parallel()
-	b := start(t, Config{ManualClock: true, Admin: "127.0.0.1:0", Topics: map[string]int32{"orders": 4}})
-	require.NotEmpty(t, b.AdminAddr())
-	c := wiretest.Dial(t, b.Addr(), "test")
-	join(t, c, "g", "orders")
-	resp, err := http.Get("http://" + b.AdminAddr() + "/v1/groups/g")
-	require.NoError(t, err)
-	defer resp.Body.Close()
-	require.Equal(t, http.StatusOK, resp.StatusCode)
-	var got struct {
-		Generation int32 `json:"generation"`
-		Members    []struct {
-			MemberID string `json:"member_id"`
-		} `json:"members"`
-	}
-	require.NoError(t, json.NewDecoder(resp.Body).Decode(&got))
-	require.Equal(t, int32(1), got.Generation)
-	require.Len(t, got.Members, 1)
-}
-
 // TestStartFailuresLeaveNothingBehind: a start that fails (bad config, an
 // address in use, a corrupt data dir) returns an error and leaves no
 // listener open.
@@ -241,7 +219,7 @@ func TestStartFailuresLeaveNothingBehind(t *testing.T) {
 	}{
 		{"invalid config", Config{Advertise: "nohost"}, "Advertise must be HOST:PORT"}, // the rest in TestConfigValidate
 		{"listen taken", Config{Listen: taken.Addr().String()}, "address already in use"},
-		{"admin taken", Config{Admin: taken.Addr().String()}, "broker: Admin " + taken.Addr().String()},
+		{"admin taken", Config{Admin: taken.Addr().String(), AdminAPI: stubAdmin}, "broker: Admin " + taken.Addr().String()},
 		{"corrupt offsets", Config{DataDir: corrupt}, "corrupt offsets file"},
 		{"bad topic name", Config{Topics: map[string]int32{"a b": 1}}, "invalid topic name"},
 	}
@@ -306,6 +284,56 @@ func TestPlaintextExposed(t *testing.T) {
 	}
 }
 
+// TestListenOnAllInterfaces: a broker bound to every interface logs a
+// warning naming the bound and the advertised address; Addr is
+// 127.0.0.1 with the bound port, which Metadata advertises too unless
+// Advertise is set. A loopback broker logs no such warning. (The test
+// binds every interface on a port of the kernel's choice, for a moment:
+// that is the behaviour under test.)
+func TestListenOnAllInterfaces(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name, listen, advertise string
+		warn                    bool
+	}{
+		{"0.0.0.0", "0.0.0.0:0", "", true},
+		{"empty host", ":0", "", true},
+		{"advertised", "0.0.0.0:0", "kafka.example:9092", true},
+		{"loopback", "127.0.0.1:0", "", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			logs := testutil.NewLogRecorder(nil, nil)
+			b := start(t, Config{Listen: tc.listen, Advertise: tc.advertise, Logger: logs.Logger()})
+			host, port, err := net.SplitHostPort(b.Addr())
+			require.NoError(t, err)
+			require.Equal(t, "127.0.0.1", host)
+			c := wiretest.Dial(t, b.Addr(), "test")
+			meta := wiretest.Do[*kmsg.MetadataResponse](t, c, kmsg.NewPtrMetadataRequest())
+			require.Len(t, meta.Brokers, 1)
+			wantHost, wantPort := "127.0.0.1", port
+			if tc.advertise != "" {
+				wantHost, wantPort, _ = net.SplitHostPort(tc.advertise)
+			}
+			require.Equal(t, wantHost, meta.Brokers[0].Host)
+			require.Equal(t, wantPort, fmt.Sprint(meta.Brokers[0].Port))
+
+			warned := logs.Find("listening on all interfaces")
+			if !tc.warn {
+				require.Empty(t, warned)
+				return
+			}
+			require.Len(t, warned, 1)
+			require.Equal(t, slog.LevelWarn, warned[0].Level)
+			bound, boundPort, err := net.SplitHostPort(warned[0].Attrs["addr"])
+			require.NoError(t, err)
+			require.True(t, net.ParseIP(bound).IsUnspecified(), bound)
+			require.Equal(t, port, boundPort)
+			require.Equal(t, cmp.Or(tc.advertise, b.Addr()), warned[0].Attrs["advertise"])
+		})
+	}
+}
+
 // TestOneBrokerPerDataDir: a second broker on a data dir in use refuses to
 // start, naming the directory and the holder, and touches nothing; once
 // the first has stopped, the directory is free.
@@ -360,7 +388,7 @@ func TestStartOnATakenAddressMakesNothing(t *testing.T) {
 		cfg   Config
 	}{
 		{"Listen", Config{Listen: taken.Addr().String()}},
-		{"Admin", Config{Admin: taken.Addr().String()}},
+		{"Admin", Config{Admin: taken.Addr().String(), AdminAPI: stubAdmin}},
 	} {
 		t.Run(tc.field, func(t *testing.T) {
 			t.Parallel()

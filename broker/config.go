@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/minibroker/minibroker/admin"
 	"github.com/minibroker/minibroker/coordinator"
 	"github.com/minibroker/minibroker/internal/atomicfile"
 	"github.com/minibroker/minibroker/internal/hostport"
@@ -39,6 +38,9 @@ type (
 type Config struct {
 	// Listen is the Kafka listener's address. Default DefaultListen,
 	// 127.0.0.1 on a free port (the command's default is 127.0.0.1:9092).
+	// A broker bound to every interface (0.0.0.0:PORT, :PORT) logs a
+	// warning, and Addr and, without Advertise, Metadata name it
+	// 127.0.0.1:PORT.
 	Listen string `flag:"listen" arg:"ADDR" help:"ADDR to listen on"`
 	// Advertise is the host:port that Metadata and FindCoordinator
 	// return. Default: the bound address.
@@ -60,6 +62,13 @@ type Config struct {
 	// Topics are created at start unless they exist; an existing topic
 	// keeps its partition count (logged at Warn when it differs).
 	Topics map[string]int32
+	// TopicConfigs are configs of topics Topics names, by Kafka's names
+	// (retention.bytes, segment.bytes, max.message.bytes), given to them
+	// when Start creates them, as CreateTopics's configs: "orders" ->
+	// {"retention.bytes": "1048576"}. An existing topic keeps its own
+	// (logged at Warn when they differ). Validate refuses a config a topic
+	// cannot have, or a value it cannot take (topics.ErrInvalidConfig).
+	TopicConfigs map[string]map[string]string
 
 	// ManualClock runs the coordinator on a manual clock that reads Unix
 	// time 0 and moves only by Advance; members then expire only when
@@ -82,8 +91,13 @@ type Config struct {
 	NoAutoCreateTopics bool `flag:"auto-create-topics" invert:"true" help:"create a topic a Metadata request names and allows to be created (Kafka's auto.create.topics.enable)"`
 
 	// Admin is the address of the admin HTTP API, /metrics and the live
-	// page. Default: off.
+	// page, which AdminAPI serves. Default: off.
 	Admin string `flag:"admin" arg:"ADDR" help:"ADDR to serve the admin HTTP API, /metrics and the live page on (default: off)"`
+	// AdminAPI serves Admin: adminapi.New, of package
+	// github.com/minibroker/minibroker/broker/adminapi. Package broker
+	// does not link the admin API itself, so that a program that serves
+	// none links no Prometheus; Validate refuses Admin without it.
+	AdminAPI AdminAPI
 	// AdminToken, when set, is the bearer token every admin API request
 	// must carry. Required when Admin is not a loopback address.
 	AdminToken string `flag:"admin-token" arg:"TOKEN" help:"TOKEN every admin API request must carry as \"Authorization: Bearer TOKEN\"; required when --admin is not a loopback address (default: none)"`
@@ -96,6 +110,12 @@ type Config struct {
 	// one.
 	OffsetsFS atomicfile.FS
 }
+
+// SettingsError is an invalid value of one setting, as Validate and
+// Start return it: Scope is the package that checked it ("server"),
+// Field the Go field's name ("MaxFetchWait"), Problem what is wrong. A
+// caller matches it with errors.As and a *SettingsError.
+type SettingsError = settings.Error
 
 // Defaults for Config's zero fields.
 const (
@@ -134,15 +154,16 @@ func (cfg *Config) Validate() error {
 			return err
 		}
 	}
+	if cfg.Admin != "" && cfg.AdminAPI == nil {
+		return settings.Errorf("broker", "AdminAPI", "must be set to serve Admin %q: adminapi.New, of package github.com/minibroker/minibroker/broker/adminapi", cfg.Admin)
+	}
 	if cfg.Admin != "" && cfg.AdminToken == "" {
-		if host, _, _ := hostport.Split(cfg.Admin); !admin.IsLoopbackHost(host) {
+		if host, _, _ := hostport.Split(cfg.Admin); !hostport.IsLoopbackHost(host) {
 			return fmt.Errorf("broker: the admin API on %s, not a loopback address, needs an AdminToken (--admin-token)", cfg.Admin)
 		}
 	}
-	for name, n := range cfg.Topics {
-		if n < 1 {
-			return fmt.Errorf("broker: topic %q: %d partitions; want at least 1", name, n)
-		}
+	if err := validateTopics(cfg); err != nil {
+		return err
 	}
 	if cfg.TLS != nil && len(cfg.TLS.Certificates) == 0 && cfg.TLS.GetCertificate == nil && cfg.TLS.GetConfigForClient == nil {
 		return errors.New("broker: Config.TLS holds no certificate")

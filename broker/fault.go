@@ -38,3 +38,36 @@ func (b *Broker) InjectFault(f Fault) (*InjectedFault, error) {
 // Faults returns the faults listed now, in force or used up, in the
 // order they were injected.
 func (b *Broker) Faults() []server.FaultStatus { return b.faults.List() }
+
+// ControlRequest is one request as a control sees it: its API key,
+// version, client id, the client's address and the decoded kmsg request
+// (server.ControlRequest documents each).
+type ControlRequest = server.ControlRequest
+
+// ControlFunc decides what one request gets: nil, nil lets it through; a
+// response of the request's API answers it, and nothing of the request
+// is applied; an error closes the connection, nothing applied
+// (server.Control documents the rules).
+type ControlFunc = server.Control
+
+// ControlHandle is an installed control: Remove takes it out, Calls
+// counts the requests it was called for.
+type ControlHandle = server.ControlHandle
+
+// Control installs fn for every request the broker handles, after the
+// controls already installed, as kfake's Cluster.Control: the
+// programmatic form of a fault, for a test in the broker's process.
+// Controls run before faults; a request a control answers meets none.
+// fn is called on the request's connection goroutine, from several at
+// once, until Remove; it may block (watching the request's Context) and
+// may remove itself. A control lives in memory only, like a fault.
+func (b *Broker) Control(fn ControlFunc) (*ControlHandle, error) {
+	return b.faults.AddControl(-1, fn)
+}
+
+// ControlKey is Control for the requests of one API (kmsg.Heartbeat is
+// 12), as kfake's Cluster.ControlKey. A key the broker does not serve is
+// an error.
+func (b *Broker) ControlKey(key int16, fn ControlFunc) (*ControlHandle, error) {
+	return b.faults.AddControl(key, fn)
+}

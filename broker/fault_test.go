@@ -2,10 +2,12 @@ package broker
 
 import (
 	"context"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/minibroker/minibroker/testkit/wiretest"
@@ -74,7 +76,7 @@ func TestInjectFaultWarnsOfWhatDoesNotExist(t *testing.T) {
 	require.Zero(t, joined.ErrorCode)
 	require.Equal(t, "billing-app-000001", joined.MemberID)
 	require.Nil(t, f.Warnings(), "the member it names has joined")
-	require.NoError(t, b.CreateTopic("order", 1))
+	require.NoError(t, b.CreateTopic("order", 1, nil))
 	require.Nil(t, typo.Warnings())
 
 	hb := kmsg.NewPtrHeartbeatRequest()
@@ -83,4 +85,60 @@ func TestInjectFaultWarnsOfWhatDoesNotExist(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, kerr.RebalanceInProgress.Code, got.(*kmsg.HeartbeatResponse).ErrorCode)
 	require.Equal(t, int64(1), f.Hits())
+}
+
+// TestControlWithKgo: a control on Produce answers a kgo producer itself
+// and nothing is appended; removed, the producer's records go through.
+// A control on every API sees kgo's requests with its client id.
+func TestControlWithKgo(t *testing.T) {
+	t.Parallel()
+	b := start(t, Config{Topics: map[string]int32{"orders": 1}})
+	var mu sync.Mutex
+	seen := map[int16]string{}
+	watch, err := b.Control(func(cr *ControlRequest) (kmsg.Response, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		seen[cr.Key] = cr.ClientID
+		return nil, nil
+	})
+	require.NoError(t, err)
+	refuse, err := b.ControlKey(kmsg.Produce.Int16(), func(cr *ControlRequest) (kmsg.Response, error) {
+		req := cr.Request.(*kmsg.ProduceRequest)
+		resp := req.ResponseKind().(*kmsg.ProduceResponse)
+		for _, topic := range req.Topics {
+			rt := kmsg.ProduceResponseTopic{Topic: topic.Topic}
+			for _, p := range topic.Partitions {
+				rt.Partitions = append(rt.Partitions, kmsg.ProduceResponseTopicPartition{Partition: p.Partition, ErrorCode: kerr.TopicAuthorizationFailed.Code})
+			}
+			resp.Topics = append(resp.Topics, rt)
+		}
+		return resp, nil
+	})
+	require.NoError(t, err)
+	_, err = b.ControlKey(9999, func(*ControlRequest) (kmsg.Response, error) { return nil, nil })
+	require.EqualError(t, err, "control: API key 9999 is not one this broker serves")
+
+	cl, err := kgo.NewClient(kgo.SeedBrokers(b.Addr()), kgo.ClientID("producer"), kgo.DefaultProduceTopic("orders"))
+	require.NoError(t, err)
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(t.Context(), waitTimeout)
+	defer cancel()
+	err = cl.ProduceSync(ctx, &kgo.Record{Value: []byte("refused")}).FirstErr()
+	require.ErrorIs(t, err, kerr.TopicAuthorizationFailed)
+	parts, err := b.Partitions("orders")
+	require.NoError(t, err)
+	require.Zero(t, parts[0].HighWatermark, "the answered produce appended nothing")
+
+	refuse.Remove()
+	require.NoError(t, cl.ProduceSync(ctx, &kgo.Record{Value: []byte("accepted")}).FirstErr())
+	parts, err = b.Partitions("orders")
+	require.NoError(t, err)
+	require.Equal(t, int64(1), parts[0].HighWatermark)
+
+	mu.Lock()
+	defer mu.Unlock()
+	require.Equal(t, "producer", seen[kmsg.ApiVersions.Int16()])
+	require.Equal(t, "producer", seen[kmsg.Metadata.Int16()])
+	require.Equal(t, "producer", seen[kmsg.Produce.Int16()])
+	require.GreaterOrEqual(t, watch.Calls(), int64(4), "ApiVersions, Metadata, InitProducerID and two Produce at least")
 }

@@ -1,12 +1,13 @@
 package broker
 
 import (
+	"fmt"
 	"log/slog"
 	"maps"
 	"path/filepath"
 	"slices"
+	"time"
 
-	"github.com/minibroker/minibroker/admin"
 	"github.com/minibroker/minibroker/catalog"
 	"github.com/minibroker/minibroker/offsets"
 	"github.com/minibroker/minibroker/records"
@@ -53,18 +54,32 @@ func openCatalog(cfg Config, logger *slog.Logger, log *records.Log) (*catalog.Ca
 		return nil, err
 	}
 	for _, name := range slices.Sorted(maps.Keys(cfg.Topics)) {
-		want := cfg.Topics[name]
-		if have, ok := cat.Partitions(name); ok {
-			if have != want {
-				logger.Warn("topic exists with another partition count; keeping it", "topic", name, "partitions", have, "asked", want)
-			}
-			continue
-		}
-		if _, err := cat.Create(name, want); err != nil {
+		if err := ensureTopic(cat, log, logger, name, cfg.Topics[name], cfg.TopicConfigs[name]); err != nil {
 			return nil, err
 		}
 	}
 	return cat, nil
+}
+
+// ensureTopic creates a topic Config.Topics names, with its configs,
+// unless it exists; an existing one keeps its partition count and its
+// configs, and a difference from what was asked is logged.
+func ensureTopic(cat *catalog.Catalog, log *records.Log, logger *slog.Logger, name string, partitions int32, configs map[string]string) error {
+	_, saved, err := topics.Resolve(log.Defaults(), configs) // as Kafka saves them: trimmed
+	if err != nil {
+		return fmt.Errorf("topic %q: %w", name, err)
+	}
+	if t, ok := cat.Lookup(name); ok {
+		if t.Partitions != partitions {
+			logger.Warn("topic exists with another partition count; keeping it", "topic", name, "partitions", t.Partitions, "asked", partitions)
+		}
+		if configs != nil && !maps.Equal(t.Configs, saved) {
+			logger.Warn("topic exists with other configs; keeping them", "topic", name, "configs", t.Configs, "asked", saved)
+		}
+		return nil
+	}
+	_, err = cat.CreateWithConfigs(name, partitions, saved)
+	return err
 }
 
 // removeFrom removes t's partitions from number from on, which a create
@@ -78,14 +93,11 @@ func removeFrom(log *records.Log, logger *slog.Logger, t catalog.Topic, from int
 }
 
 // openOffsets opens the offsets store of the data dir, or one in memory.
-// With the admin API on, the recorder times the journal's fsyncs.
-func openOffsets(cfg Config, logger *slog.Logger, recorder *admin.Recorder) (offsetStore, error) {
+// observeSync, when not nil, times the journal's fsyncs (the admin side's
+// metrics).
+func openOffsets(cfg Config, logger *slog.Logger, observeSync func(time.Duration)) (offsetStore, error) {
 	if cfg.DataDir == "" {
 		return offsets.NewMemory(), nil
 	}
-	storeCfg := offsets.Config{Dir: cfg.DataDir, FS: cfg.OffsetsFS, Logger: logger}
-	if recorder != nil {
-		storeCfg.ObserveSync = recorder.Metrics().ObserveFsync
-	}
-	return offsets.Open(storeCfg)
+	return offsets.Open(offsets.Config{Dir: cfg.DataDir, FS: cfg.OffsetsFS, Logger: logger, ObserveSync: observeSync})
 }

@@ -133,7 +133,7 @@ func (c *Coordinator) ConsumerHeartbeat(req ConsumerHeartbeatRequest) (ConsumerH
 	if err := c.checkConsumerHeartbeat(req); err != nil {
 		return ConsumerHeartbeatResult{MemberID: req.MemberID}, err
 	}
-	c.mu.Lock()
+	c.lockForChange()
 	res, reb, err := c.consumerHeartbeat(req)
 	c.mu.Unlock()
 	if reb != nil {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/minibroker/minibroker/offsets"
@@ -127,6 +128,10 @@ type Coordinator struct {
 	// lowered wherever a deadline is set earlier than it, recomputed by
 	// every full scan. Heartbeats only move deadlines later.
 	expireFloor time.Time
+	// watch is the channel Changed handed out, closed and cleared by the
+	// next change (watch.go); nil while nobody watches. Atomic, so that
+	// it is read and cleared under mu and taken without it.
+	watch atomic.Pointer[chan struct{}]
 }
 
 // New returns a Coordinator with no groups.

@@ -42,7 +42,7 @@ func (c *Coordinator) DeleteGroups(groups ...string) []error {
 	errs := make([]error, len(groups))
 	waits := make([]func() error, len(groups))
 	deleting := make(map[string]bool, len(groups))
-	c.mu.Lock()
+	c.lockForChange()
 	for i, id := range groups {
 		if err := c.checkGroupID(id); err != nil {
 			errs[i] = err
@@ -109,7 +109,7 @@ func (c *Coordinator) DeleteOffsets(group string, parts []offsets.Key) ([]error,
 	if err := c.ValidateGroupID(group); err != nil {
 		return nil, err
 	}
-	c.mu.Lock()
+	c.lockForChange()
 	g := c.groups[group]
 	if _, ok := c.exists(group); !ok {
 		c.forget(group)
@@ -219,6 +219,7 @@ func (c *Coordinator) track(group string, wait func() error) func() error {
 			delete(c.inflight, group)
 		}
 		c.mu.Unlock()
+		c.wake() // durable now: what Committed reads has changed
 		return err
 	}
 }

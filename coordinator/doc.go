@@ -45,7 +45,9 @@
 // applied before a commit validated after it. Deletions of offsets are
 // ordered and awaited the same way; after each wait, mu is taken once more
 // to count the operation as done (track). The store's own lock is taken
-// only after mu, never the other way round.
+// only after mu, never the other way round. Watchers (Changed, watch.go)
+// are woken by closing a channel held in an atomic pointer, never by a
+// lock of their own, and never block the method that wakes them.
 //
 // The package must not import kmsg, kerr, net or server: the wire lives in
 // server, which maps this package's errors to Kafka codes.

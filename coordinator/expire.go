@@ -44,7 +44,7 @@ type ExpiryResult struct {
 // well. Members expire first, so a group that loses its last member in
 // this step is Empty when retention looks at it.
 func (c *Coordinator) ExpireStep() ExpiryResult {
-	c.mu.Lock()
+	c.lockForChange()
 	now := c.clock.Now()
 	expired, rs := c.expireMembers(now)
 	sweep := c.sweepRetention(now)
@@ -122,7 +122,7 @@ func (c *Coordinator) lowerExpireFloor(deadline time.Time) {
 // demand, whose heartbeats would otherwise renew its lease for ever.
 // An unknown group or member is ErrUnknownMemberID.
 func (c *Coordinator) ExpireMember(group, memberID string) error {
-	c.mu.Lock()
+	c.lockForChange()
 	g := c.groups[group]
 	if g == nil || g.members[memberID] == nil {
 		c.mu.Unlock()
@@ -146,7 +146,7 @@ func (c *Coordinator) ExpireMember(group, memberID string) error {
 // deterministic) at its next heartbeat, and commits at its own epoch
 // until then.
 func (c *Coordinator) ForceRebalance(group string) error {
-	c.mu.Lock()
+	c.lockForChange()
 	g := c.groups[group]
 	if g == nil {
 		c.mu.Unlock()

@@ -23,7 +23,7 @@ func (c *Coordinator) HeartbeatInstance(group, memberID, instanceID string, gene
 	if err := c.checkIDs(group, memberID); err != nil {
 		return err
 	}
-	c.mu.Lock()
+	c.lockForChange() // a heartbeat moves the member's known generation
 	defer c.mu.Unlock()
 	g := c.groups[group]
 	if g == nil {

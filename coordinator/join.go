@@ -76,7 +76,7 @@ type JoinResult struct {
 // member id, the group count (ErrTooManyGroups) or the group's size
 // (ErrGroupMaxSizeReached), and the protocol vote.
 func (c *Coordinator) Join(req JoinRequest) (JoinResult, error) {
-	c.mu.Lock()
+	c.lockForChange()
 	res, reb, err := c.join(req)
 	c.mu.Unlock()
 	if reb != nil {

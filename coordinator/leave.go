@@ -11,7 +11,7 @@ import "slices"
 // classic leave for one is a no-op (Kafka: UNKNOWN_MEMBER_ID). Members
 // named by instance id leave with LeaveMembers (static.go).
 func (c *Coordinator) Leave(group string, memberIDs ...string) []string {
-	c.mu.Lock()
+	c.lockForChange()
 	g := c.groups[group]
 	if g == nil || g.typ == ConsumerGroup {
 		c.mu.Unlock()

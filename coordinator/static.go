@@ -201,7 +201,7 @@ type LeaveMember struct {
 // none) and the entry's error.
 func (c *Coordinator) LeaveMembers(group string, ms []LeaveMember) (left []string, errs []error) {
 	left, errs = make([]string, len(ms)), make([]error, len(ms))
-	c.mu.Lock()
+	c.lockForChange()
 	g := c.groups[group]
 	if g == nil || g.typ == ConsumerGroup {
 		c.mu.Unlock()

@@ -12,7 +12,7 @@ import (
 // or member gets ErrUnknownMemberID; a group that is not Stable gets
 // ErrRebalanceInProgress. It changes nothing, not even the session.
 func (c *Coordinator) Assignment(group, memberID string) (int32, []assignor.TopicPartition, error) {
-	c.mu.Lock()
+	c.lockForChange() // a refresh moves the member's known generation
 	defer c.mu.Unlock()
 	g, err := c.knownMember(group, memberID)
 	if err != nil {
@@ -43,7 +43,7 @@ func (c *Coordinator) SyncInstance(group, memberID, instanceID string, generatio
 	if err := c.checkIDs(group, memberID); err != nil {
 		return nil, err
 	}
-	c.mu.Lock()
+	c.lockForChange()
 	defer c.mu.Unlock()
 	if g := c.groups[group]; g != nil && g.typ == ClassicGroup {
 		if err := checkIdentity(g, memberID, instanceID); err != nil {

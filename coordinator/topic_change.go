@@ -25,7 +25,7 @@ const (
 // longer exists and covers partitions that were added. It returns the
 // rebalances, sorted by group, which it also reports.
 func (c *Coordinator) TopicsChanged(why Reason, topics ...string) []Rebalance {
-	c.mu.Lock()
+	c.lockForChange()
 	var out []Rebalance
 	ids := make([]string, 0, len(c.groups))
 	for id := range c.groups {

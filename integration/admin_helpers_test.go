@@ -22,6 +22,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/minibroker/minibroker/broker"
+	"github.com/minibroker/minibroker/broker/adminapi"
 	"github.com/minibroker/minibroker/records"
 	"github.com/minibroker/minibroker/testkit/wiretest"
 	"github.com/minibroker/minibroker/wireclient"
@@ -33,7 +34,7 @@ import (
 func adminConfig(cfg *broker.Config) {
 	cfg.ManualClock, cfg.DataDir = true, ""
 	cfg.Topics = map[string]int32{"orders": 4, "payments": 2}
-	cfg.Admin = "127.0.0.1:0"
+	cfg.Admin, cfg.AdminAPI = "127.0.0.1:0", adminapi.New
 }
 
 // adminURL is the base URL of the broker's admin API,

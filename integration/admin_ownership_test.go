@@ -67,7 +67,7 @@ func ownershipConsumer(t *testing.T, b *testBroker, clientID, group, topic strin
 func TestAdminDoubleOwnershipOverTheWire(t *testing.T) {
 	t.Parallel()
 	b := startBroker(t, adminConfig)
-	require.NoError(t, b.CreateTopic("owned", 2))
+	require.NoError(t, b.CreateTopic("owned", 2, nil))
 	const group = "owners"
 	a := ownershipConsumer(t, b, "owner-a", group, "owned")
 	var aID string

@@ -90,7 +90,7 @@ func adminConsumer(t *testing.T, b *testBroker, clientID, group, topic string) *
 func TestAdminFetchPositionAttributed(t *testing.T) {
 	t.Parallel()
 	b := startBroker(t, adminConfig)
-	require.NoError(t, b.CreateTopic("ledger", 1))
+	require.NoError(t, b.CreateTopic("ledger", 1, nil))
 	adminProduce(t, wiretest.Dial(t, b.Addr(), "producer"), "ledger", 0, 10)
 
 	cl := adminConsumer(t, b, "ledger-reader-1", "readers", "ledger")
@@ -144,7 +144,7 @@ func TestAdminFetchPositionAttributed(t *testing.T) {
 func TestAdminFetchPositionUnattributed(t *testing.T) {
 	t.Parallel()
 	b := startBroker(t, adminConfig)
-	require.NoError(t, b.CreateTopic("shared", 1))
+	require.NoError(t, b.CreateTopic("shared", 1, nil))
 	adminProduce(t, wiretest.Dial(t, b.Addr(), "producer"), "shared", 0, 3)
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()

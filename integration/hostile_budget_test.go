@@ -27,6 +27,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/minibroker/minibroker/broker"
+	"github.com/minibroker/minibroker/broker/adminapi"
 	"github.com/minibroker/minibroker/protocol"
 	"github.com/minibroker/minibroker/records"
 	"github.com/minibroker/minibroker/testkit/wiretest"
@@ -225,7 +226,7 @@ func slicesMax(ds []time.Duration) time.Duration {
 // hundreds of them in the listen backlog: 4 of 7 finished.
 func TestHostileSlowAdminConnections(t *testing.T) {
 	t.Parallel()
-	b := startBroker(t, func(cfg *broker.Config) { cfg.Admin = "127.0.0.1:0" })
+	b := startBroker(t, func(cfg *broker.Config) { cfg.Admin, cfg.AdminAPI = "127.0.0.1:0", adminapi.New })
 	ctx, cancel := context.WithCancel(t.Context())
 	var wg sync.WaitGroup
 	defer func() {

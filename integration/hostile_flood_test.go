@@ -26,6 +26,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/minibroker/minibroker/broker"
+	"github.com/minibroker/minibroker/broker/adminapi"
 	"github.com/minibroker/minibroker/testkit/wiretest"
 )
 
@@ -124,7 +125,7 @@ func TestHostileConnectionFlood(t *testing.T) {
 		// when the memory is measured; the timeouts' own tests are in
 		// server/conn_test.go and hostile_limits_test.go.
 		cfg.IdleTimeout, cfg.FrameReadTimeout = 5*time.Minute, 5*time.Minute
-		cfg.Admin = "127.0.0.1:0" // for openConnections
+		cfg.Admin, cfg.AdminAPI = "127.0.0.1:0", adminapi.New // for openConnections
 		// Errors only, and nothing recorded: the flood is warned about
 		// 11,000 times.
 		cfg.Logger = slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelError}))

@@ -210,7 +210,7 @@ func TestK848KgoSubscriptionToATopicCreatedLater(t *testing.T) {
 	assert.Equal(t, map[string][]int32{"orders": {0, 1, 2, 3}}, m.assigned())
 	assert.Equal(t, []string{"later", "orders"}, v.Members[0].Topics)
 
-	require.NoError(t, b.CreateTopic("later", 2))
+	require.NoError(t, b.CreateTopic("later", 2, nil))
 	eventually(t, func() bool {
 		return k848Converged(b, group, m) && len(m.assigned()["later"]) == 2
 	}, "the new topic was never assigned")

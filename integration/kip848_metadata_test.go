@@ -29,7 +29,7 @@ func TestK848MetadataTopicIDsStableAcrossRestart(t *testing.T) {
 	assert.NotZero(t, ids["payments"])
 	assert.NotEqual(t, ids["orders"], ids["payments"])
 	assert.Equal(t, ids, k848TopicIDs(t, c), "the same on every request")
-	require.NoError(t, b.CreateTopic("invoices", 2))
+	require.NoError(t, b.CreateTopic("invoices", 2, nil))
 	created := k848TopicIDs(t, c)
 	assert.NotZero(t, created["invoices"])
 	assert.NotContains(t, []([16]byte){ids["orders"], ids["payments"]}, created["invoices"])

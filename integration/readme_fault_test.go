@@ -26,9 +26,9 @@ import (
 	"github.com/minibroker/minibroker/internal/testutil"
 )
 
-// readmeSectionText returns the text blocks of one README section, in
+// readmeTextBlocks returns the text blocks of one README section, in
 // order: what its commands print.
-func readmeSectionText(t *testing.T, section string) [][]string {
+func readmeTextBlocks(t *testing.T, section string) [][]string {
 	t.Helper()
 	var out [][]string
 	for _, b := range readmeBlocks(t) {
@@ -112,7 +112,7 @@ func TestReadmeCutMemberOff(t *testing.T) {
 	const section = "Cut a member off with a fault"
 	cmds := readmeSection(t, section)
 	require.Len(t, cmds, 7, "A, B, the GET, the POST, produce, GET and DELETE /v1/faults")
-	shown := readmeSectionText(t, section)
+	shown := readmeTextBlocks(t, section)
 	require.Len(t, shown, 5, "the POST's answer, B's takeover, A's fenced commit, the fault's listing and removal, A's return")
 	minibroker := testutil.BuildMain(t, "github.com/minibroker/minibroker/cmd/minibroker")
 	pac := testutil.BuildMain(t, "github.com/minibroker/minibroker/examples/process-and-commit")

@@ -86,6 +86,12 @@ for pkg in assignor clock coordinator offsets protocol server admin; do
 	deps "$pkg" | grep -qx "$mod/broker" && fail "$pkg/ imports broker/"
 done
 
+# An embedded broker links no admin side: a Go test that embeds one without
+# the admin API links neither package admin nor Prometheus and protobuf
+# (broker/adminapi serves it; examples/embedded checks its own link too).
+bad=$(go list -deps ./broker | grep -E "^$mod/admin$|^github.com/prometheus/|^google.golang.org/protobuf/" || true)
+[ -z "$bad" ] || fail "broker/ links $(echo $bad) (the admin side belongs in broker/adminapi)"
+
 # The broker binary does not link kfake: the comparison is cmd/minicompare.
 if go list -deps ./cmd/minibroker | grep -q "franz-go/pkg/kfake"; then
 	fail "cmd/minibroker links kfake"

@@ -69,6 +69,10 @@ type request struct {
 	// written, which a failed SASL authentication holds back
 	// (sasl_failure.go).
 	closeAfter error
+	// retain, when set, keeps the frame out of the buffer pool: a control
+	// saw the request and may keep it, and its bytes alias the frame
+	// (control.go).
+	retain bool
 }
 
 // peer names the client at the other end of a connection.
@@ -231,8 +235,9 @@ func (s *Server) serveConn(ctx context.Context, conn net.Conn, remote string) {
 			out = protocol.AppendResponse(out, corr, resp)
 		}
 		// The answer is encoded: nothing refers to the frame or to the
-		// buffers records were read into any more.
-		if pooled {
+		// buffers records were read into any more, unless a control kept
+		// the request.
+		if pooled && !r.retain {
 			s.mem.bufs.put(frame)
 		}
 		acct.encoded(int64(cap(out)))

@@ -159,7 +159,7 @@ func (s *Server) traitsOf(key int16) traits {
 // dispatch hands a decoded request to its handler: the one place every
 // request passes between its decoding and its answer.
 func (s *Server) dispatch(r *request, req kmsg.Request) kmsg.Response {
-	if s.faults.live.Load() == 0 {
+	if s.faults.idle() {
 		return s.handle(r, req)
 	}
 	return s.dispatchFaulted(r, req) // fault_apply.go

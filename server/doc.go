@@ -17,10 +17,12 @@
 // before work; nothing that holds work waits for the budget again. An
 // HTTP request on the Kafka port is told where the admin API is (http.go).
 //
-// Faults on demand (fault.go, fault_apply.go, fault_codes.go) are checked
-// in one place, dispatch, and cost one atomic load when none is in force.
+// Faults on demand (fault.go, fault_apply.go, fault_codes.go) and controls
+// (control.go, Go functions that see each request first) are checked in
+// one place, dispatch, and cost two atomic loads when none is in force.
 // The registry's mutex guards only the registry: nothing else is locked
-// while it is held, and it is never taken with another lock held.
+// while it is held, and it is never taken with another lock held; a
+// control is called with no lock held.
 //
 // With Config.SASLUsers, a connection must authenticate (SASL PLAIN or
 // SCRAM, sasl.go) before anything but ApiVersions and the SASL requests is

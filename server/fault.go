@@ -160,17 +160,25 @@ func (f *Fault) action() string {
 	return actionClose
 }
 
-// Faults is the registry of faults in force. Its zero value is not
-// usable; NewFaults makes one. Its methods are safe for concurrent use.
+// Faults is the registry of faults in force, and of the controls
+// installed (control.go): everything that may change what a request
+// gets. Its zero value is not usable; NewFaults makes one. Its methods
+// are safe for concurrent use.
 type Faults struct {
-	// live counts the faults that can still match: the request path's
-	// whole cost when it is zero is one atomic load (Server.dispatch).
+	// live counts the faults that can still match: with no control
+	// installed, the request path's whole cost when it is zero is one
+	// more atomic load (Faults.idle).
 	live    atomic.Int32
 	logger  *slog.Logger
 	targets FaultTargets // nil: no warnings
 
+	// controls are the installed controls in the order added
+	// (control.go), nil when there are none; replaced whole, under mu,
+	// and read without it by dispatch.
+	controls atomic.Pointer[[]*ControlHandle]
+
 	mu     sync.Mutex
-	next   uint64                        // guarded by mu; the last id given
+	next   uint64                        // guarded by mu; the last id given (faults and controls)
 	list   []*InjectedFault              // guarded by mu; in the order injected
 	counts map[string]map[kmsg.Key]int64 // guarded by mu; requests faulted, by action and API
 }

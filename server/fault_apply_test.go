@@ -180,7 +180,7 @@ func TestFaultDelayHoldsOnlyItsConnection(t *testing.T) {
 
 // BenchmarkDispatchFaults measures dispatch, the one place faults are
 // checked, for a Heartbeat: the handler called alone ("handler"), through
-// dispatch with no fault ("none": one atomic load more), and with ten
+// dispatch with no fault nor control ("none": two atomic loads more), and with ten
 // faults in force that do not match it ("unmatched": what requests pay
 // while a lesson's faults are in force for others).
 func BenchmarkDispatchFaults(b *testing.B) {

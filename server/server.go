@@ -44,7 +44,8 @@ type Config struct {
 	// Logger receives connection and request events. Default: discard.
 	Logger *slog.Logger
 	// Advertise is the host:port that Metadata and FindCoordinator return.
-	// Default: the listener's address.
+	// Default: the listener's address, or 127.0.0.1 and its port for a
+	// listener bound to every interface.
 	Advertise string
 	// AdminAddr is the address of the admin HTTP API and live page, which
 	// a client that speaks HTTP to this port is told of (http.go).
@@ -319,11 +320,14 @@ func (r *refusals) log(logger *slog.Logger, conn net.Conn, limit int) {
 	}
 }
 
-// setAddress records what Metadata and FindCoordinator advertise.
+// setAddress records what Metadata and FindCoordinator advertise: the
+// advertised address, or else the bound one, where a listener bound to
+// every interface is advertised at the loopback address (Kafka refuses
+// to advertise 0.0.0.0; clients on other hosts need Config.Advertise).
 func (s *Server) setAddress(bound string) error {
 	addr := s.advertise
 	if addr == "" {
-		addr = bound
+		addr, _ = hostport.Reachable(bound)
 	}
 	host, port, err := splitHostPort(addr)
 	if err != nil {

@@ -55,8 +55,8 @@ func prepare(t *testing.T) (dir string, doomed catalog.Topic) {
 	t.Helper()
 	dir = t.TempDir()
 	b := start(t, dir)
-	require.NoError(t, b.CreateTopic("doomed", 3))
-	require.NoError(t, b.CreateTopic("keep", 1))
+	require.NoError(t, b.CreateTopic("doomed", 3, nil))
+	require.NoError(t, b.CreateTopic("keep", 1, nil))
 	for p := range int32(3) {
 		produce(t, b.Log(), "doomed", p, 2+int(p))
 	}
@@ -88,7 +88,7 @@ func requireGone(t *testing.T, dir string, old catalog.Topic) {
 	require.NoError(t, err)
 	require.Equal(t, [2]int64{0, 4}, [2]int64{start, end})
 
-	require.NoError(t, b.CreateTopic("doomed", 2))
+	require.NoError(t, b.CreateTopic("doomed", 2, nil))
 	fresh, _ := b.Catalog().Lookup("doomed")
 	require.NotEqual(t, old.ID, fresh.ID, "made again: a new topic id")
 	_, end, err = b.Log().Offsets("doomed", 1)

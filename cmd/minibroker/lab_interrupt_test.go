@@ -17,6 +17,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/minibroker/minibroker/broker"
+	"github.com/minibroker/minibroker/broker/adminapi"
 	"github.com/minibroker/minibroker/internal/testutil"
 	labs "github.com/minibroker/minibroker/tools/lab"
 )
@@ -123,7 +124,7 @@ func TestLabCommandInterrupted(t *testing.T) {
 		}
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			b, err := broker.Start(t.Context(), broker.Config{Admin: "127.0.0.1:0", ExpiryInterval: 10 * time.Millisecond,
+			b, err := broker.Start(t.Context(), broker.Config{Admin: "127.0.0.1:0", AdminAPI: adminapi.New, ExpiryInterval: 10 * time.Millisecond,
 				Topics: map[string]int32{"orders": 4}})
 			require.NoError(t, err)
 			t.Cleanup(func() { b.Close() })
@@ -161,7 +162,7 @@ func TestLabBinaryInterrupted(t *testing.T) {
 	}
 	t.Parallel()
 	bin := testutil.BuildMain(t, "github.com/minibroker/minibroker/cmd/minibroker")
-	b, err := broker.Start(t.Context(), broker.Config{Admin: "127.0.0.1:0", Topics: map[string]int32{"orders": 4}})
+	b, err := broker.Start(t.Context(), broker.Config{Admin: "127.0.0.1:0", AdminAPI: adminapi.New, Topics: map[string]int32{"orders": 4}})
 	require.NoError(t, err)
 	t.Cleanup(func() { b.Close() })
 

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/minibroker/minibroker/broker"
+	"github.com/minibroker/minibroker/broker/adminapi"
 	labs "github.com/minibroker/minibroker/tools/lab"
 )
 
@@ -89,7 +90,7 @@ func TestLabCommandAgainstARunningBroker(t *testing.T) {
 func TestLabPartitionCommandStaysOnItsBroker(t *testing.T) {
 	t.Parallel()
 	start := func() *broker.Broker {
-		b, err := broker.Start(t.Context(), broker.Config{Admin: "127.0.0.1:0", Topics: map[string]int32{"orders": 4}})
+		b, err := broker.Start(t.Context(), broker.Config{Admin: "127.0.0.1:0", AdminAPI: adminapi.New, Topics: map[string]int32{"orders": 4}})
 		require.NoError(t, err)
 		t.Cleanup(func() { b.Close() })
 		return b

@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/minibroker/minibroker/broker"
+	"github.com/minibroker/minibroker/broker/adminapi"
 	"github.com/minibroker/minibroker/catalog"
 )
 
@@ -208,5 +209,6 @@ func (f *serveFlags) config(logger *slog.Logger) broker.Config {
 	cfg.TLS, cfg.SASLUsers, cfg.Topics = f.tls, f.saslUsers, f.topics
 	cfg.ManualClock = f.clock == "manual"
 	cfg.Logger = logger
+	cfg.AdminAPI = adminapi.New // served when --admin is given
 	return cfg
 }

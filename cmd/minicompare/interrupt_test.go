@@ -16,6 +16,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/minibroker/minibroker/broker"
+	"github.com/minibroker/minibroker/broker/adminapi"
 	"github.com/minibroker/minibroker/coordinator"
 	"github.com/minibroker/minibroker/internal/testutil"
 )
@@ -60,7 +61,7 @@ func runUntilStopped(t *testing.T, ctx context.Context, args []string, stdout, s
 // and no transaction of the run is left open.
 func TestCompareCommandInterrupted(t *testing.T) {
 	t.Parallel()
-	b, err := broker.Start(t.Context(), broker.Config{Admin: "127.0.0.1:0", ExpiryInterval: 10 * time.Millisecond,
+	b, err := broker.Start(t.Context(), broker.Config{Admin: "127.0.0.1:0", AdminAPI: adminapi.New, ExpiryInterval: 10 * time.Millisecond,
 		Topics: map[string]int32{"orders": 4}})
 	require.NoError(t, err)
 	t.Cleanup(func() { b.Close() })

@@ -27,22 +27,18 @@ func TestFenceMyConsumer(t *testing.T) {
 	}
 	defer b.Close()
 
-	assigned, lost := make(chan struct{}, 1), make(chan struct{}, 1)
-	signal := func(c chan struct{}) func(context.Context, *kgo.Client, map[string][]int32) {
-		return func(context.Context, *kgo.Client, map[string][]int32) {
-			select {
-			case c <- struct{}{}:
-			default:
-			}
-		}
-	}
+	lost := make(chan struct{}, 1)
 	client, err := kgo.NewClient(
 		kgo.SeedBrokers(b.Addr()),
 		kgo.ConsumerGroup("billing"),
 		kgo.ConsumeTopics("orders"),
 		kgo.HeartbeatInterval(100*time.Millisecond),
-		kgo.OnPartitionsAssigned(signal(assigned)),
-		kgo.OnPartitionsLost(signal(lost)),
+		kgo.OnPartitionsLost(func(context.Context, *kgo.Client, map[string][]int32) {
+			select {
+			case lost <- struct{}{}:
+			default:
+			}
+		}),
 	)
 	if err != nil {
 		t.Fatal(err)
@@ -53,13 +49,16 @@ func TestFenceMyConsumer(t *testing.T) {
 		}
 	}()
 
-	select {
-	case <-assigned:
-	case <-ctx.Done():
-		t.Fatal("no assignment")
+	// Until the rebalance is over: one member, which has its assignment.
+	group, err := b.WaitGroupStable(ctx, "billing", 1)
+	if err != nil {
+		t.Fatal(err)
 	}
-	memberID, _ := client.GroupMetadata()
-	if err := b.ExpireMember("billing", memberID); err != nil { // fenced now
+	member := group.Members[0]
+	if len(member.Assignment) != 4 {
+		t.Fatalf("%s owns %v, want orders 0-3", member.MemberID, member.Assignment)
+	}
+	if err := b.ExpireMember("billing", member.MemberID); err != nil { // fenced now
 		t.Fatal(err)
 	}
 	select {

@@ -24,6 +24,7 @@ import (
 	"github.com/twmb/franz-go/pkg/sasl/scram"
 
 	"github.com/minibroker/minibroker/broker"
+	"github.com/minibroker/minibroker/broker/adminapi"
 	"github.com/minibroker/minibroker/internal/testutil"
 )
 
@@ -100,7 +101,7 @@ func saslProduceConsume(t *testing.T, addr string, producer, consumer sasl.Mecha
 // API lists the consumer's connections with its user and mechanism.
 func TestSASLKgoGroup(t *testing.T) {
 	t.Parallel()
-	addr := startBrokerWith(t, broker.Config{Topics: map[string]int32{"orders": 1}, SASLUsers: saslUsers, Admin: "127.0.0.1:0"})
+	addr := startBrokerWith(t, broker.Config{Topics: map[string]int32{"orders": 1}, SASLUsers: saslUsers, Admin: "127.0.0.1:0", AdminAPI: adminapi.New})
 	saslProduceConsume(t, addr, scram.Auth{User: "alice", Pass: "alice-secret"}.AsSha256Mechanism(),
 		scram.Auth{User: "bob", Pass: "bob-secret"}.AsSha512Mechanism(), 5, kgo.ClientID("scram-app"))
 

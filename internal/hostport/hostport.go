@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net"
 	"strconv"
+	"strings"
 
 	"github.com/minibroker/minibroker/internal/settings"
 )
@@ -45,4 +46,37 @@ func Check(scope, field, addr string) error {
 		return settings.Errorf(scope, field, "%q: %v", addr, err)
 	}
 	return nil
+}
+
+// IsLoopbackHost reports whether host, a name or an address without a
+// port, can only mean this machine: "localhost" (and names under
+// .localhost), or a loopback address.
+func IsLoopbackHost(host string) bool {
+	host = strings.ToLower(host)
+	if host == "localhost" || strings.HasSuffix(host, ".localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// Loopback is the host a client on this machine dials for a listener
+// bound to every interface.
+const Loopback = "127.0.0.1"
+
+// Reachable returns the address a client on this machine dials to reach
+// a listener bound to bound (a net.Listener's Addr): bound itself, or,
+// for one bound to every interface (0.0.0.0, ::), Loopback with its port
+// and true. Go binds a "tcp" listener on every interface to both IPv4
+// and IPv6, so Loopback reaches it either way. A bound that is not
+// HOST:PORT is returned as it is.
+func Reachable(bound string) (addr string, allInterfaces bool) {
+	host, port, err := net.SplitHostPort(bound)
+	if err != nil {
+		return bound, false
+	}
+	if ip := net.ParseIP(host); host != "" && (ip == nil || !ip.IsUnspecified()) {
+		return bound, false
+	}
+	return net.JoinHostPort(Loopback, port), true
 }

@@ -43,3 +43,38 @@ func TestCheck(t *testing.T) {
 	require.EqualError(t, Check("broker", "Listen", "127.0.0.1:99999"),
 		`broker: Listen "127.0.0.1:99999": the port must be a number from 0 to 65535`)
 }
+
+// TestReachable: a listener bound to every interface is reached on the
+// loopback address; any other bound address is itself.
+func TestReachable(t *testing.T) {
+	t.Parallel()
+	for bound, want := range map[string]struct {
+		addr string
+		all  bool
+	}{
+		"0.0.0.0:9092":       {"127.0.0.1:9092", true},
+		"[::]:9092":          {"127.0.0.1:9092", true},
+		":9092":              {"127.0.0.1:9092", true},
+		"127.0.0.1:9092":     {"127.0.0.1:9092", false},
+		"[::1]:9092":         {"[::1]:9092", false},
+		"192.0.2.7:9092":     {"192.0.2.7:9092", false},
+		"kafka.example:9092": {"kafka.example:9092", false},
+		"nohost":             {"nohost", false},
+	} {
+		addr, all := Reachable(bound)
+		require.Equal(t, want.addr, addr, bound)
+		require.Equal(t, want.all, all, bound)
+	}
+}
+
+// TestIsLoopbackHost: names and addresses that can only mean this
+// machine.
+func TestIsLoopbackHost(t *testing.T) {
+	t.Parallel()
+	for host, want := range map[string]bool{
+		"localhost": true, "LOCALHOST": true, "api.localhost": true, "127.0.0.1": true, "127.1.2.3": true, "::1": true,
+		"0.0.0.0": false, "::": false, "": false, "kafka.example": false, "192.0.2.7": false, "localhost.example": false,
+	} {
+		require.Equal(t, want, IsLoopbackHost(host), host)
+	}
+}

@@ -34,7 +34,7 @@ func TestLabConsumerMemberLearnsTopicsCreatedLater(t *testing.T) {
 	require.Zero(t, code)
 	require.Equal(t, "payments-0", Partitions(m.Assigned))
 
-	require.NoError(t, b.CreateTopic("later", 2))
+	require.NoError(t, b.CreateTopic("later", 2, nil))
 	code, err = m.Heartbeat(ctx)
 	require.NoError(t, err)
 	require.Zero(t, code)

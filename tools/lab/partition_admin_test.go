@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/minibroker/minibroker/broker"
+	"github.com/minibroker/minibroker/broker/adminapi"
 	"github.com/minibroker/minibroker/internal/interrupt"
 )
 
@@ -22,7 +23,7 @@ import (
 func TestRemoteFaults(t *testing.T) {
 	t.Parallel()
 	ctx := testContext(t)
-	b, err := broker.Start(ctx, broker.Config{Admin: "127.0.0.1:0", ManualClock: true})
+	b, err := broker.Start(ctx, broker.Config{Admin: "127.0.0.1:0", AdminAPI: adminapi.New, ManualClock: true})
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, b.Close()) })
 	r := &remoteFaults{admin: b.AdminAddr()}
@@ -57,7 +58,7 @@ func adminFaults(t *testing.T, admin string) []map[string]any {
 // unless manual, and its own orders topic.
 func startAdminBroker(t *testing.T, manual bool) *broker.Broker {
 	t.Helper()
-	b, err := broker.Start(t.Context(), broker.Config{Admin: "127.0.0.1:0", ManualClock: manual, ExpiryInterval: 10 * time.Millisecond,
+	b, err := broker.Start(t.Context(), broker.Config{Admin: "127.0.0.1:0", AdminAPI: adminapi.New, ManualClock: manual, ExpiryInterval: 10 * time.Millisecond,
 		Topics: map[string]int32{"orders": 4}})
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, b.Close()) })

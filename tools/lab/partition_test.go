@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/minibroker/minibroker/broker"
+	"github.com/minibroker/minibroker/broker/adminapi"
 )
 
 // TestLabPartition pins the zombie a fault makes: A's heartbeats are
@@ -35,7 +36,7 @@ func TestLabPartitionAgainstRunningBroker(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
-	b, err := broker.Start(ctx, broker.Config{Admin: "127.0.0.1:0"})
+	b, err := broker.Start(ctx, broker.Config{Admin: "127.0.0.1:0", AdminAPI: adminapi.New})
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, b.Close()) })
 	require.ErrorIs(t, Run(ctx, "partition", &bytes.Buffer{}, b.Addr()), ErrNeedsAdmin)

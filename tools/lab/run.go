@@ -145,7 +145,7 @@ func RunWith(ctx context.Context, name string, w io.Writer, opts Options) error 
 	names := InProcess("lab")
 	if name == "partition" {
 		group := names.Group(name)
-		if err := b.CreateTopic(group, partitionTopic(group)[group]); err != nil {
+		if err := b.CreateTopic(group, partitionTopic(group)[group], nil); err != nil {
 			return errors.Join(err, b.Close())
 		}
 	}
