@@ -151,12 +151,11 @@ function goneMark(f) {
 function faultsTable(faults) {
   if (!faults || faults.length === 0) return el("p", { class: "empty" }, "No faults.");
   const rows = faults.map(f => el("tr", { "data-fault": f.id, class: f.member_gone ? "gone" : null },
-    // A warning says the fault names what does not exist yet; once it has
-    // applied, member_gone says its member has since left the group.
-    el("td", {}, el("span", { class: "meta" }, "#" + f.id + " "), faultWhat(f),
+    // member_gone says how the member the fault names left its group;
+    // a warning, what the fault names that does not exist now.
+    el("td", {}, el("span", { class: "meta" }, "#" + f.id + " "), faultWhat(f), goneMark(f),
       ...(f.warnings || []).map(w => el("div", { class: "warn", "data-fault-warning": f.id,
         title: "the fault is in force, and matches nothing until this exists" }, "\u26a0 " + w)),
-      f.warnings && f.warnings.length ? null : goneMark(f),
       el("div", { class: "meta" }, f.remaining < 0 ? "until removed" : f.remaining + " left")),
     el("td", { class: "num", "data-hits": f.id }, String(f.hits)),
     el("td", {}, faultButton(f.id))));
