@@ -2,6 +2,7 @@ package server
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -26,6 +27,10 @@ func typed[Req kmsg.Request](fn func(*Server, *request, Req) kmsg.Response) hand
 type api struct {
 	handle handler
 	traits traits
+	// holds bounds what a request of the API holds beyond its frame
+	// (amplification.go), measured for its worst shapes by
+	// TestRequestBoundsHoldHostileShapes.
+	holds perByte
 }
 
 // traits are what an API asks of the connection loop and the memory
@@ -67,47 +72,47 @@ func (t traits) coalesces() bool { return t&(mayWait|largeAnswer) == 0 }
 // version table, and nothing else.
 func handlers() map[kmsg.Key]api {
 	m := map[kmsg.Key]api{
-		kmsg.ApiVersions:     {typed((*Server).handleApiVersions), versionProbe},
-		kmsg.Metadata:        {typed((*Server).handleMetadata), largeAnswer},
-		kmsg.FindCoordinator: {typed((*Server).handleFindCoordinator), 0},
-		kmsg.JoinGroup:       {typed((*Server).handleJoinGroup), largeAnswer},
-		kmsg.SyncGroup:       {typed((*Server).handleSyncGroup), 0},
-		kmsg.Heartbeat:       {typed((*Server).handleHeartbeat), 0},
-		kmsg.LeaveGroup:      {typed((*Server).handleLeaveGroup), 0},
-		kmsg.OffsetCommit:    {typed((*Server).handleOffsetCommit), 0},
-		kmsg.OffsetFetch:     {typed((*Server).handleOffsetFetch), 0},
-		kmsg.DescribeGroups:  {typed((*Server).handleDescribeGroups), largeAnswer},
-		kmsg.ListGroups:      {typed((*Server).handleListGroups), 0},
-		kmsg.CreateTopics:    {typed((*Server).handleCreateTopics), 0},
-		kmsg.DeleteTopics:    {typed((*Server).handleDeleteTopics), 0},
-		kmsg.ListOffsets:     {typed((*Server).handleListOffsets), decompresses},
-		kmsg.Fetch:           {typed((*Server).handleFetch), mayWait | largeAnswer},
-		kmsg.Produce:         {typed((*Server).handleProduce), pooledFrame | decompresses},
-		kmsg.InitProducerID:  {typed((*Server).handleInitProducerID), 0},
-		kmsg.DeleteGroups:    {typed((*Server).handleDeleteGroups), 0},
-		kmsg.OffsetDelete:    {typed((*Server).handleOffsetDelete), 0},
+		kmsg.ApiVersions:     {typed((*Server).handleApiVersions), versionProbe, 2 * perFrameByte},
+		kmsg.Metadata:        {typed((*Server).handleMetadata), largeAnswer, 358 * perFrameByte},
+		kmsg.FindCoordinator: {typed((*Server).handleFindCoordinator), 0, 546 * perFrameByte},
+		kmsg.JoinGroup:       {typed((*Server).handleJoinGroup), largeAnswer, 131 * perFrameByte},
+		kmsg.SyncGroup:       {typed((*Server).handleSyncGroup), 0, 40 * perFrameByte},
+		kmsg.Heartbeat:       {typed((*Server).handleHeartbeat), 0, 2 * perFrameByte},
+		kmsg.LeaveGroup:      {typed((*Server).handleLeaveGroup), 0, 40 * perFrameByte},
+		kmsg.OffsetCommit:    {typed((*Server).handleOffsetCommit), 0, 55 * perFrameByte},
+		kmsg.OffsetFetch:     {typed((*Server).handleOffsetFetch), 0, 160 * perFrameByte},
+		kmsg.DescribeGroups:  {typed((*Server).handleDescribeGroups), largeAnswer, 900 * perFrameByte},
+		kmsg.ListGroups:      {typed((*Server).handleListGroups), 0, 40 * perFrameByte},
+		kmsg.CreateTopics:    {typed((*Server).handleCreateTopics), 0, 257 * perFrameByte},
+		kmsg.DeleteTopics:    {typed((*Server).handleDeleteTopics), 0, 2484 * perFrameByte},
+		kmsg.ListOffsets:     {typed((*Server).handleListOffsets), decompresses, 114 * perFrameByte},
+		kmsg.Fetch:           {typed((*Server).handleFetch), mayWait | largeAnswer, 142 * perFrameByte},
+		kmsg.Produce:         {typed((*Server).handleProduce), pooledFrame | decompresses, 0},
+		kmsg.InitProducerID:  {typed((*Server).handleInitProducerID), 0, 2 * perFrameByte},
+		kmsg.DeleteGroups:    {typed((*Server).handleDeleteGroups), 0, 98 * perFrameByte},
+		kmsg.OffsetDelete:    {typed((*Server).handleOffsetDelete), 0, 32 * perFrameByte},
 
-		kmsg.CreatePartitions: {typed((*Server).handleCreatePartitions), 0},
-		kmsg.DeleteRecords:    {typed((*Server).handleDeleteRecords), 0},
+		kmsg.CreatePartitions: {typed((*Server).handleCreatePartitions), 0, 311 * perFrameByte},
+		kmsg.DeleteRecords:    {typed((*Server).handleDeleteRecords), 0, 114 * perFrameByte},
 
-		kmsg.DescribeConfigs:         {typed((*Server).handleDescribeConfigs), largeAnswer},
-		kmsg.AlterConfigs:            {typed((*Server).handleAlterConfigs), largeAnswer},
-		kmsg.IncrementalAlterConfigs: {typed((*Server).handleIncrementalAlterConfigs), largeAnswer},
+		kmsg.DescribeConfigs:         {typed((*Server).handleDescribeConfigs), largeAnswer, 634 * perFrameByte},
+		kmsg.AlterConfigs:            {typed((*Server).handleAlterConfigs), largeAnswer, 625 * perFrameByte},
+		kmsg.IncrementalAlterConfigs: {typed((*Server).handleIncrementalAlterConfigs), largeAnswer, 625 * perFrameByte},
 
-		kmsg.SASLHandshake:    {typed((*Server).handleSASLHandshake), 0},
-		kmsg.SASLAuthenticate: {typed((*Server).handleSASLAuthenticate), 0},
-		kmsg.DescribeCluster:  {typed((*Server).handleDescribeCluster), 0},
+		kmsg.SASLHandshake:    {typed((*Server).handleSASLHandshake), 0, 2 * perFrameByte},
+		kmsg.SASLAuthenticate: {typed((*Server).handleSASLAuthenticate), 0, 2 * perFrameByte},
+		kmsg.DescribeCluster:  {typed((*Server).handleDescribeCluster), 0, 2 * perFrameByte},
 
-		kmsg.AddPartitionsToTxn: {typed((*Server).handleAddPartitionsToTxn), 0},
-		kmsg.AddOffsetsToTxn:    {typed((*Server).handleAddOffsetsToTxn), 0},
-		kmsg.EndTxn:             {typed((*Server).handleEndTxn), 0},
-		kmsg.TxnOffsetCommit:    {typed((*Server).handleTxnOffsetCommit), 0},
+		kmsg.AddPartitionsToTxn: {typed((*Server).handleAddPartitionsToTxn), 0, 114 * perFrameByte},
+		kmsg.AddOffsetsToTxn:    {typed((*Server).handleAddOffsetsToTxn), 0, 8 * perFrameByte},
+		kmsg.EndTxn:             {typed((*Server).handleEndTxn), 0, 8 * perFrameByte},
+		kmsg.TxnOffsetCommit:    {typed((*Server).handleTxnOffsetCommit), 0, 142 * perFrameByte},
 
-		kmsg.DescribeTransactions: {typed((*Server).handleDescribeTransactions), largeAnswer},
-		kmsg.ListTransactions:     {typed((*Server).handleListTransactions), largeAnswer},
+		kmsg.DescribeTransactions: {typed((*Server).handleDescribeTransactions), largeAnswer, 900 * perFrameByte},
+		kmsg.ListTransactions:     {typed((*Server).handleListTransactions), largeAnswer, 121 * perFrameByte},
 
-		kmsg.ConsumerGroupHeartbeat: {typed((*Server).handleConsumerGroupHeartbeat), 0},
-		kmsg.ConsumerGroupDescribe:  {typed((*Server).handleConsumerGroupDescribe), largeAnswer},
+		kmsg.ConsumerGroupHeartbeat: {typed((*Server).handleConsumerGroupHeartbeat), 0, 2 * perFrameByte},
+		kmsg.ConsumerGroupDescribe:  {typed((*Server).handleConsumerGroupDescribe), largeAnswer, 1124 * perFrameByte},
 	}
 	for _, v := range protocol.SupportedVersions() {
 		if m[kmsg.Key(v.Key)].handle == nil {
@@ -124,7 +129,14 @@ func handlers() map[kmsg.Key]api {
 // request: the entry of API key k at index k, so that finding it is an
 // index rather than a map lookup. A key we do not serve has the zero
 // entry: no handler, no traits.
-type apiTable []api
+type apiTable []apiEntry
+
+// apiEntry is an api as the table holds it, with its first flexible
+// version, whose requests carry tagged fields.
+type apiEntry struct {
+	api
+	flexible int16
+}
 
 // newAPITable lays out the entries of m by key.
 func newAPITable(m map[kmsg.Key]api) apiTable {
@@ -133,7 +145,16 @@ func newAPITable(m map[kmsg.Key]api) apiTable {
 		last = max(last, k)
 	}
 	t := make(apiTable, last+1)
-	for k, a := range m {
+	for k, api := range m {
+		a := apiEntry{api: api, flexible: math.MaxInt16}
+		req := kmsg.RequestForKey(int16(k))
+		for v := req.MaxVersion(); v >= 0; v-- {
+			req.SetVersion(v)
+			if !req.IsFlexible() {
+				break
+			}
+			a.flexible = v
+		}
 		t[k] = a
 	}
 	return t

@@ -178,6 +178,14 @@ func (l *lane) add(n int64) {
 	l.mu.Unlock()
 }
 
+// refuse counts a request refused because it could never fit in the
+// lane (amplification.go).
+func (l *lane) refuse() {
+	l.mu.Lock()
+	l.st.Refusals++
+	l.mu.Unlock()
+}
+
 // take counts n more bytes. Called with mu held.
 func (l *lane) take(n int64) {
 	l.used += n

@@ -1,0 +1,282 @@
+package server
+
+import (
+	"fmt"
+	"math"
+	"reflect"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/minibroker/minibroker/protocol"
+)
+
+// hostileShapes names, for every API of the dispatch table, what its
+// requests that hold the most per frame byte look like, and sets what the
+// zero value would not (a Produce's acks, so that it is answered). The
+// shapes themselves are made for every API alike (shapesOf): every array
+// the request has, at any depth, filled with empty elements (null or
+// empty names, unknown topics and groups, null partitions), every
+// top-level string or byte array made long, and in flexible versions a tag section of
+// many tags. TestRequestBoundsHoldHostileShapes fails for an API of the
+// table missing here, so a new API cannot miss its bound.
+var hostileShapes = map[kmsg.Key]struct {
+	worst   string // the shape that measured the most per byte
+	prepare func(kmsg.Request)
+}{
+	kmsg.Produce: {"topics with null partitions", func(r kmsg.Request) {
+		r.(*kmsg.ProduceRequest).Acks = -1
+	}},
+	kmsg.Fetch:                   {"forgotten topics of no partitions", nil},
+	kmsg.ListOffsets:             {"partitions of an unknown topic", nil},
+	kmsg.Metadata:                {"unknown topics of empty names", nil},
+	kmsg.OffsetCommit:            {"topics of empty names without partitions", nil},
+	kmsg.OffsetFetch:             {"groups of empty ids with null topics", nil},
+	kmsg.FindCoordinator:         {"empty coordinator keys", nil},
+	kmsg.JoinGroup:               {"protocols of empty names", nil},
+	kmsg.Heartbeat:               {"a long member id", nil},
+	kmsg.LeaveGroup:              {"members of empty ids", nil},
+	kmsg.SyncGroup:               {"assignments of empty member ids", nil},
+	kmsg.DescribeGroups:          {"empty group ids", nil},
+	kmsg.ListGroups:              {"empty state filters", nil},
+	kmsg.SASLHandshake:           {"a long mechanism", nil},
+	kmsg.ApiVersions:             {"a long client software name", nil},
+	kmsg.CreateTopics:            {"topics of empty names", nil},
+	kmsg.DeleteTopics:            {"empty topic names", nil},
+	kmsg.DeleteRecords:           {"partitions of an unknown topic", nil},
+	kmsg.InitProducerID:          {"a long transactional id", nil},
+	kmsg.AddPartitionsToTxn:      {"partitions of an unknown topic", nil},
+	kmsg.AddOffsetsToTxn:         {"a long transactional id", nil},
+	kmsg.EndTxn:                  {"a long transactional id", nil},
+	kmsg.TxnOffsetCommit:         {"topics of empty names without partitions", nil},
+	kmsg.DescribeConfigs:         {"resources of empty names", nil},
+	kmsg.AlterConfigs:            {"resources of empty names", nil},
+	kmsg.IncrementalAlterConfigs: {"resources of empty names", nil},
+	kmsg.SASLAuthenticate:        {"a long token", nil},
+	kmsg.CreatePartitions:        {"topics of empty names", nil},
+	kmsg.DeleteGroups:            {"empty group ids", nil},
+	kmsg.OffsetDelete:            {"partitions of an unknown topic", nil},
+	kmsg.DescribeCluster:         {"a tag section of many tags", nil},
+	kmsg.DescribeTransactions:    {"empty transactional ids", nil},
+	kmsg.ListTransactions:        {"empty state filters", nil},
+	kmsg.ConsumerGroupHeartbeat:  {"empty subscribed topic names", nil},
+	kmsg.ConsumerGroupDescribe:   {"empty group ids", nil},
+}
+
+// shape is one hostile request: how it is made, at n elements.
+type shape struct {
+	name string
+	make func(n int) kmsg.Request
+}
+
+// shapesOf returns the hostile shapes of API key at version.
+func shapesOf(key kmsg.Key, version int16) []shape {
+	newReq := func() kmsg.Request {
+		req := kmsg.RequestForKey(int16(key))
+		req.SetVersion(version)
+		if p := hostileShapes[key].prepare; p != nil {
+			p(req)
+		}
+		return req
+	}
+	var shapes []shape
+	var paths [][]int
+	slicePaths(reflect.TypeOf(newReq()).Elem(), nil, &paths)
+	for _, p := range paths {
+		shapes = append(shapes, shape{fmt.Sprintf("array %v of empty elements", p), func(n int) kmsg.Request {
+			req := newReq()
+			fill(reflect.ValueOf(req).Elem(), p, n)
+			return req
+		}})
+	}
+	top := reflect.TypeOf(newReq()).Elem()
+	for i := range top.NumField() {
+		f := top.Field(i)
+		if f.Type == reflect.TypeFor[[]byte]() {
+			shapes = append(shapes, shape{"a long " + f.Name, func(n int) kmsg.Request {
+				req := newReq()
+				reflect.ValueOf(req).Elem().Field(i).SetBytes(make([]byte, n))
+				return req
+			}})
+			continue
+		}
+		if f.Type.Kind() != reflect.String && (f.Type.Kind() != reflect.Pointer || f.Type.Elem().Kind() != reflect.String) {
+			continue
+		}
+		shapes = append(shapes, shape{"a long " + f.Name, func(n int) kmsg.Request {
+			req := newReq()
+			if !req.IsFlexible() {
+				n = min(n, math.MaxInt16)
+			}
+			long := strings.Repeat("x", n)
+			v := reflect.ValueOf(req).Elem().Field(i)
+			if v.Kind() == reflect.Pointer {
+				v.Set(reflect.ValueOf(&long))
+			} else {
+				v.SetString(long)
+			}
+			return req
+		}})
+	}
+	if newReq().IsFlexible() {
+		shapes = append(shapes, shape{"a tag section of many tags", func(n int) kmsg.Request {
+			req := newReq()
+			tags := reflect.ValueOf(req).Elem().FieldByName("UnknownTags").Addr().Interface().(*kmsg.Tags)
+			for k := range n {
+				tags.Set(uint32(1000+k), nil)
+			}
+			return req
+		}})
+	}
+	return shapes
+}
+
+// slicePaths appends to out the paths (field indexes from t, a struct
+// type) of every array of a request: slices other than byte slices.
+func slicePaths(t reflect.Type, prefix []int, out *[][]int) {
+	for i := range t.NumField() {
+		f := t.Field(i)
+		if f.Type.Kind() != reflect.Slice || f.Type.Elem().Kind() == reflect.Uint8 {
+			continue
+		}
+		p := append(append([]int(nil), prefix...), i)
+		*out = append(*out, p)
+		if f.Type.Elem().Kind() == reflect.Struct {
+			slicePaths(f.Type.Elem(), p, out)
+		}
+	}
+}
+
+// fill sets the array at path of v (a struct) to n zero elements, with
+// one zero element in each array above it.
+func fill(v reflect.Value, path []int, n int) {
+	f := v.Field(path[0])
+	if len(path) == 1 {
+		f.Set(reflect.MakeSlice(f.Type(), n, n))
+		return
+	}
+	if f.Len() == 0 {
+		f.Set(reflect.MakeSlice(f.Type(), 1, 1))
+	}
+	fill(f.Index(0), path[1:], n)
+}
+
+// frameOf returns the frame (after its size) of s's request at about size
+// bytes, or nil when the shape does not grow with n at this version (an
+// array or a tag section the version does not have).
+func frameOf(s shape, size int) []byte {
+	f0 := rawRequest(s.make(0), 7, "hostile")[4:]
+	f1 := rawRequest(s.make(1), 7, "hostile")[4:]
+	per := len(f1) - len(f0)
+	if per <= 0 || size <= len(f0) {
+		return nil
+	}
+	return rawRequest(s.make((size-len(f0))/per), 7, "hostile")[4:]
+}
+
+// held returns the bytes allocated from the decoding of frame to the
+// encoding of its answer, as the connection loop handles it, the fewest
+// of two tries: allocation elsewhere in the process can only add to it.
+func held(t *testing.T, srv *Server, frame []byte) uint64 {
+	t.Helper()
+	least := uint64(math.MaxUint64)
+	for range 2 {
+		r := &request{ctx: t.Context(), logger: srv.logger, peer: &peer{remote: "127.0.0.1:40000", host: "/127.0.0.1"}}
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		resp, corr, err := srv.handleFrame(r, frame)
+		var out []byte
+		if err == nil && resp != nil {
+			out = protocol.AppendResponse(nil, corr, resp)
+		}
+		runtime.ReadMemStats(&after)
+		runtime.KeepAlive(out)
+		least = min(least, after.TotalAlloc-before.TotalAlloc)
+	}
+	return least
+}
+
+// boundOf returns what the server reserves for frame's request beyond the
+// frame.
+func boundOf(srv *Server, key kmsg.Key, version int16, frame []byte) int64 {
+	if key == kmsg.Produce {
+		h, body, err := protocol.ParseHeader(frame)
+		if err != nil {
+			panic(err)
+		}
+		return produceHolds(body, h.APIVersion)
+	}
+	return srv.holdsFor(int16(key), version, len(frame))
+}
+
+// TestRequestBoundsHoldHostileShapes: for every API of the dispatch table
+// and every version served, every hostile shape at about 64 KiB holds,
+// from its decoding to its answer encoded, no more than the server
+// reserves for it (the bytes allocated, which bound what is held). And
+// at the frame cap the worst shapes are refused before they are read,
+// unless their bound fits the default budget.
+func TestRequestBoundsHoldHostileShapes(t *testing.T) {
+	if testing.Short() {
+		t.Skip("allocates about a gigabyte")
+	}
+	const size = 64 << 10
+	for key := range handlers() {
+		name := kmsg.NameForKey(int16(key))
+		if _, ok := hostileShapes[key]; !ok {
+			t.Errorf("%s has no hostile shape in hostileShapes", name)
+			continue
+		}
+		t.Run(name, func(t *testing.T) {
+			e := newEnv(t)
+			vr, ok := protocol.VersionsFor(int16(key))
+			require.True(t, ok)
+			var worst float64
+			var worstShape string
+			var worstOf shape
+			var worstVersion int16
+			for v := vr.Min; v <= vr.Max; v++ {
+				shapes := shapesOf(key, v)
+				require.NotEmpty(t, shapes, "%s v%d has no hostile shape", name, v)
+				for _, s := range shapes {
+					frame := frameOf(s, size)
+					if frame == nil {
+						continue
+					}
+					got := held(t, e.srv, frame)
+					bound := boundOf(e.srv, key, v, frame)
+					if ratio := float64(got) / float64(len(frame)); ratio > worst {
+						worst, worstShape = ratio, fmt.Sprintf("v%d %s", v, s.name)
+						worstOf, worstVersion = s, v
+					}
+					assert.LessOrEqual(t, int64(got), bound, "%s v%d, %s: %d bytes held for a frame of %d", name, v, s.name, got, len(frame))
+				}
+			}
+			t.Logf("%s: at most %.1f bytes per frame byte (%s)", name, worst, worstShape)
+
+			// The worst shape just under the frame cap is refused before it
+			// is read (readLargeFrame; a Produce once its topics are
+			// counted, reserveRequest), or held within its bound.
+			size := protocol.DefaultMaxFrameBytes - 64
+			if key != kmsg.Produce {
+				bound := e.srv.holdsFor(int16(key), worstVersion, size)
+				if int64(size)+bound > e.srv.mem.frames.max {
+					return // refused unread
+				}
+			}
+			frame := frameOf(worstOf, size)
+			require.NotNil(t, frame)
+			bound := boundOf(e.srv, key, worstVersion, frame)
+			if key == kmsg.Produce {
+				require.Greater(t, bound, e.srv.mem.work.max, "a Produce of %d bytes, %s: refused", len(frame), worstShape)
+				return
+			}
+			got := held(t, e.srv, frame)
+			assert.LessOrEqual(t, int64(got), bound, "%s just under the cap, %s: %d bytes held for a frame of %d", name, worstShape, got, len(frame))
+		})
+	}
+}
