@@ -35,11 +35,13 @@ import (
 // (reserveRequest). A request whose frame and bound together pass the
 // lane's maximum is refused, and its connection closed, before its body is
 // read: it could never be served within the budget. A Produce is the
-// exception: its frame is mostly records, which its request refers to
-// rather than copies, so a bound per frame byte would be far too much for
-// a real one. Its bound is counted instead from its topics and
-// partitions, which produceHolds reads from the frame before it is
-// decoded, and reserved in the work lane.
+// exception, and so are a JoinGroup and a SyncGroup: their frames may be
+// mostly records, protocol metadata or assignments, which their requests
+// refer to rather than copy, so a bound per frame byte would be far too
+// much for a real one. Their bound (counts) is counted instead from their
+// elements, read from the frame before it is decoded (produceHolds,
+// joinGroupHolds, syncGroupHolds), and reserved in the work lane, which
+// the connection does not hold then.
 
 // perByte is what a request holds per byte of its frame, in eighths of a
 // byte.
@@ -91,19 +93,19 @@ func tooMuch(key int16, size, holds, max int64) error {
 
 // reserveRequest reserves, before a small frame is decoded, what its
 // request may hold beyond it, when that passes smallRequestBytes: in the
-// frames lane by its API's factor, or, for a Produce, in the work lane by
-// what produceHolds counts in body. The connection holds nothing of
-// either lane then (frameBuffered does not let such a frame share a
-// write, and a Produce holds no work before it runs), so the reservation
-// may wait as a frame's would. A frame over smallFrameBytes reserved its
-// bound with its size (readLargeFrame), but a Produce's is counted here
-// whatever its size.
+// frames lane by its API's factor, or, for an API that counts its bound
+// (a Produce), in the work lane by what it counts in body. The connection
+// holds nothing of either lane then (frameBuffered does not let such a
+// frame share a write, and no request before it holds work once
+// answered), so the reservation may wait as a frame's would. A frame over
+// smallFrameBytes reserved its bound with its size (readLargeFrame), but
+// a counted one is counted here whatever its size.
 func (s *Server) reserveRequest(r *request, key, version int16, frame, body []byte) error {
 	if r.acct == nil {
 		return nil
 	}
-	if key == int16(kmsg.Produce) {
-		n := produceHolds(body, version)
+	if count := s.handlers[key].counts; count != nil {
+		n := count(body, version)
 		if n <= smallRequestBytes {
 			return nil
 		}
@@ -148,6 +150,77 @@ func (a *account) reserveFrames(ctx context.Context, n int64) error {
 	a.frames += got
 	return nil
 }
+
+// joinGroupHolds returns the bound of what a JoinGroup request holds
+// beyond its frame: its protocols, counted from the wire, and the strings
+// it copies (its ids three times: decoded, kept, and in an answer or an
+// error). A protocol's metadata is referred to in the frame, not
+// copied, so a member's 1 MiB of metadata costs nothing more.
+func joinGroupHolds(body []byte, version int16) int64 {
+	w := wire{b: body, flexible: version >= 6}
+	w.tags()
+	n := requestBaseBytes + 3*int64(w.nullableString()) // group
+	w.skip(4)                                           // session timeout
+	if version >= 1 {
+		w.skip(4) // rebalance timeout
+	}
+	n += 3 * int64(w.nullableString()) // member id
+	if version >= 5 {
+		n += 3 * int64(w.nullableString()) // instance id
+	}
+	n += 3 * int64(w.nullableString()) // protocol type
+	protocols := w.arrayLen()
+	n += int64(protocols) * joinProtocolBytes
+	for range protocols {
+		if w.bad {
+			break
+		}
+		n += int64(w.nullableString())
+		w.nullableBytes()
+		n += w.tags() * tagBytes
+	}
+	if version >= 8 {
+		n += 3 * int64(w.nullableString()) // reason
+	}
+	return n + w.tags()*tagBytes
+}
+
+// syncGroupHolds returns the bound of what a SyncGroup request holds
+// beyond its frame: the leader's assignments, counted from the wire, and
+// the strings it copies; an assignment's bytes are referred to in the
+// frame.
+func syncGroupHolds(body []byte, version int16) int64 {
+	w := wire{b: body, flexible: version >= 4}
+	w.tags()
+	n := requestBaseBytes + 3*int64(w.nullableString()) // group
+	w.skip(4)                                           // generation
+	n += int64(w.nullableString())                      // member id
+	if version >= 3 {
+		n += 3 * int64(w.nullableString()) // instance id
+	}
+	if version >= 5 {
+		n += 3 * int64(w.nullableString()+w.nullableString()) // protocol type and name
+	}
+	assignments := w.arrayLen()
+	n += int64(assignments) * syncAssignmentBytes
+	for range assignments {
+		if w.bad {
+			break
+		}
+		n += int64(w.nullableString())
+		w.nullableBytes()
+		n += w.tags() * tagBytes
+	}
+	return n + w.tags()*tagBytes
+}
+
+// What a JoinGroup's protocol and a SyncGroup's assignment hold, decoded
+// and handled, measured on the hostile shapes with room: 340 and 100
+// bytes (TestRequestBoundsHoldHostileShapes).
+const (
+	joinProtocolBytes   = 512
+	syncAssignmentBytes = 192
+)
 
 // What a Produce's topic, partition and unknown tagged field hold beyond
 // the frame, decoded and answered: the request's and the answer's structs

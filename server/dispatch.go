@@ -31,6 +31,10 @@ type api struct {
 	// (amplification.go), measured for its worst shapes by
 	// TestRequestBoundsHoldHostileShapes.
 	holds perByte
+	// counts, when set, counts the bound instead from the request's body
+	// (after its header) at a version, before it is decoded: for an API
+	// whose frames may be mostly bytes its request refers to.
+	counts func(body []byte, version int16) int64
 }
 
 // traits are what an API asks of the connection loop and the memory
@@ -72,47 +76,47 @@ func (t traits) coalesces() bool { return t&(mayWait|largeAnswer) == 0 }
 // version table, and nothing else.
 func handlers() map[kmsg.Key]api {
 	m := map[kmsg.Key]api{
-		kmsg.ApiVersions:     {typed((*Server).handleApiVersions), versionProbe, 2 * perFrameByte},
-		kmsg.Metadata:        {typed((*Server).handleMetadata), largeAnswer, 358 * perFrameByte},
-		kmsg.FindCoordinator: {typed((*Server).handleFindCoordinator), 0, 546 * perFrameByte},
-		kmsg.JoinGroup:       {typed((*Server).handleJoinGroup), largeAnswer, 131 * perFrameByte},
-		kmsg.SyncGroup:       {typed((*Server).handleSyncGroup), 0, 40 * perFrameByte},
-		kmsg.Heartbeat:       {typed((*Server).handleHeartbeat), 0, 2 * perFrameByte},
-		kmsg.LeaveGroup:      {typed((*Server).handleLeaveGroup), 0, 40 * perFrameByte},
-		kmsg.OffsetCommit:    {typed((*Server).handleOffsetCommit), 0, 55 * perFrameByte},
-		kmsg.OffsetFetch:     {typed((*Server).handleOffsetFetch), 0, 160 * perFrameByte},
-		kmsg.DescribeGroups:  {typed((*Server).handleDescribeGroups), largeAnswer, 900 * perFrameByte},
-		kmsg.ListGroups:      {typed((*Server).handleListGroups), 0, 40 * perFrameByte},
-		kmsg.CreateTopics:    {typed((*Server).handleCreateTopics), 0, 257 * perFrameByte},
-		kmsg.DeleteTopics:    {typed((*Server).handleDeleteTopics), 0, 2484 * perFrameByte},
-		kmsg.ListOffsets:     {typed((*Server).handleListOffsets), decompresses, 114 * perFrameByte},
-		kmsg.Fetch:           {typed((*Server).handleFetch), mayWait | largeAnswer, 142 * perFrameByte},
-		kmsg.Produce:         {typed((*Server).handleProduce), pooledFrame | decompresses, 0},
-		kmsg.InitProducerID:  {typed((*Server).handleInitProducerID), 0, 2 * perFrameByte},
-		kmsg.DeleteGroups:    {typed((*Server).handleDeleteGroups), 0, 98 * perFrameByte},
-		kmsg.OffsetDelete:    {typed((*Server).handleOffsetDelete), 0, 32 * perFrameByte},
+		kmsg.ApiVersions:     {typed((*Server).handleApiVersions), versionProbe, 2 * perFrameByte, nil},
+		kmsg.Metadata:        {typed((*Server).handleMetadata), largeAnswer, 358 * perFrameByte, nil},
+		kmsg.FindCoordinator: {typed((*Server).handleFindCoordinator), 0, 546 * perFrameByte, nil},
+		kmsg.JoinGroup:       {typed((*Server).handleJoinGroup), largeAnswer, 0, joinGroupHolds},
+		kmsg.SyncGroup:       {typed((*Server).handleSyncGroup), 0, 0, syncGroupHolds},
+		kmsg.Heartbeat:       {typed((*Server).handleHeartbeat), 0, 2 * perFrameByte, nil},
+		kmsg.LeaveGroup:      {typed((*Server).handleLeaveGroup), 0, 40 * perFrameByte, nil},
+		kmsg.OffsetCommit:    {typed((*Server).handleOffsetCommit), 0, 55 * perFrameByte, nil},
+		kmsg.OffsetFetch:     {typed((*Server).handleOffsetFetch), 0, 160 * perFrameByte, nil},
+		kmsg.DescribeGroups:  {typed((*Server).handleDescribeGroups), largeAnswer, 900 * perFrameByte, nil},
+		kmsg.ListGroups:      {typed((*Server).handleListGroups), 0, 40 * perFrameByte, nil},
+		kmsg.CreateTopics:    {typed((*Server).handleCreateTopics), 0, 257 * perFrameByte, nil},
+		kmsg.DeleteTopics:    {typed((*Server).handleDeleteTopics), 0, 3000 * perFrameByte, nil},
+		kmsg.ListOffsets:     {typed((*Server).handleListOffsets), decompresses, 114 * perFrameByte, nil},
+		kmsg.Fetch:           {typed((*Server).handleFetch), mayWait | largeAnswer, 142 * perFrameByte, nil},
+		kmsg.Produce:         {typed((*Server).handleProduce), pooledFrame | decompresses, 0, produceHolds},
+		kmsg.InitProducerID:  {typed((*Server).handleInitProducerID), 0, 2 * perFrameByte, nil},
+		kmsg.DeleteGroups:    {typed((*Server).handleDeleteGroups), 0, 98 * perFrameByte, nil},
+		kmsg.OffsetDelete:    {typed((*Server).handleOffsetDelete), 0, 32 * perFrameByte, nil},
 
-		kmsg.CreatePartitions: {typed((*Server).handleCreatePartitions), 0, 311 * perFrameByte},
-		kmsg.DeleteRecords:    {typed((*Server).handleDeleteRecords), 0, 114 * perFrameByte},
+		kmsg.CreatePartitions: {typed((*Server).handleCreatePartitions), 0, 311 * perFrameByte, nil},
+		kmsg.DeleteRecords:    {typed((*Server).handleDeleteRecords), 0, 114 * perFrameByte, nil},
 
-		kmsg.DescribeConfigs:         {typed((*Server).handleDescribeConfigs), largeAnswer, 634 * perFrameByte},
-		kmsg.AlterConfigs:            {typed((*Server).handleAlterConfigs), largeAnswer, 625 * perFrameByte},
-		kmsg.IncrementalAlterConfigs: {typed((*Server).handleIncrementalAlterConfigs), largeAnswer, 625 * perFrameByte},
+		kmsg.DescribeConfigs:         {typed((*Server).handleDescribeConfigs), largeAnswer, 634 * perFrameByte, nil},
+		kmsg.AlterConfigs:            {typed((*Server).handleAlterConfigs), largeAnswer, 625 * perFrameByte, nil},
+		kmsg.IncrementalAlterConfigs: {typed((*Server).handleIncrementalAlterConfigs), largeAnswer, 625 * perFrameByte, nil},
 
-		kmsg.SASLHandshake:    {typed((*Server).handleSASLHandshake), 0, 2 * perFrameByte},
-		kmsg.SASLAuthenticate: {typed((*Server).handleSASLAuthenticate), 0, 2 * perFrameByte},
-		kmsg.DescribeCluster:  {typed((*Server).handleDescribeCluster), 0, 2 * perFrameByte},
+		kmsg.SASLHandshake:    {typed((*Server).handleSASLHandshake), 0, 2 * perFrameByte, nil},
+		kmsg.SASLAuthenticate: {typed((*Server).handleSASLAuthenticate), 0, 2 * perFrameByte, nil},
+		kmsg.DescribeCluster:  {typed((*Server).handleDescribeCluster), 0, 2 * perFrameByte, nil},
 
-		kmsg.AddPartitionsToTxn: {typed((*Server).handleAddPartitionsToTxn), 0, 114 * perFrameByte},
-		kmsg.AddOffsetsToTxn:    {typed((*Server).handleAddOffsetsToTxn), 0, 8 * perFrameByte},
-		kmsg.EndTxn:             {typed((*Server).handleEndTxn), 0, 8 * perFrameByte},
-		kmsg.TxnOffsetCommit:    {typed((*Server).handleTxnOffsetCommit), 0, 142 * perFrameByte},
+		kmsg.AddPartitionsToTxn: {typed((*Server).handleAddPartitionsToTxn), 0, 114 * perFrameByte, nil},
+		kmsg.AddOffsetsToTxn:    {typed((*Server).handleAddOffsetsToTxn), 0, 8 * perFrameByte, nil},
+		kmsg.EndTxn:             {typed((*Server).handleEndTxn), 0, 8 * perFrameByte, nil},
+		kmsg.TxnOffsetCommit:    {typed((*Server).handleTxnOffsetCommit), 0, 142 * perFrameByte, nil},
 
-		kmsg.DescribeTransactions: {typed((*Server).handleDescribeTransactions), largeAnswer, 900 * perFrameByte},
-		kmsg.ListTransactions:     {typed((*Server).handleListTransactions), largeAnswer, 121 * perFrameByte},
+		kmsg.DescribeTransactions: {typed((*Server).handleDescribeTransactions), largeAnswer, 900 * perFrameByte, nil},
+		kmsg.ListTransactions:     {typed((*Server).handleListTransactions), largeAnswer, 121 * perFrameByte, nil},
 
-		kmsg.ConsumerGroupHeartbeat: {typed((*Server).handleConsumerGroupHeartbeat), 0, 2 * perFrameByte},
-		kmsg.ConsumerGroupDescribe:  {typed((*Server).handleConsumerGroupDescribe), largeAnswer, 1124 * perFrameByte},
+		kmsg.ConsumerGroupHeartbeat: {typed((*Server).handleConsumerGroupHeartbeat), 0, 2 * perFrameByte, nil},
+		kmsg.ConsumerGroupDescribe:  {typed((*Server).handleConsumerGroupDescribe), largeAnswer, 1124 * perFrameByte, nil},
 	}
 	for _, v := range protocol.SupportedVersions() {
 		if m[kmsg.Key(v.Key)].handle == nil {
