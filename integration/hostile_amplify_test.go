@@ -142,7 +142,7 @@ func abuseAmplify(t *testing.T, addr, kind string) {
 	require.Contains(t, amplifyShapes, shape)
 	size := protocol.DefaultMaxFrameBytes - 64
 	if largest {
-		for ; size >= 64<<10 && !sendAmplified(t, addr, amplifyFrame(shape, size)); size /= 2 {
+		for ; size >= 8<<10 && !sendAmplified(t, addr, amplifyFrame(shape, size)); size /= 2 {
 		}
 	}
 	frame := amplifyFrame(shape, size)
