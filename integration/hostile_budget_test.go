@@ -162,7 +162,7 @@ func TestHostileStalledSizePrefixes(t *testing.T) {
 	}()
 	head := binary.BigEndian.AppendUint32(nil, uint32(protocol.DefaultMaxFrameBytes))
 	produce := binary.BigEndian.AppendUint16(binary.BigEndian.AppendUint16(slices.Clone(head), uint16(kmsg.Produce)), 9)
-	versions := binary.BigEndian.AppendUint16(binary.BigEndian.AppendUint16(slices.Clone(head), uint16(kmsg.ApiVersions)), 0) // v0: a flexible one this large could never fit (amplification)
+	versions := binary.BigEndian.AppendUint16(binary.BigEndian.AppendUint16(slices.Clone(head), uint16(kmsg.ApiVersions)), 3)
 	for i := range 9 {
 		prefix := produce
 		if i >= 5 {

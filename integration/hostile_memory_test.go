@@ -220,14 +220,11 @@ func abuseMetadata(t *testing.T, addr string) {
 }
 
 // abuseFrames: 100 connections each send a request frame at the size cap
-// (16 MiB) at once: an ApiVersions v0 request padded to the cap (what
-// follows a request's fields is ignored, as Kafka ignores it). v0, whose
-// body is empty: a flexible version's padding could be tagged fields,
-// which decode to more than the budget holds, and is refused
-// (TestHostileAmplifiedRequests).
+// (16 MiB) at once: an ApiVersions v3 request padded to the cap (what
+// follows a request's fields is ignored, as Kafka ignores it).
 func abuseFrames(t *testing.T, addr string) {
 	req := kmsg.NewPtrApiVersionsRequest()
-	req.Version = 0
+	req.Version, req.ClientSoftwareName, req.ClientSoftwareVersion = 3, "abuse", "1"
 	frame := kmsg.NewRequestFormatter(kmsg.FormatterClientID("abuse")).AppendRequest(nil, req, 7)
 	frame = append(frame, make([]byte, protocol.DefaultMaxFrameBytes-(len(frame)-4))...)
 	binary.BigEndian.PutUint32(frame, uint32(len(frame)-4))

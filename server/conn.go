@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"math"
 	"net"
 	"runtime/debug"
 	"slices"
@@ -344,8 +343,13 @@ func (s *Server) frameBuffered(br *bufio.Reader) bool {
 	}
 	// A request that reserves what it holds (amplification.go) may wait
 	// for it, as a large answer's may: not with answers already made.
-	// Any version is taken as flexible, whose bound is the larger.
-	return s.holdsFor(key, math.MaxInt16, int(size)) <= smallRequestBytes
+	frame, _ := br.Peek(4 + int(size)) // buffered: cannot block
+	frame = frame[4:]
+	body, ok := requestBody(frame)
+	if !ok {
+		return true // closes the connection once parsed
+	}
+	return s.requestBound(key, int16(binary.BigEndian.Uint16(frame[2:])), frame, body) == 0
 }
 
 func (s *Server) logReadError(logger *slog.Logger, err error) {

@@ -2,7 +2,6 @@ package server
 
 import (
 	"fmt"
-	"math"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -27,15 +26,23 @@ func typed[Req kmsg.Request](fn func(*Server, *request, Req) kmsg.Response) hand
 type api struct {
 	handle handler
 	traits traits
-	// holds bounds what a request of the API holds beyond its frame
-	// (amplification.go), measured for its worst shapes by
+	// holds is what an element of each array of a request of the API
+	// holds beyond its decoded struct, in bytes, by the array's path of
+	// kmsg field names (an array not named: nothing more): its answer's
+	// element, the answer encoded, what the handler keeps for it
+	// (amplification.go), measured on the worst shapes by
 	// TestRequestBoundsHoldHostileShapes.
-	holds perByte
-	// counts, when set, counts the bound instead from the request's body
-	// (after its header) at a version, before it is decoded: for an API
-	// whose frames may be mostly bytes its request refers to.
-	counts func(body []byte, version int16) int64
+	holds holds
 }
+
+// holds is what an element of an array holds beyond its decoded struct,
+// by the array's path of kmsg field names (elements.go).
+type holds map[string]elementHolds
+
+// elementHolds is what an element of an array holds beyond its decoded
+// struct: each, and copies per byte of its strings (names in error
+// messages, in the answer, in the handler's maps), beyond stringCopies.
+type elementHolds struct{ each, copies int32 }
 
 // traits are what an API asks of the connection loop and the memory
 // budget (memory.go).
@@ -76,47 +83,47 @@ func (t traits) coalesces() bool { return t&(mayWait|largeAnswer) == 0 }
 // version table, and nothing else.
 func handlers() map[kmsg.Key]api {
 	m := map[kmsg.Key]api{
-		kmsg.ApiVersions:     {typed((*Server).handleApiVersions), versionProbe, 2 * perFrameByte, nil},
-		kmsg.Metadata:        {typed((*Server).handleMetadata), largeAnswer, 358 * perFrameByte, nil},
-		kmsg.FindCoordinator: {typed((*Server).handleFindCoordinator), 0, 546 * perFrameByte, nil},
-		kmsg.JoinGroup:       {typed((*Server).handleJoinGroup), largeAnswer, 0, joinGroupHolds},
-		kmsg.SyncGroup:       {typed((*Server).handleSyncGroup), 0, 0, syncGroupHolds},
-		kmsg.Heartbeat:       {typed((*Server).handleHeartbeat), 0, 2 * perFrameByte, nil},
-		kmsg.LeaveGroup:      {typed((*Server).handleLeaveGroup), 0, 40 * perFrameByte, nil},
-		kmsg.OffsetCommit:    {typed((*Server).handleOffsetCommit), 0, 55 * perFrameByte, nil},
-		kmsg.OffsetFetch:     {typed((*Server).handleOffsetFetch), 0, 160 * perFrameByte, nil},
-		kmsg.DescribeGroups:  {typed((*Server).handleDescribeGroups), largeAnswer, 900 * perFrameByte, nil},
-		kmsg.ListGroups:      {typed((*Server).handleListGroups), 0, 40 * perFrameByte, nil},
-		kmsg.CreateTopics:    {typed((*Server).handleCreateTopics), 0, 257 * perFrameByte, nil},
-		kmsg.DeleteTopics:    {typed((*Server).handleDeleteTopics), 0, 3000 * perFrameByte, nil},
-		kmsg.ListOffsets:     {typed((*Server).handleListOffsets), decompresses, 114 * perFrameByte, nil},
-		kmsg.Fetch:           {typed((*Server).handleFetch), mayWait | largeAnswer, 142 * perFrameByte, nil},
-		kmsg.Produce:         {typed((*Server).handleProduce), pooledFrame | decompresses, 0, produceHolds},
-		kmsg.InitProducerID:  {typed((*Server).handleInitProducerID), 0, 2 * perFrameByte, nil},
-		kmsg.DeleteGroups:    {typed((*Server).handleDeleteGroups), 0, 98 * perFrameByte, nil},
-		kmsg.OffsetDelete:    {typed((*Server).handleOffsetDelete), 0, 32 * perFrameByte, nil},
+		kmsg.ApiVersions:     {typed((*Server).handleApiVersions), versionProbe, nil},
+		kmsg.Metadata:        {typed((*Server).handleMetadata), largeAnswer, holds{"Topics": {1600, 3}}},
+		kmsg.FindCoordinator: {typed((*Server).handleFindCoordinator), 0, holds{"CoordinatorKeys": {592, 2}}},
+		kmsg.JoinGroup:       {typed((*Server).handleJoinGroup), largeAnswer, holds{"Protocols": {368, 2}}},
+		kmsg.SyncGroup:       {typed((*Server).handleSyncGroup), 0, nil},
+		kmsg.Heartbeat:       {typed((*Server).handleHeartbeat), 0, nil},
+		kmsg.LeaveGroup:      {typed((*Server).handleLeaveGroup), 0, nil},
+		kmsg.OffsetCommit:    {typed((*Server).handleOffsetCommit), 0, holds{"Topics": {128, 3}, "Topics.Partitions": {160, 2}}},
+		kmsg.OffsetFetch:     {typed((*Server).handleOffsetFetch), 0, holds{"Groups": {384, 2}, "Groups.Topics": {1104, 3}, "Groups.Topics.Partitions": {688, 0}, "Topics": {1040, 3}, "Topics.Partitions": {688, 0}}},
+		kmsg.DescribeGroups:  {typed((*Server).handleDescribeGroups), largeAnswer, holds{"Groups": {1008, 2}}},
+		kmsg.ListGroups:      {typed((*Server).handleListGroups), 0, nil},
+		kmsg.CreateTopics:    {typed((*Server).handleCreateTopics), 0, holds{"Topics": {2288, 2}}},
+		kmsg.DeleteTopics:    {typed((*Server).handleDeleteTopics), 0, holds{"TopicNames": {896, 9}, "Topics": {1424, 7}}},
+		kmsg.ListOffsets:     {typed((*Server).handleListOffsets), decompresses, holds{"Topics": {336, 3}, "Topics.Partitions": {592, 0}}},
+		kmsg.Fetch:           {typed((*Server).handleFetch), mayWait | largeAnswer, holds{"Topics": {432, 2}, "Topics.Partitions": {1104, 0}}},
+		kmsg.Produce:         {typed((*Server).handleProduce), pooledFrame | decompresses, holds{"Topics": {432, 2}, "Topics.Partitions": {608, 0}}},
+		kmsg.InitProducerID:  {typed((*Server).handleInitProducerID), 0, nil},
+		kmsg.DeleteGroups:    {typed((*Server).handleDeleteGroups), 0, holds{"Groups": {592, 3}}},
+		kmsg.OffsetDelete:    {typed((*Server).handleOffsetDelete), 0, holds{"Topics": {32, 2}, "Topics.Partitions": {144, 0}}},
 
-		kmsg.CreatePartitions: {typed((*Server).handleCreatePartitions), 0, 311 * perFrameByte, nil},
-		kmsg.DeleteRecords:    {typed((*Server).handleDeleteRecords), 0, 114 * perFrameByte, nil},
+		kmsg.CreatePartitions: {typed((*Server).handleCreatePartitions), 0, holds{"Topics": {672, 8}}},
+		kmsg.DeleteRecords:    {typed((*Server).handleDeleteRecords), 0, holds{"Topics": {336, 3}, "Topics.Partitions": {384, 0}}},
 
-		kmsg.DescribeConfigs:         {typed((*Server).handleDescribeConfigs), largeAnswer, 634 * perFrameByte, nil},
-		kmsg.AlterConfigs:            {typed((*Server).handleAlterConfigs), largeAnswer, 625 * perFrameByte, nil},
-		kmsg.IncrementalAlterConfigs: {typed((*Server).handleIncrementalAlterConfigs), largeAnswer, 625 * perFrameByte, nil},
+		kmsg.DescribeConfigs:         {typed((*Server).handleDescribeConfigs), largeAnswer, holds{"Resources": {2688, 2}}},
+		kmsg.AlterConfigs:            {typed((*Server).handleAlterConfigs), largeAnswer, holds{"Resources": {2784, 1}, "Resources.Configs": {272, 1}}},
+		kmsg.IncrementalAlterConfigs: {typed((*Server).handleIncrementalAlterConfigs), largeAnswer, holds{"Resources": {2784, 1}, "Resources.Configs": {272, 1}}},
 
-		kmsg.SASLHandshake:    {typed((*Server).handleSASLHandshake), 0, 2 * perFrameByte, nil},
-		kmsg.SASLAuthenticate: {typed((*Server).handleSASLAuthenticate), 0, 2 * perFrameByte, nil},
-		kmsg.DescribeCluster:  {typed((*Server).handleDescribeCluster), 0, 2 * perFrameByte, nil},
+		kmsg.SASLHandshake:    {typed((*Server).handleSASLHandshake), 0, nil},
+		kmsg.SASLAuthenticate: {typed((*Server).handleSASLAuthenticate), 0, nil},
+		kmsg.DescribeCluster:  {typed((*Server).handleDescribeCluster), 0, nil},
 
-		kmsg.AddPartitionsToTxn: {typed((*Server).handleAddPartitionsToTxn), 0, 114 * perFrameByte, nil},
-		kmsg.AddOffsetsToTxn:    {typed((*Server).handleAddOffsetsToTxn), 0, 8 * perFrameByte, nil},
-		kmsg.EndTxn:             {typed((*Server).handleEndTxn), 0, 8 * perFrameByte, nil},
-		kmsg.TxnOffsetCommit:    {typed((*Server).handleTxnOffsetCommit), 0, 142 * perFrameByte, nil},
+		kmsg.AddPartitionsToTxn: {typed((*Server).handleAddPartitionsToTxn), 0, holds{"Topics": {336, 3}, "Topics.Partitions": {272, 0}}},
+		kmsg.AddOffsetsToTxn:    {typed((*Server).handleAddOffsetsToTxn), 0, nil},
+		kmsg.EndTxn:             {typed((*Server).handleEndTxn), 0, nil},
+		kmsg.TxnOffsetCommit:    {typed((*Server).handleTxnOffsetCommit), 0, holds{"Topics": {432, 2}, "Topics.Partitions": {464, 0}}},
 
-		kmsg.DescribeTransactions: {typed((*Server).handleDescribeTransactions), largeAnswer, 900 * perFrameByte, nil},
-		kmsg.ListTransactions:     {typed((*Server).handleListTransactions), largeAnswer, 121 * perFrameByte, nil},
+		kmsg.DescribeTransactions: {typed((*Server).handleDescribeTransactions), largeAnswer, holds{"TransactionalIDs": {960, 2}}},
+		kmsg.ListTransactions:     {typed((*Server).handleListTransactions), largeAnswer, holds{"StateFilters": {128, 3}}},
 
-		kmsg.ConsumerGroupHeartbeat: {typed((*Server).handleConsumerGroupHeartbeat), 0, 2 * perFrameByte, nil},
-		kmsg.ConsumerGroupDescribe:  {typed((*Server).handleConsumerGroupDescribe), largeAnswer, 1124 * perFrameByte, nil},
+		kmsg.ConsumerGroupHeartbeat: {typed((*Server).handleConsumerGroupHeartbeat), 0, holds{"Topics": {64, 0}}},
+		kmsg.ConsumerGroupDescribe:  {typed((*Server).handleConsumerGroupDescribe), largeAnswer, holds{"Groups": {1280, 9}}},
 	}
 	for _, v := range protocol.SupportedVersions() {
 		if m[kmsg.Key(v.Key)].handle == nil {
@@ -135,11 +142,11 @@ func handlers() map[kmsg.Key]api {
 // entry: no handler, no traits.
 type apiTable []apiEntry
 
-// apiEntry is an api as the table holds it, with its first flexible
-// version, whose requests carry tagged fields.
+// apiEntry is an api as the table holds it, with the layout of its
+// requests at each version served (elements.go), nil at the others.
 type apiEntry struct {
 	api
-	flexible int16
+	layouts []*requestLayout
 }
 
 // newAPITable lays out the entries of m by key.
@@ -150,14 +157,16 @@ func newAPITable(m map[kmsg.Key]api) apiTable {
 	}
 	t := make(apiTable, last+1)
 	for k, api := range m {
-		a := apiEntry{api: api, flexible: math.MaxInt16}
-		req := kmsg.RequestForKey(int16(k))
-		for v := req.MaxVersion(); v >= 0; v-- {
-			req.SetVersion(v)
-			if !req.IsFlexible() {
-				break
+		a := apiEntry{api: api}
+		vr, _ := protocol.VersionsFor(int16(k))
+		a.layouts = make([]*requestLayout, vr.Max+1)
+		for v := vr.Min; v <= vr.Max; v++ {
+			l, err := layoutOf(int16(k), v, a.holds)
+			if err != nil {
+				panic(fmt.Sprintf("server: %v", err)) // kmsg's structs, not a peer's bytes
 			}
-			a.flexible = v
+			l.perByte = l.costliestByte()
+			a.layouts[v] = l
 		}
 		t[k] = a
 	}

@@ -18,10 +18,7 @@ import (
 //   - A frame announces at most MaxFrameBytes. One of at most
 //     smallFrameBytes is read without reserving anything.
 //   - A larger frame reserves its size of the budget's frames lane before
-//     its body is read (waiting, unread, while the lane is spent), and
-//     with it what its request may hold once decoded and answered
-//     (amplification.go): a frame whose request could not fit in the lane
-//     is refused unread, and its connection closed. A
+//     its body is read (waiting, unread, while the lane is spent). A
 //     pooled frame (Produce) is read into a buffer of its whole size at
 //     once, so that its bytes are never copied on the way in; any other
 //     frame's buffer grows from firstFrameChunk (16 KiB) by doubling as
@@ -112,14 +109,12 @@ func whole(br *bufio.Reader) bool {
 func (s *Server) readLargeFrame(ctx context.Context, d *deadlines, br *bufio.Reader, acct *account, size int, deadline time.Time) ([]byte, bool, error) {
 	wait, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
-	// The API key and version come first: they say whether the frame is
-	// pooled, and what its request may hold beyond it (amplification.go).
-	head, err := br.Peek(4)
+	// The API key comes first: it says whether the frame is pooled.
+	head, err := br.Peek(2)
 	if err != nil {
 		return nil, false, noEOF(err)
 	}
-	key, version := int16(binary.BigEndian.Uint16(head)), int16(binary.BigEndian.Uint16(head[2:]))
-	pooled := s.traitsOf(key)&pooledFrame != 0
+	pooled := s.traitsOf(int16(binary.BigEndian.Uint16(head)))&pooledFrame != 0
 	need := int64(size)
 	alloc := func(n int) []byte { return make([]byte, 0, n) }
 	if c, ok := pooledCap(size); !ok || int64(c) > s.mem.frames.max {
@@ -130,15 +125,6 @@ func (s *Server) readLargeFrame(ctx context.Context, d *deadlines, br *bufio.Rea
 		// buffers are the collector's, as a handler may keep references
 		// into its request.
 		need, alloc = int64(c), s.mem.bufs.get
-	}
-	// What the request will hold once decoded and answered is reserved
-	// with its frame, and a request that could not fit is not read.
-	if holds := s.holdsFor(key, version, size); holds > 0 {
-		if need+holds > s.mem.frames.max {
-			s.mem.frames.refuse()
-			return nil, false, tooMuch(key, int64(size), holds, s.mem.frames.max)
-		}
-		need += holds
 	}
 	held, err := s.mem.frames.acquire(wait, need)
 	if err != nil {

@@ -48,13 +48,7 @@ func TestMemoryLaneAcquireRelease(t *testing.T) {
 func largeFrameHead(size int32) []byte {
 	head := binary.BigEndian.AppendUint32(nil, uint32(size))
 	head = binary.BigEndian.AppendUint16(head, uint16(kmsg.Heartbeat))
-	return binary.BigEndian.AppendUint16(head, 0)
-}
-
-// heartbeatReserved is what a Heartbeat v0 frame of size bytes reserves:
-// its size and what its request may hold (amplification.go).
-func heartbeatReserved(s *Server, size int) int64 {
-	return int64(size) + s.holdsFor(int16(kmsg.Heartbeat), 0, size)
+	return binary.BigEndian.AppendUint16(head, 4)
 }
 
 // TestBudgetHoldsLargeFramesNotHeartbeats: large frames reserve their size
@@ -66,23 +60,22 @@ func TestMemoryHoldsLargeFramesNotHeartbeats(t *testing.T) {
 	t.Parallel()
 	e := newEnvWith(t, envOptions{config: func(cfg *Config) {
 		cfg.MaxFrameBytes = 64 << 10
-		cfg.MaxInFlightBytes = 160 << 10
+		cfg.MaxInFlightBytes = 64 << 10
 		cfg.FrameReadTimeout = 300 * time.Millisecond
 	}})
 	addr := e.serve()
 	member := e.join("c", "g", "", "orders")
-	reserved := heartbeatReserved(e.srv, 40<<10) // 128 KiB: the frame and what it may hold
 
 	first := wiretest.Dial(t, addr, "big")
 	require.NoError(t, first.Send(largeFrameHead(40<<10))) // a body that never comes
-	eventually(t, testTimeout, func() bool { return e.srv.InFlightBytes() == reserved }, "the first large frame reserves its size and bound")
+	eventually(t, testTimeout, func() bool { return e.srv.InFlightBytes() == 40<<10 }, "the first large frame reserves its size")
 
 	second := wiretest.Dial(t, addr, "big2")
 	require.NoError(t, second.Send(largeFrameHead(40<<10)))
 	hb := wiretest.Dial(t, addr, "c")
 	resp := wiretest.Do[*kmsg.HeartbeatResponse](t, hb, wiretest.HeartbeatRequest(4, "g", member.MemberID, member.Generation))
 	require.Zero(t, resp.ErrorCode, "a heartbeat needs no budget")
-	require.Equal(t, reserved, e.srv.InFlightBytes(), "the second waits: twice 128 KiB would pass the 160 KiB budget")
+	require.Equal(t, int64(40<<10), e.srv.InFlightBytes(), "the second waits: 80 KiB would pass the 64 KiB budget")
 
 	// The first frame's body never comes: its read times out, its
 	// reservation is released, and the second one gets it, times out on

@@ -1,9 +1,11 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"log/slog"
 	"testing"
 	"time"
@@ -158,17 +160,18 @@ func TestSASLLargeFrameBeforeAuthentication(t *testing.T) {
 	require.Contains(t, e.logs.Find("closing connection")[0].Attrs["err"], "524289")
 
 	// A frame of 512 KiB + 1 after authentication is read and answered:
-	// an ApiVersions v0 padded past its (empty) body, whose padding is
-	// ignored.
+	// a CreateTopics with a long validate-only list.
 	c = wiretest.Dial(t, addr, "big-after")
 	authenticatePlain(t, c, "alice", "alice-secret")
-	frame := rawRequest(apiVersionsRequest(0), 3, "big-after")
-	frame = append(frame, make([]byte, maxUnauthenticatedFrameBytes+1-(len(frame)-4))...)
-	binary.BigEndian.PutUint32(frame, uint32(len(frame)-4))
-	require.NoError(t, c.Send(frame))
-	resp, err := c.ReadFrame()
-	require.NoError(t, err)
-	require.Equal(t, []byte{0, 0, 0, 3, 0, 0}, resp[:6], "correlation id 3, error code NONE")
+	req := kmsg.NewPtrCreateTopicsRequest()
+	req.Version, req.ValidateOnly = 4, true
+	// Each topic takes more than 200 bytes of the frame.
+	for i := range maxUnauthenticatedFrameBytes / 200 {
+		req.Topics = append(req.Topics, kmsg.CreateTopicsRequestTopic{Topic: fmt.Sprintf("%s%05d", bytes.Repeat([]byte{'t'}, 200), i), NumPartitions: 1, ReplicationFactor: 1})
+	}
+	require.Greater(t, len(rawRequest(req, 3, "big-after")), maxUnauthenticatedFrameBytes+4)
+	resp := wiretest.Do[*kmsg.CreateTopicsResponse](t, c, req)
+	require.Len(t, resp.Topics, len(req.Topics))
 }
 
 // TestSASLDeadline: a connection that has not authenticated within
