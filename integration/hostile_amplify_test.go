@@ -175,10 +175,10 @@ func amplifyPeak(t *testing.T, kind string) (string, uint64) {
 // under the cap of the shapes that hold the most per frame byte (a
 // Produce of null partitions, OffsetFetch of groups, AddPartitionsToTxn
 // of unknown partitions, DeleteTopics and DescribeTransactions of empty
-// names): each is refused before its body is read. Then eight frames each
-// of the largest size the broker answers: the process stays under the
-// bound the abuse tests hold (400 MiB), as the budget serves them a few
-// at a time.
+// names): each is refused once its elements are counted, before it is
+// decoded. Then eight frames each of the largest size the broker answers:
+// the process stays under the bound the abuse tests hold (400 MiB), as
+// the budget serves them a few at a time.
 func TestHostileAmplifiedRequests(t *testing.T) {
 	t.Parallel()
 	for _, shape := range []string{"produce-null-partitions", "offset-fetch", "add-partitions-to-txn-unknown", "delete-topics", "describe-transactions"} {

@@ -78,12 +78,16 @@ func boundOf(e elements) int64 {
 		e.tagged*tagSectionBytes + e.tags*tagBytes
 }
 
-// quickBound returns a bound of what a frame of size bytes of API a at
-// layout l may hold beyond itself, whatever it contains: what its
-// costliest byte holds (l.perByte), for every byte. It spares a small
-// frame the count.
+// quickBound returns a bound of what a frame of size bytes at layout l
+// may hold beyond itself, whatever it contains: what its costliest byte
+// holds (l.perByte), for every byte, and its top-level tag section. It
+// spares a small frame the count (a heartbeat, a commit of 16 partitions).
 func quickBound(l *requestLayout, size int) int64 {
-	return requestBaseBytes + int64(size)*l.perByte
+	n := requestBaseBytes + int64(size)*l.perByte
+	if l.flexible {
+		n += tagSectionBytes
+	}
+	return n
 }
 
 // tooMuch is the error that closes the connection of a request whose
@@ -195,6 +199,11 @@ func (w *wire) int32() int32 {
 }
 
 func (w *wire) uvarint() uint32 {
+	if len(w.b) > 0 && w.b[0] < 0x80 { // one byte: most lengths and tag counts
+		v := w.b[0]
+		w.b = w.b[1:]
+		return uint32(v)
+	}
 	v, n := binary.Uvarint(w.b)
 	if n <= 0 || v > 1<<32-1 {
 		w.b, w.bad = nil, true
@@ -256,6 +265,10 @@ func (w *wire) arrayLen() int {
 // how many fields it held and the bytes of their values.
 func (w *wire) tags() (fields, size int64) {
 	if !w.flexible {
+		return 0, 0
+	}
+	if len(w.b) > 0 && w.b[0] == 0 { // none: most sections
+		w.b = w.b[1:]
 		return 0, 0
 	}
 	for n := w.uvarint(); n > 0 && !w.bad; n-- {

@@ -56,13 +56,14 @@ type requestLayout struct {
 }
 
 // costliestByte returns the most a byte of the request may hold beyond the
-// frame, by boundOf: the most of what an empty element of an array holds
-// per byte of it, a string's byte, and a tag (two bytes: its key and
-// size) alone in its section.
+// frame, by boundOf, but for its top-level tag section (quickBound adds
+// that): the most of what an empty element of an array holds per byte of
+// it, alone or with a tag in its section (two bytes: the tag's key and
+// size), a string's byte, and a further tag's.
 func (l *requestLayout) costliestByte() int64 {
 	most := int64(1 + stringCopies + topStringCopies)
 	if l.flexible {
-		most = max(most, (tagSectionBytes+tagBytes+1)/2)
+		most = max(most, (tagBytes+1)/2)
 	}
 	p := prober{flexible: l.flexible}
 	var arrays func(f *wireField)
@@ -71,6 +72,9 @@ func (l *requestLayout) costliestByte() int64 {
 		case wireArray:
 			wire := max(int64(p.zeroBytes(f.elem)), 1)
 			most = max(most, (f.size+f.holds+wire-1)/wire, 1+stringCopies+f.copies)
+			if l.flexible && f.elem.kind == wireStruct {
+				most = max(most, (f.size+f.holds+tagSectionBytes+tagBytes+wire+1)/(wire+2))
+			}
 			arrays(f.elem)
 		case wireStruct:
 			for i := range f.fields {
@@ -165,7 +169,16 @@ func (e *elements) walk(w *wire, f *wireField) {
 		e.held += (e.strings - strings) * f.copies
 	case wireStruct:
 		for i := range f.fields {
-			e.walk(w, &f.fields[i])
+			switch g := &f.fields[i]; g.kind {
+			case wireFixed: // inline: most fields of most elements
+				w.skip(g.fixed)
+			case wireString:
+				n := int64(w.nullableString())
+				e.decoded += n
+				e.strings += n
+			default:
+				e.walk(w, g)
+			}
 		}
 		if n, size := w.tags(); n > 0 {
 			e.tagged++
@@ -305,6 +318,10 @@ func (p prober) structOf(t reflect.Type, path []int, name string) (wireField, er
 			if field.kind == wireArray {
 				return s, fmt.Errorf("field %s: a tagged array is not walked", f.Name)
 			}
+			continue
+		}
+		if n := len(s.fields); n > 0 && field.kind == wireFixed && s.fields[n-1].kind == wireFixed {
+			s.fields[n-1].fixed += field.fixed // one skip for a run of numbers
 			continue
 		}
 		s.fields = append(s.fields, field)
