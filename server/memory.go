@@ -17,17 +17,16 @@ import (
 //
 //   - frames: request frames larger than smallFrameBytes, from their size
 //     prefix until their answer is written (Kafka's
-//     queued.max.request.bytes and its MemoryPool), and with each what its
-//     request may hold decoded and answered, a bound per frame byte of
-//     its API (amplification.go). While the lane is spent the connection
-//     is not read, and TCP pushes back on its peer. A frame's buffer grows
-//     only as its bytes arrive, and a partial frame that stalls keeps of
-//     its reservation only what it holds (frame.go).
+//     queued.max.request.bytes and its MemoryPool). While the lane is
+//     spent the connection is not read, and TCP pushes back on its peer.
+//     A frame's buffer grows only as its bytes arrive, and a partial frame
+//     that stalls keeps of its reservation only what it holds (frame.go).
 //   - work: what a handler builds beyond its request: an answer that may
 //     be large (a leader's JoinGroup, DescribeGroups, Metadata of every
 //     topic, Fetch), the records a Fetch reads, the decompressors a
-//     timestamp lookup or a compressed Produce uses, and what a Produce's
-//     topics and partitions hold decoded and answered.
+//     timestamp lookup or a compressed Produce uses, and what a request
+//     holds decoded and answered, counted from its elements before it is
+//     decoded (amplification.go).
 //
 // The rules that keep it from wedging (TestMemory*):
 //
@@ -51,8 +50,9 @@ import (
 // traffic) reserve nothing, so a spent budget never holds up a heartbeat:
 // the memory they take is bounded by the connections served times
 // smallFrameBytes of frame and smallRequestBytes of what it decodes to and
-// answers (a small frame whose bound passes that reserves it). What each lane holds, its peak, its waits and its
-// refusals are in MemoryStats, which /metrics reports.
+// answers (a request whose bound passes that reserves it). What each lane
+// holds, its peak, its waits and its refusals are in MemoryStats, which
+// /metrics reports.
 
 // smallFrameBytes is the largest frame or answer that reserves nothing.
 const smallFrameBytes = 8 << 10
