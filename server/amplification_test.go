@@ -10,9 +10,11 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/minibroker/minibroker/protocol"
+	"github.com/minibroker/minibroker/testkit/wiretest"
 )
 
 // hostileShapes names, for every API of the dispatch table, what its
@@ -432,3 +434,45 @@ func TestRequestBoundsHoldHostileShapes(t *testing.T) {
 // realisticSlack is the most a realistic request may reserve, times what
 // it holds.
 const realisticSlack = 4
+
+// TestRequestBoundIsReservedOrRefused: over a socket at the default
+// budget, a DeleteTopics of 5,000 40-byte names reserves its counted
+// bound in the work lane while it is handled and is answered for every
+// name, and one of 200,000 empty names (200 KiB, a bound past the budget)
+// is refused once counted: its connection is closed, logged with what it
+// would hold, and counted as a refusal.
+func TestRequestBoundIsReservedOrRefused(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	addr := e.serve()
+
+	real := kmsg.NewPtrDeleteTopicsRequest()
+	real.Version = 5
+	for i := range 5_000 {
+		real.TopicNames = append(real.TopicNames, fmt.Sprintf("no-such-topic-%026d", i))
+	}
+	frame := rawRequest(real, 7, "admin")[4:]
+	bound := reservedFor(e.srv, frame)
+	require.Greater(t, bound, int64(smallRequestBytes))
+	c := wiretest.Dial(t, addr, "admin")
+	resp := wiretest.Do[*kmsg.DeleteTopicsResponse](t, c, real)
+	require.Len(t, resp.Topics, 5_000)
+	for i, rt := range resp.Topics {
+		require.Equal(t, real.TopicNames[i], *rt.Topic)
+		require.Equal(t, kerr.UnknownTopicOrPartition.Code, rt.ErrorCode, *rt.Topic)
+	}
+	st := e.srv.MemoryStats()
+	require.GreaterOrEqual(t, st.Work.Peak, bound, "the counted bound was reserved")
+	require.Zero(t, st.Work.Refusals)
+
+	hostile := kmsg.NewPtrDeleteTopicsRequest()
+	hostile.Version, hostile.TopicNames = 5, make([]string, 200_000)
+	c = wiretest.Dial(t, addr, "hostile")
+	require.NoError(t, c.Send(rawRequest(hostile, 8, "hostile")))
+	wiretest.RequireClosed(t, c)
+	closed := e.logs.Find("closing connection")
+	require.Len(t, closed, 1)
+	require.Contains(t, closed[0].Attrs["err"], "a DeleteTopics request of ")
+	require.Contains(t, closed[0].Attrs["err"], "past the budget's 134217728")
+	require.Equal(t, int64(1), e.srv.MemoryStats().Work.Refusals)
+}
