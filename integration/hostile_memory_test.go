@@ -154,7 +154,11 @@ func TestHostileAbuseChild(t *testing.T) {
 	case "frames":
 		abuseFrames(t, addr)
 	default:
-		t.Fatalf("unknown attack %q", kind)
+		shape, ok := strings.CutPrefix(kind, "amplify:")
+		if !ok {
+			t.Fatalf("unknown attack %q", kind)
+		}
+		abuseAmplify(t, addr, shape) // hostile_amplify_test.go
 	}
 }
 

@@ -333,6 +333,9 @@ func (s *Server) handleFrame(r *request, frame []byte) (resp kmsg.Response, corr
 		return nil, 0, err
 	}
 	r.key, r.version = kmsg.Key(h.APIKey), h.APIVersion
+	if err := s.reserveRequest(r, h.APIKey, h.APIVersion, frame, body); err != nil {
+		return nil, 0, err
+	}
 	req, err := protocol.DecodeRequest(h, body)
 	if err != nil {
 		if s.traitsOf(h.APIKey)&versionProbe != 0 && errors.Is(err, protocol.ErrUnsupportedVersion) {
@@ -361,8 +364,9 @@ func (s *Server) handleFrame(r *request, frame []byte) (resp kmsg.Response, corr
 // a write with this one. A partial frame is not enough: the client may wait
 // for our answer before it sends the rest. Nor is a request of an API that
 // may wait (a Fetch, up to its MaxWait) or reserves a large answer (which
-// waits for the budget only while the connection holds no work): answers
-// already made must not wait with it.
+// waits for the budget only while the connection holds no work), nor one
+// that reserves what it holds beyond its frame: answers already made must
+// not wait with it.
 func (s *Server) frameBuffered(br *bufio.Reader) bool {
 	if br.Buffered() < 6 {
 		return false // and Peek would block for the rest of the size and key
@@ -373,7 +377,18 @@ func (s *Server) frameBuffered(br *bufio.Reader) bool {
 	}
 	size := int32(binary.BigEndian.Uint32(head))
 	key := int16(binary.BigEndian.Uint16(head[4:]))
-	return size >= 0 && br.Buffered()-4 >= int(size) && s.traitsOf(key).coalesces()
+	if size < 0 || br.Buffered()-4 < int(size) || !s.traitsOf(key).coalesces() {
+		return false
+	}
+	// A request that reserves what it holds (amplification.go) may wait
+	// for it, as a large answer's may: not with answers already made.
+	frame, _ := br.Peek(4 + int(size)) // buffered: cannot block
+	frame = frame[4:]
+	body, ok := requestBody(frame)
+	if !ok {
+		return true // closes the connection once parsed
+	}
+	return s.requestBound(key, int16(binary.BigEndian.Uint16(frame[2:])), frame, body) == 0
 }
 
 func (s *Server) logReadError(logger *slog.Logger, err error) {
@@ -384,7 +399,7 @@ func (s *Server) logReadError(logger *slog.Logger, err error) {
 		// Kafka's Selector closes idle connections at Debug too: clients
 		// reconnect when they need to.
 		logger.Debug("closing idle connection", "err", err)
-	case errors.Is(err, protocol.ErrFrameTooLarge), errors.Is(err, errFrameTimeout):
+	case errors.Is(err, protocol.ErrFrameTooLarge), errors.Is(err, errFrameTimeout), errors.Is(err, errBudget):
 		logger.Warn("closing connection", "err", err)
 	default:
 		logger.Debug("read failed", "err", err)

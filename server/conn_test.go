@@ -31,12 +31,12 @@ func TestHandlerPanicClosesOnlyThatConnection(t *testing.T) {
 	var armed atomic.Bool
 	armed.Store(true)
 	real := e.srv.handlers[kmsg.Heartbeat]
-	e.srv.handlers[kmsg.Heartbeat] = api{handle: func(s *Server, r *request, req kmsg.Request) kmsg.Response {
+	e.srv.handlers[kmsg.Heartbeat].handle = func(s *Server, r *request, req kmsg.Request) kmsg.Response {
 		if armed.Load() {
 			panic("broken invariant")
 		}
 		return real.handle(s, r, req)
-	}}
+	}
 	addr := e.serve()
 	bystander := wiretest.Dial(t, addr, "bystander")
 	wiretest.Do[*kmsg.ApiVersionsResponse](t, bystander, apiVersionsRequest(4))

@@ -25,6 +25,7 @@ import (
 func (s *Server) handleCreatePartitions(r *request, req *kmsg.CreatePartitionsRequest) kmsg.Response {
 	resp := req.ResponseKind().(*kmsg.CreatePartitionsResponse)
 	seen := map[string]int{}
+	var dup *string // the message of the topics named more than once
 	for _, t := range req.Topics {
 		seen[t.Topic]++
 	}
@@ -34,8 +35,7 @@ func (s *Server) handleCreatePartitions(r *request, req *kmsg.CreatePartitionsRe
 		err := s.createPartitions(t, req.ValidateOnly, seen[t.Topic] > 1)
 		if err != nil {
 			r.setCode(&rt.ErrorCode, s.code(err))
-			msg := err.Error()
-			rt.ErrorMessage = &msg
+			rt.ErrorMessage = sharedMessage(err, &dup)
 		}
 		resp.Topics = append(resp.Topics, rt)
 	}
@@ -46,7 +46,7 @@ func (s *Server) handleCreatePartitions(r *request, req *kmsg.CreatePartitionsRe
 // topic's new count.
 func (s *Server) createPartitions(t kmsg.CreatePartitionsRequestTopic, validateOnly, duplicate bool) error {
 	if duplicate {
-		return fmt.Errorf("%w: topic %q named more than once", kerr.InvalidRequest, t.Topic)
+		return errDuplicateTopic
 	}
 	if cur, ok := s.catalog.Partitions(t.Topic); ok && t.Assignment != nil && t.Count > cur {
 		if int64(len(t.Assignment)) != int64(t.Count)-int64(cur) {

@@ -31,6 +31,7 @@ import (
 func (s *Server) handleCreateTopics(r *request, req *kmsg.CreateTopicsRequest) kmsg.Response {
 	resp := req.ResponseKind().(*kmsg.CreateTopicsResponse)
 	seen := map[string]int{}
+	var dup *string // the message of the topics named more than once
 	for _, t := range req.Topics {
 		seen[t.Topic]++
 	}
@@ -40,8 +41,7 @@ func (s *Server) handleCreateTopics(r *request, req *kmsg.CreateTopicsRequest) k
 		created, err := s.createTopic(t, req.ValidateOnly, seen[t.Topic] > 1)
 		if err != nil {
 			r.setCode(&rt.ErrorCode, s.code(err))
-			msg := err.Error()
-			rt.ErrorMessage = &msg
+			rt.ErrorMessage = sharedMessage(err, &dup)
 		} else {
 			rt.NumPartitions, rt.ReplicationFactor = created.Partitions, 1
 			for _, e := range s.topicEntries(created) {
@@ -59,7 +59,7 @@ func (s *Server) handleCreateTopics(r *request, req *kmsg.CreateTopicsRequest) k
 // returns the topic (without an id when validateOnly).
 func (s *Server) createTopic(t kmsg.CreateTopicsRequestTopic, validateOnly, duplicate bool) (catalog.Topic, error) {
 	if duplicate {
-		return catalog.Topic{}, fmt.Errorf("%w: topic %q named more than once", kerr.InvalidRequest, t.Topic)
+		return catalog.Topic{}, errDuplicateTopic
 	}
 	if t.ReplicationFactor != 1 && t.ReplicationFactor != -1 && len(t.ReplicaAssignment) == 0 {
 		return catalog.Topic{}, fmt.Errorf("%w: replication factor %d on a single broker", kerr.InvalidReplicationFactor, t.ReplicationFactor)

@@ -40,6 +40,7 @@ func (s *Server) handleDeleteTopics(r *request, req *kmsg.DeleteTopicsRequest) k
 		}
 	}
 	seen := map[string]int{}
+	var dup *string // the message of the topics named more than once
 	for _, a := range asked {
 		if a.name != nil {
 			seen[*a.name]++
@@ -51,7 +52,7 @@ func (s *Server) handleDeleteTopics(r *request, req *kmsg.DeleteTopicsRequest) k
 		var err error
 		switch {
 		case a.name != nil && seen[*a.name] > 1:
-			err = fmt.Errorf("%w: topic %q named more than once", kerr.InvalidRequest, *a.name)
+			err = errDuplicateTopic
 		case a.name != nil:
 			var t catalog.Topic
 			if t, err = s.topics.Delete(*a.name); err == nil {
@@ -69,8 +70,7 @@ func (s *Server) handleDeleteTopics(r *request, req *kmsg.DeleteTopicsRequest) k
 		}
 		if err != nil {
 			r.setCode(&rt.ErrorCode, s.code(err))
-			msg := err.Error()
-			rt.ErrorMessage = &msg
+			rt.ErrorMessage = sharedMessage(err, &dup)
 		}
 		resp.Topics = append(resp.Topics, rt)
 	}

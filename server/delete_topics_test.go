@@ -29,8 +29,8 @@ func deleteByName(version int16, names ...string) *kmsg.DeleteTopicsRequest {
 // TestDeleteTopicsCodes sends raw DeleteTopics over a socket at every
 // served version: a delete answers NONE with the topic's id, a second
 // one UNKNOWN_TOPIC_OR_PARTITION, a name with path characters
-// INVALID_TOPIC_EXCEPTION, a name twice INVALID_REQUEST; nothing else is
-// deleted.
+// INVALID_TOPIC_EXCEPTION, a name twice INVALID_REQUEST with Kafka's
+// "Duplicate topic name."; nothing else is deleted.
 func TestDeleteTopicsCodes(t *testing.T) {
 	t.Parallel()
 	for v := int16(1); v <= 6; v++ {
@@ -49,6 +49,8 @@ func TestDeleteTopicsCodes(t *testing.T) {
 		require.Equal(t, kerr.InvalidRequest.Code, resp.Topics[3].ErrorCode)
 		if v >= 5 {
 			require.Contains(t, *resp.Topics[1].ErrorMessage, "invalid topic name")
+			require.Equal(t, "Duplicate topic name.", *resp.Topics[2].ErrorMessage, "Kafka's message")
+			require.Equal(t, "Duplicate topic name.", *resp.Topics[3].ErrorMessage)
 		}
 		_, ok := e.cat.Lookup("gone")
 		require.False(t, ok)
@@ -107,4 +109,20 @@ func TestDeleteTopicsRebalancesAndDropsOffsets(t *testing.T) {
 	start, end, err := e.log.Offsets("orders", 0)
 	require.NoError(t, err)
 	require.Equal(t, [2]int64{0, 0}, [2]int64{start, end})
+}
+
+// TestDeleteTopicsSharesTheDuplicateMessage: the topics a request names
+// more than once share one message, not one string each: a request of
+// many repeated (or empty) names holds one message.
+func TestDeleteTopicsSharesTheDuplicateMessage(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	r := &request{ctx: t.Context(), logger: e.srv.logger, peer: &peer{remote: "127.0.0.1:40000", host: "/127.0.0.1"}}
+	req := deleteByName(5, "", "", "twice", "twice")
+	resp := e.srv.handleDeleteTopics(r, req).(*kmsg.DeleteTopicsResponse)
+	require.Len(t, resp.Topics, 4)
+	for _, rt := range resp.Topics {
+		require.Equal(t, kerr.InvalidRequest.Code, rt.ErrorCode)
+		require.Same(t, resp.Topics[0].ErrorMessage, rt.ErrorMessage, "one message for every repeated name")
+	}
 }

@@ -24,7 +24,9 @@ import (
 //   - work: what a handler builds beyond its request: an answer that may
 //     be large (a leader's JoinGroup, DescribeGroups, Metadata of every
 //     topic, Fetch), the records a Fetch reads, the decompressors a
-//     timestamp lookup or a compressed Produce uses.
+//     timestamp lookup or a compressed Produce uses, and what a request
+//     holds decoded and answered, counted from its elements before it is
+//     decoded (amplification.go).
 //
 // The rules that keep it from wedging (TestMemory*):
 //
@@ -47,8 +49,10 @@ import (
 // Small frames and answers (heartbeats, commits, most of a consumer's
 // traffic) reserve nothing, so a spent budget never holds up a heartbeat:
 // the memory they take is bounded by the connections served times
-// smallFrameBytes. What each lane holds, its peak, its waits and its
-// refusals are in MemoryStats, which /metrics reports.
+// smallFrameBytes of frame and smallRequestBytes of what it decodes to and
+// answers (a request whose bound passes that reserves it). What each lane
+// holds, its peak, its waits and its refusals are in MemoryStats, which
+// /metrics reports.
 
 // smallFrameBytes is the largest frame or answer that reserves nothing.
 const smallFrameBytes = 8 << 10
@@ -175,6 +179,14 @@ func (l *lane) add(n int64) {
 		l.st.Overdrawn++
 	}
 	l.take(n)
+	l.mu.Unlock()
+}
+
+// refuse counts a request refused because it could never fit in the
+// lane (amplification.go).
+func (l *lane) refuse() {
+	l.mu.Lock()
+	l.st.Refusals++
 	l.mu.Unlock()
 }
 

@@ -1,0 +1,7 @@
+//go:build race
+
+package server
+
+// raceEnabled: the race detector instruments this build, and its
+// allocations are not the ones a broker makes.
+const raceEnabled = true
